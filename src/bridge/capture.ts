@@ -1,0 +1,44 @@
+/**
+ * `serve --capture FILE`: appends every JSON-RPC message in both directions as one JSON line
+ * `{"ts": <ISO-8601>, "dir": "c2s" | "s2c", "msg": <message>}`; a c2s line that is not valid
+ * JSON is kept as `"raw": <text>` instead of `msg`. This is the default input format of
+ * `orchestra-stdio validate`.
+ */
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+
+export type CaptureDirection = "c2s" | "s2c";
+
+export class CaptureWriter {
+  private readonly out: WriteStream;
+
+  /** Opens `path` for appending (created if missing). */
+  constructor(path: string) {
+    this.out = createWriteStream(path, { flags: "a" });
+    this.out.on("error", () => {
+      /* reported by close(); capture must never take the bridge down */
+    });
+  }
+
+  /**
+   * Records one message. `text` is its JSON text exactly as read or written; it is embedded
+   * verbatim when it parses, so the capture holds the bytes that crossed the wire.
+   */
+  record(dir: CaptureDirection, text: string): void {
+    const ts = new Date().toISOString();
+    let line: string;
+    try {
+      JSON.parse(text);
+      line = `{"ts":"${ts}","dir":"${dir}","msg":${text}}\n`;
+    } catch {
+      line = JSON.stringify({ ts, dir, raw: text }) + "\n";
+    }
+    this.out.write(line);
+  }
+
+  /** Flushes and closes the file. */
+  async close(): Promise<void> {
+    this.out.end();
+    if (!this.out.closed) await once(this.out, "close").catch(() => undefined);
+  }
+}

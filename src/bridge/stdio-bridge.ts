@@ -1,0 +1,85 @@
+/**
+ * The stdio transport of `orchestra-stdio serve` (MCP 2025-06-18 "Transports / stdio"):
+ * newline-delimited JSON-RPC on stdin/stdout, logs on stderr only.
+ *
+ * stdin bytes → {@link LineSplitter} → {@link McpHandler} → {@link MessageWriter} → stdout.
+ * On stdin EOF the in-flight requests are given `shutdownGraceMs` to finish; what remains is
+ * failed with `-32603`; everything is flushed before {@link StdioBridge.run} resolves.
+ */
+import type { Readable, Writable } from "node:stream";
+import { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
+import { MessageWriter } from "../jsonrpc/message-writer.js";
+import type { OutboundMessage } from "../jsonrpc/message.js";
+import { McpHandler, type HandlerOptions } from "./handler.js";
+import type { CaptureWriter } from "./capture.js";
+
+export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
+  input: Readable;
+  output: Writable;
+  /** Cap on one inbound line in bytes (default {@link DEFAULT_MAX_LINE_BYTES}). */
+  maxLineBytes?: number;
+  /** On stdin EOF, how long in-flight requests may still take, ms (default 30 000). */
+  shutdownGraceMs?: number;
+  /** Records both directions when set (`serve --capture`). */
+  capture?: CaptureWriter;
+}
+
+export class StdioBridge {
+  readonly handler: McpHandler;
+  private readonly writer: MessageWriter;
+  private readonly splitter: LineSplitter;
+
+  constructor(private readonly options: StdioBridgeOptions) {
+    this.writer = new MessageWriter(options.output);
+    const capture = options.capture;
+    this.handler = new McpHandler({
+      ...options,
+      sink: (message: OutboundMessage) => {
+        const text = JSON.stringify(message);
+        capture?.record("s2c", text);
+        this.writer.write(message, text);
+      },
+    });
+    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.splitter = new LineSplitter((event) => {
+      if (event.kind === "line") {
+        if (capture) capture.record("c2s", event.line.toString("utf8"));
+        this.handler.handleLine(event.line);
+      } else {
+        this.handler.handleOversizedLine(event.head, event.bytes, maxLineBytes);
+      }
+    }, maxLineBytes);
+  }
+
+  /**
+   * Serves until the input ends, then drains: resolves once every request was answered (or
+   * failed after the grace period) and every response was handed to the output.
+   */
+  async run(): Promise<void> {
+    const { input } = this.options;
+    await new Promise<void>((resolve) => {
+      input.on("data", (chunk: Buffer | string) => {
+        this.splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+      });
+      input.once("end", resolve);
+      input.once("close", resolve);
+      input.once("error", resolve);
+    });
+    this.splitter.end();
+    await this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    const graceMs = this.options.shutdownGraceMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<"expired">((resolve) => {
+      timer = setTimeout(() => resolve("expired"), graceMs);
+    });
+    const outcome = await Promise.race([this.handler.idle().then(() => "idle" as const), expired]);
+    clearTimeout(timer);
+    if (outcome === "expired") {
+      this.handler.failAll(`Internal error: the bridge is shutting down (stdin closed) and the request did not finish within ${graceMs} ms`);
+    }
+    await this.writer.flush();
+  }
+}

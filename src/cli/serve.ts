@@ -1,0 +1,109 @@
+/**
+ * `orchestra-stdio serve`: the MCP stdio bridge.
+ *
+ * With `--orchestrator-addr` it connects to that orchestrator using the cert store in
+ * `--certs-dir` (default `~/.orchestra/certs`). Without it, it starts the reference orchestrator
+ * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { StdioBridge } from "../bridge/stdio-bridge.js";
+import { CaptureWriter } from "../bridge/capture.js";
+import { childLogger } from "../log.js";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../version.js";
+import { QuicSender, parseHostPort } from "../quic/quic-sender.js";
+import { defaultCertsDir } from "../quic/certs.js";
+import { startOrchestrator } from "../orchestrator/server.js";
+import { DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
+
+interface ServeOptions {
+  orchestratorAddr?: string;
+  certsDir?: string;
+  capture?: string;
+  callTimeout: number;
+  listTimeout: number;
+  shutdownGrace: number;
+  serverName: string;
+}
+
+/** Parses a positive integer option value (milliseconds). */
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+/** Adds the `serve` command to `program`. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
+    .option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator")
+    .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, a throwaway one without")
+    .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
+    .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
+    .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
+    .addOption(new Option("--shutdown-grace <ms>", "on stdin EOF, how long in-flight calls may still take").argParser(positiveInt).default(30_000))
+    .option("--server-name <name>", "TLS server name expected in the orchestrator's certificate", "localhost")
+    .action(async (opts: ServeOptions) => {
+      process.exitCode = await serve(opts);
+    });
+}
+
+async function serve(opts: ServeOptions): Promise<number> {
+  const log = childLogger("serve");
+  const cleanups: Array<() => Promise<void>> = [];
+  let sender: QuicSender;
+  try {
+    if (opts.orchestratorAddr) {
+      const { host, port } = parseHostPort(opts.orchestratorAddr);
+      sender = new QuicSender({ host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName });
+    } else {
+      const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
+      if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+      const orchestrator = await startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
+      cleanups.unshift(() => orchestrator.stop());
+      log.info({ address: orchestrator.address }, "embedded reference orchestrator listening");
+      sender = new QuicSender({ host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" });
+    }
+  } catch (err) {
+    process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
+    await runAll(cleanups);
+    return 1;
+  }
+  cleanups.unshift(() => sender.close());
+  const capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
+  if (capture) cleanups.push(() => capture.close());
+
+  // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
+  process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
+  const bridge = new StdioBridge({
+    input: process.stdin,
+    output: process.stdout,
+    sender,
+    serverInfo: { name: PACKAGE_NAME, version: PACKAGE_VERSION },
+    toolCallTimeoutMs: opts.callTimeout,
+    listTimeoutMs: opts.listTimeout,
+    shutdownGraceMs: opts.shutdownGrace,
+    maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+    capture,
+  });
+  const stop = () => process.stdin.destroy();
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  await bridge.run();
+  await runAll(cleanups);
+  return 0;
+}
+
+async function runAll(cleanups: Array<() => Promise<void>>): Promise<void> {
+  for (const c of cleanups) {
+    try {
+      await c();
+    } catch (err) {
+      childLogger("serve").warn({ err }, "cleanup failed");
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * JSON-RPC 2.0 message kinds (JSON-RPC 2.0 spec §4, §5; MCP "Base Protocol / Messages") and
+ * response constructors. The message shapes are the generated MCP types; this module only
+ * tells them apart and builds error responses.
+ */
+import type {
+  JSONRPCError,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+  RequestId,
+} from "../gen/mcp/2025-06-18/types.js";
+import type { ErrorCode } from "./errors.js";
+
+export type { JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId };
+
+/** Any message the bridge writes to stdout. */
+export type OutboundMessage = JSONRPCResponse | JSONRPCError | JSONRPCNotification;
+
+/**
+ * Structural kind of a parsed value, decided by member presence only (the schema check comes
+ * after): `method` + `id` → request; `method` alone → notification; `result`/`error` →
+ * response; an array → batch; anything else → invalid.
+ */
+export type MessageKind = "request" | "notification" | "response" | "batch" | "invalid";
+
+export function classify(value: unknown): MessageKind {
+  if (Array.isArray(value)) return "batch";
+  if (value === null || typeof value !== "object") return "invalid";
+  const v = value as Record<string, unknown>;
+  if (typeof v.method === "string" || "method" in v) return "id" in v ? "request" : "notification";
+  if ("result" in v || "error" in v) return "response";
+  return "invalid";
+}
+
+/** The message's id when it is a valid JSON-RPC id (string or number), else `null`. */
+export function recoverId(value: unknown): RequestId | null {
+  if (value === null || typeof value !== "object") return null;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+}
+
+/**
+ * Best-effort id recovery from the first bytes of a line too long to parse: finds a top-level
+ * looking `"id": <number|string>` member. Returns `null` when none is found.
+ */
+export function recoverIdFromPrefix(head: string): RequestId | null {
+  const m = /"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")/.exec(head);
+  if (!m) return null;
+  try {
+    const id: unknown = JSON.parse(m[1]!);
+    return typeof id === "string" || typeof id === "number" ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A JSON-RPC error response (JSON-RPC 2.0 §5.1). `id` is `null` when it could not be determined. */
+export function errorResponse(id: RequestId | null, code: ErrorCode, message: string, data?: Record<string, unknown>): JSONRPCError {
+  const error: JSONRPCError["error"] = { code, message };
+  if (data !== undefined) error.data = data;
+  // The MCP schema types `id` as RequestId, but JSON-RPC requires `null` when the id is unknown
+  // (parse errors, unreadable requests); that is the one place a null id is written.
+  return { jsonrpc: "2.0", id: id as RequestId, error };
+}
+
+/** A JSON-RPC result response. */
+export function resultResponse(id: RequestId, result: JSONRPCResponse["result"]): JSONRPCResponse {
+  return { jsonrpc: "2.0", id, result };
+}

@@ -1,0 +1,97 @@
+/**
+ * MCP tools ⇄ Orchestra protobuf messages (pure functions).
+ *
+ * MCP side: `tools/list` and `tools/call` of MCP 2025-06-18 (server/tools). Orchestra side:
+ * `ListToolsResponse`, `ToolDefinition`, `ToolRequest`, `ToolResponse` (orchestra-protocol.md).
+ */
+import { create } from "@bufbuild/protobuf";
+import { v7 as uuidv7 } from "uuid";
+import {
+  PluginRequestSchema,
+  ToolRequestSchema,
+  type ListToolsResponse,
+  type PluginRequest,
+  type ToolDefinition,
+  type ToolResponse,
+} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from "../gen/mcp/2025-06-18/types.js";
+import { objectToStruct, structToObject } from "./struct.js";
+
+/** `caller_plugin` the bridge puts on every `ToolRequest` (as the Go bridge does). */
+export const CALLER_PLUGIN = "transport.stdio";
+
+/**
+ * `ToolDefinition` → MCP `Tool`. An empty description is omitted; a missing `input_schema`
+ * becomes `{ "type": "object" }` and one without `type` gets `"type": "object"`, because MCP
+ * requires tool input schemas to be object schemas.
+ */
+export function toolDefinitionToMcpTool(definition: ToolDefinition): Tool {
+  const schema = structToObject(definition.inputSchema);
+  const inputSchema = (schema.type === undefined ? { ...schema, type: "object" } : schema) as Tool["inputSchema"];
+  const tool: Tool = { name: definition.name, inputSchema };
+  if (definition.description) tool.description = definition.description;
+  return tool;
+}
+
+/** `ListToolsResponse` → MCP `ListToolsResult` (one page; the orchestrator does not paginate). */
+export function listToolsResponseToResult(response: ListToolsResponse): ListToolsResult {
+  return { tools: response.tools.map(toolDefinitionToMcpTool) };
+}
+
+/**
+ * `ToolResponse` → MCP `CallToolResult`.
+ * - failure: one text block with `error_message` (or `tool error: <error_code>`), `isError: true`;
+ * - success: one text block holding the result's `text` string if it has one, else the result as
+ *   JSON; when the result is anything other than exactly `{ text: string }` (and not empty) it is
+ *   also returned as `structuredContent`.
+ */
+export function toolResponseToCallToolResult(response: ToolResponse): CallToolResult {
+  if (!response.success) {
+    const text = response.errorMessage || `tool error: ${response.errorCode || "unknown"}`;
+    return { content: [{ type: "text", text }], isError: true };
+  }
+  const result = structToObject(response.result);
+  const keys = Object.keys(result);
+  const hasText = typeof result.text === "string";
+  const text = hasText ? (result.text as string) : JSON.stringify(result);
+  const out: CallToolResult = { content: [{ type: "text", text }] };
+  if (keys.length > 0 && !(hasText && keys.length === 1)) out.structuredContent = result;
+  return out;
+}
+
+/** Per-call context the bridge supplies. */
+export interface ToolCallContext {
+  /** Orchestra session id of this bridge session (`ToolRequest.session_id`). */
+  sessionId: string;
+  /** Request id for the `PluginRequest`; defaults to a fresh UUIDv7. */
+  requestId?: string;
+}
+
+/**
+ * MCP `tools/call` params → `PluginRequest{tool_call}` with `caller_plugin` "transport.stdio",
+ * a UUIDv7 `request_id` and the session id. A W3C `traceparent` in `params._meta` is carried
+ * as `trace_parent`.
+ * @throws StructConversionError when the arguments cannot be carried by a Struct.
+ */
+export function callToolParamsToPluginRequest(params: CallToolRequest["params"], ctx: ToolCallContext): PluginRequest {
+  const meta = (params as { _meta?: Record<string, unknown> })._meta;
+  const traceParent = typeof meta?.traceparent === "string" ? meta.traceparent : "";
+  return create(PluginRequestSchema, {
+    requestId: ctx.requestId ?? uuidv7(),
+    request: {
+      case: "toolCall",
+      value: create(ToolRequestSchema, {
+        toolName: params.name,
+        arguments: objectToStruct(params.arguments),
+        callerPlugin: CALLER_PLUGIN,
+        sessionId: ctx.sessionId,
+        traceParent,
+      }),
+    },
+  });
+}
+
+/** A `PluginRequest{list_tools}` with a fresh UUIDv7 request id. */
+export function listToolsPluginRequest(requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, { requestId, request: { case: "listTools", value: {} } });
+}

@@ -1,0 +1,71 @@
+/**
+ * Helpers for end-to-end tests: the compiled CLI as a real child process.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { inject } from "vitest";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const CLI = join(ROOT, "dist/cli/main.js");
+
+/** Fails the calling test file when the global setup could not build dist/. */
+export function requireBuiltCli(): void {
+  const error = inject("distBuildError");
+  if (error) throw new Error(error);
+}
+
+export async function tempDir(prefix = "orchestra-e2e-"): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Runs the CLI to completion with `input` on stdin; resolves with its output and exit status. */
+export function runCli(args: string[], input = "", env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ stdout, stderr, code }));
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * Starts `orchestra-stdio orchestrator` as a separate process on an ephemeral loopback port and
+ * resolves once it printed `READY <host:port>` on stderr.
+ */
+export async function startOrchestratorProcess(certsDir: string, extraArgs: string[] = []): Promise<{ address: string; port: number; child: ChildProcessWithoutNullStreams; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, "orchestrator", "--listen", "127.0.0.1:0", "--certs-dir", certsDir, ...extraArgs], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const address = await new Promise<string>((resolve, reject) => {
+    let stderr = "";
+    const timer = setTimeout(() => reject(new Error(`orchestrator did not print READY within 20 s; stderr:\n${stderr}`)), 20_000);
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      const m = /READY (\S+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`orchestrator exited with ${code}; stderr:\n${stderr}`));
+    });
+  });
+  const port = Number(address.slice(address.lastIndexOf(":") + 1));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  return { address, port, child, stop };
+}

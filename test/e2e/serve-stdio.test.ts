@@ -1,0 +1,109 @@
+/**
+ * End to end on raw stdio: the compiled CLI with bytes written to its stdin, as `printf ... |
+ * orchestra-stdio serve` would, on the embedded default (real QUIC, reference orchestrator).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { requireBuiltCli, runCli, tempDir } from "./helpers.js";
+
+const line = (m: unknown) => JSON.stringify(m) + "\n";
+const initialize = line({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "printf", version: "1" } },
+});
+const initialized = line({ jsonrpc: "2.0", method: "notifications/initialized" });
+
+function parseLines(stdout: string): Array<Record<string, unknown>> {
+  expect(stdout.endsWith("\n")).toBe(true);
+  return stdout
+    .slice(0, -1)
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+beforeAll(() => requireBuiltCli());
+
+describe("serve over raw stdio", () => {
+  it("answers initialize, tools/list and tools/call with exactly three lines and exits 0", async () => {
+    const input =
+      initialize +
+      initialized +
+      line({ jsonrpc: "2.0", id: 2, method: "tools/list" }) +
+      line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hello" } } });
+    const { stdout, code } = await runCli(["serve"], input);
+    expect(code).toBe(0);
+    const out = parseLines(stdout);
+    expect(out).toHaveLength(3);
+    expect(out.map((m) => m.id).sort()).toEqual([1, 2, 3]);
+    const byId = new Map(out.map((m) => [m.id, m]));
+    expect(byId.get(1)).toMatchObject({ jsonrpc: "2.0", result: { protocolVersion: "2025-06-18", serverInfo: { name: "orchestra-stdio" } } });
+    expect((byId.get(2)!.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("echo");
+    expect(byId.get(3)).toEqual({ jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "hello" }] } });
+  });
+
+  it("survives malformed input, CRLF and blank lines, answering each request once", async () => {
+    const input = "this is not json\r\n\r\n   \n" + '{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n' + "[1,2]\n" + '{"jsonrpc":"2.0","id":2,"method":"nope"}';
+    const { stdout, code } = await runCli(["serve"], input);
+    expect(code).toBe(0);
+    const out = parseLines(stdout);
+    expect(out).toEqual([
+      expect.objectContaining({ id: null, error: expect.objectContaining({ code: -32700 }) }),
+      { jsonrpc: "2.0", id: 1, result: {} },
+      expect.objectContaining({ id: null, error: expect.objectContaining({ code: -32600 }) }),
+      { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: nope" } },
+    ]);
+  });
+
+  it("answers an in-flight call before exiting on stdin EOF", async () => {
+    const input = initialize + line({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow", arguments: { ms: 300 } } });
+    const { stdout, code } = await runCli(["serve"], input);
+    expect(code).toBe(0);
+    const out = parseLines(stdout);
+    expect(out.map((m) => m.id)).toEqual([1, 2]);
+    expect(out[1]).toMatchObject({ result: { content: [{ type: "text" }] } });
+    expect((out[1]!.result as { isError?: boolean }).isError).toBeUndefined();
+  });
+
+  it("answers an oversized line with -32600 and keeps serving", async () => {
+    const huge = line({ jsonrpc: "2.0", id: "huge", method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(17 * 1024 * 1024) } } });
+    const { stdout, code } = await runCli(["serve"], huge + line({ jsonrpc: "2.0", id: "after", method: "ping" }));
+    expect(code).toBe(0);
+    const out = parseLines(stdout);
+    expect(out).toEqual([
+      expect.objectContaining({ id: "huge", error: expect.objectContaining({ code: -32600 }) }),
+      { jsonrpc: "2.0", id: "after", result: {} },
+    ]);
+  });
+
+  it("records both directions with --capture", async () => {
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "session.jsonl");
+      const input = initialize + initialized + "not json\n" + line({ jsonrpc: "2.0", id: 2, method: "ping" });
+      const { code } = await runCli(["serve", "--capture", file], input);
+      expect(code).toBe(0);
+      const records = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(records.map((r) => r.dir)).toEqual(["c2s", "s2c", "c2s", "c2s", "s2c", "c2s", "s2c"]);
+      expect(records[3]).toMatchObject({ raw: "not json" });
+      expect(records[6]).toMatchObject({ msg: { id: 2, result: {} } });
+      expect(records.every((r) => typeof r.ts === "string" && !Number.isNaN(Date.parse(r.ts as string)))).toBe(true);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it("prints --help and --version for the program and each command", async () => {
+    const version = (JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    for (const args of [[], ["serve"], ["orchestrator"], ["validate"]]) {
+      const help = await runCli([...args, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("Usage: orchestra-stdio");
+      const v = await runCli([...args, "--version"]);
+      expect(v.code).toBe(0);
+      expect(v.stdout.trim()).toBe(version);
+    }
+  });
+});

@@ -1,0 +1,31 @@
+/**
+ * Builds dist/ (the compiled CLI that e2e tests spawn) once, so they always run the current
+ * source. A failed build does not stop unit tests; it is handed to e2e tests through
+ * `inject("distBuildError")`, which fail with the compiler output (see test/e2e/helpers).
+ */
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { TestProject } from "vitest/node";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    distBuildError: string;
+  }
+}
+
+export default function setup(project: TestProject): void {
+  let error = "";
+  if (process.env.ORCHESTRA_SKIP_BUILD !== "1") {
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    try {
+      execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    } catch (err) {
+      const e = err as { stdout?: Buffer; stderr?: Buffer };
+      error = `tsc -p tsconfig.build.json failed:\n${e.stdout?.toString() ?? ""}${e.stderr?.toString() ?? ""}`;
+    }
+  }
+  project.provide("distBuildError", error);
+}
