@@ -1,0 +1,106 @@
+/**
+ * `orchestra-stdio orchestrator`: runs the reference orchestrator (a QUIC server of the Orchestra
+ * plugin protocol) until SIGINT/SIGTERM.
+ *
+ * Prints `READY <host:port>` on stderr once listening (the readiness line Orchestra parties use,
+ * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start.
+ */
+import { Command, InvalidArgumentError, Option } from "commander";
+import { childLogger } from "../log.js";
+import { defaultCertsDir } from "../quic/certs.js";
+import { parseHostPort } from "../quic/address.js";
+import { builtinTools } from "../orchestrator/builtin-tools.js";
+import { loadToolModule } from "../orchestrator/load-tools.js";
+import { ToolRegistry } from "../orchestrator/registry.js";
+import { DEFAULT_MAX_STREAMS, startOrchestrator } from "../orchestrator/server.js";
+
+/** Default listen address (orchestra-protocol.md: default orchestrator address `localhost:50100`). */
+export const DEFAULT_LISTEN = "127.0.0.1:50100";
+
+interface OrchestratorCliOptions {
+  listen: string;
+  certsDir?: string;
+  tools?: string[];
+  builtins: boolean;
+  maxStreams: number;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+function listenAddress(value: string): string {
+  try {
+    parseHostPort(value);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+  return value;
+}
+
+/**
+ * Adds `orchestrator --listen host:port --certs-dir DIR [--tools module...] [--no-builtins]
+ * [--max-streams N]` to `program` (commander 14).
+ */
+export function registerOrchestratorCommand(program: Command): void {
+  program
+    .command("orchestrator")
+    .description("run the reference orchestrator (QUIC, mutual TLS); prints READY <host:port> on stderr")
+    .addOption(
+      new Option("--listen <host:port>", "UDP address to listen on (port 0 = ephemeral)")
+        .argParser(listenAddress)
+        .default(DEFAULT_LISTEN),
+    )
+    .option("--certs-dir <dir>", "cert store (created if missing); default ~/.orchestra/certs")
+    .option("--tools <module...>", "ES modules exporting an array of tools (default export or `tools`)")
+    .option("--no-builtins", "do not serve the built-in echo and slow tools")
+    .addOption(
+      new Option("--max-streams <n>", "concurrent RPC streams granted to each client")
+        .argParser(positiveInt)
+        .default(DEFAULT_MAX_STREAMS),
+    )
+    .action(async (opts: OrchestratorCliOptions) => {
+      process.exitCode = await runOrchestrator(opts);
+    });
+}
+
+async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
+  const log = childLogger("orchestrator-cli");
+  let running: Awaited<ReturnType<typeof startOrchestrator>>;
+  try {
+    const { host, port } = parseHostPort(opts.listen);
+    const registry = new ToolRegistry(opts.builtins ? builtinTools() : []);
+    for (const mod of opts.tools ?? []) {
+      for (const tool of await loadToolModule(mod)) registry.register(tool);
+    }
+    running = await startOrchestrator({
+      host,
+      port,
+      certsDir: opts.certsDir ?? defaultCertsDir(),
+      tools: registry,
+      maxStreams: opts.maxStreams,
+    });
+  } catch (err) {
+    process.stderr.write(`orchestra-stdio orchestrator: ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.stderr.write(`READY ${running.address}\n`);
+  log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
+  await new Promise<void>((resolve) => {
+    const onSignal = (): void => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      resolve();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  });
+  try {
+    await running.stop();
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, "error while stopping");
+  }
+  return 0;
+}

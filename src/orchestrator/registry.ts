@@ -1,0 +1,194 @@
+/**
+ * The reference orchestrator's tool registry: named tools with a JSON Schema for their input and
+ * an async handler. Results and errors map onto `ToolResponse` (orchestra-protocol.md,
+ * "Messages": `ToolResponse{success, result Struct, error_code, error_message}`).
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+
+/** What a handler receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the caller cancels the RPC stream or the server stops. */
+  signal: AbortSignal;
+}
+
+/** A tool served by the orchestrator. */
+export interface Tool {
+  /** Unique name, as used in `ToolRequest.tool_name`. */
+  name: string;
+  /** One-line human description (`ToolDefinition.description`). */
+  description: string;
+  /** JSON Schema object for the arguments (`ToolDefinition.input_schema`). */
+  inputSchema: JsonObject;
+  /**
+   * Runs the tool. Resolves with a plain JSON object placed in `ToolResponse.result`; throwing
+   * yields `success: false` (see {@link ToolError} to choose the `error_code`).
+   */
+  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/** Throw from a handler to pick the `error_code` of the failed `ToolResponse`. */
+export class ToolError extends Error {
+  override readonly name = "ToolError";
+  /**
+   * @param code machine-readable `error_code`, e.g. `invalid_arguments`
+   * @param message human-readable `error_message`
+   */
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The outcome of {@link ToolRegistry.call}, shaped like `ToolResponse`. */
+export type ToolOutcome =
+  | { success: true; result: JsonObject }
+  | { success: false; errorCode: string; errorMessage: string };
+
+/** Error codes the registry itself produces. */
+export const TOOL_ERROR_CODES = {
+  notFound: "tool_not_found",
+  invalidArguments: "invalid_arguments",
+  invalidResult: "invalid_result",
+  failed: "tool_error",
+  cancelled: "cancelled",
+} as const;
+
+/** Thrown by {@link ToolRegistry.register} / {@link validateTool} for an invalid definition. */
+export class ToolDefinitionError extends Error {
+  override readonly name = "ToolDefinitionError";
+}
+
+/**
+ * Checks the shape of a tool object (from code or a loaded module).
+ * @param where prefix for error messages (e.g. the module path and index)
+ * @throws ToolDefinitionError naming the offending field
+ */
+export function validateTool(value: unknown, where = "tool"): asserts value is Tool {
+  if (typeof value !== "object" || value === null) throw new ToolDefinitionError(`${where}: not an object`);
+  const t = value as Record<string, unknown>;
+  if (typeof t.name !== "string" || t.name.trim() === "") {
+    throw new ToolDefinitionError(`${where}: "name" must be a non-empty string`);
+  }
+  const label = `${where} (${t.name})`;
+  if (typeof t.description !== "string") throw new ToolDefinitionError(`${label}: "description" must be a string`);
+  if (!isPlainObject(t.inputSchema)) throw new ToolDefinitionError(`${label}: "inputSchema" must be a JSON Schema object`);
+  if (t.inputSchema.type !== undefined && t.inputSchema.type !== "object") {
+    throw new ToolDefinitionError(`${label}: "inputSchema.type" must be "object"`);
+  }
+  try {
+    JSON.stringify(t.inputSchema);
+  } catch (e) {
+    throw new ToolDefinitionError(`${label}: "inputSchema" is not JSON-serialisable: ${(e as Error).message}`);
+  }
+  if (typeof t.handler !== "function") throw new ToolDefinitionError(`${label}: "handler" must be a function`);
+}
+
+/** A set of tools keyed by name. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  /** @param tools initial tools (validated) */
+  constructor(tools: Iterable<Tool> = []) {
+    for (const t of tools) this.register(t);
+  }
+
+  /**
+   * Adds a tool.
+   * @throws ToolDefinitionError if invalid or the name is taken
+   */
+  register(tool: Tool): this {
+    validateTool(tool);
+    if (this.tools.has(tool.name)) throw new ToolDefinitionError(`tool ${JSON.stringify(tool.name)} is already registered`);
+    this.tools.set(tool.name, tool);
+    return this;
+  }
+
+  /** The tool called `name`, if any. */
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** All tools in registration order. */
+  list(): Tool[] {
+    return [...this.tools.values()];
+  }
+
+  /** Number of tools. */
+  get size(): number {
+    return this.tools.size;
+  }
+
+  /**
+   * Runs a tool; never throws.
+   * - unknown name → `tool_not_found`;
+   * - handler throws {@link ToolError} → its code; other throws → `tool_error` (or `cancelled`
+   *   when `signal` was aborted);
+   * - result not a plain JSON object → `invalid_result`.
+   */
+  async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
+    const tool = this.tools.get(name);
+    if (!tool) {
+      const known = [...this.tools.keys()].join(", ") || "none";
+      return {
+        success: false,
+        errorCode: TOOL_ERROR_CODES.notFound,
+        errorMessage: `unknown tool ${JSON.stringify(name)} (available: ${known})`,
+      };
+    }
+    let result: unknown;
+    try {
+      result = await tool.handler(args, ctx);
+    } catch (e) {
+      if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
+      const message = e instanceof Error ? e.message : String(e);
+      if (ctx.signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
+      return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
+    }
+    const problem = jsonProblem(result, "result");
+    if (problem !== undefined || !isPlainObject(result)) {
+      return {
+        success: false,
+        errorCode: TOOL_ERROR_CODES.invalidResult,
+        errorMessage: `${name} returned an invalid result: ${problem ?? "not a plain object"}`,
+      };
+    }
+    return { success: true, result: result as JsonObject };
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Why `v` cannot travel as a google.protobuf.Value, or undefined when it can. */
+function jsonProblem(v: unknown, path: string, depth = 0): string | undefined {
+  if (depth > 100) return `${path} is nested too deeply`;
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(v) ? undefined : `${path} is not a finite number`;
+    case "object":
+      if (v === null) return undefined;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const p = jsonProblem(v[i], `${path}[${i}]`, depth + 1);
+          if (p) return p;
+        }
+        return undefined;
+      }
+      if (!isPlainObject(v)) return `${path} is not a plain object`;
+      for (const [k, x] of Object.entries(v)) {
+        const p = jsonProblem(x, `${path}.${k}`, depth + 1);
+        if (p) return p;
+      }
+      return undefined;
+    default:
+      return `${path} has type ${typeof v}`;
+  }
+}

@@ -1,0 +1,609 @@
+/**
+ * {@link QuicSender}: the {@link Sender} over QUIC (@matrixai/quic), one bidirectional stream per
+ * RPC (orchestra-protocol.md, "Transport" and "Framing and RPC shape").
+ *
+ * Defences against the library faults measured in /work/shared/quic-notes.md:
+ * - fault 1 (lost FIN hangs a stream): the whole frame and the FIN are written in one event-loop
+ *   turn, the call resolves as soon as one complete response frame is read (the FIN is then
+ *   awaited only briefly in the background), and every call has a deadline;
+ * - fault 2 (exceeding the peer's stream limit poisons the connection): streams are opened only
+ *   while the peer grants credit (`peerStreamsLeftBidi`) and below a local concurrency cap;
+ *   further calls wait in a FIFO queue. Should the library still refuse a stream, the
+ *   connection is dropped and the call retried on a new one;
+ * - fault 3 (silent hangs): `maxIdleTimeout` + `keepAliveIntervalTime` are always set and
+ *   connecting runs under a timer.
+ */
+import { lookup } from "node:dns/promises";
+import net from "node:net";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { QUICClient, errors as quicErrors, events as quicEvents } from "@matrixai/quic";
+import type { QUICConnection, QUICStream } from "@matrixai/quic";
+import {
+  PluginRequestSchema,
+  PluginResponseSchema,
+  type PluginRequest,
+  type PluginResponse,
+} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { childLogger, type Logger } from "../log.js";
+import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "./certs.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "./frame.js";
+import {
+  ALPN,
+  clientCrypto,
+  codeToReason,
+  isLoopbackHost,
+  quietQuicLogger,
+  readOneFrame,
+  reasonToCode,
+  StreamAbort,
+  StreamCode,
+  streamCodeName,
+  StreamResetByPeer,
+  udpPayloadConfig,
+  writeFrameAndClose,
+} from "./quic-common.js";
+import { SenderError, type SenderErrorKind, type Sender, type SendOptions } from "./sender.js";
+import { formatHostPort } from "./address.js";
+
+export { formatHostPort, parseHostPort } from "./address.js";
+
+/** Defaults of {@link QuicSenderOptions}, in milliseconds / counts. */
+export const QUIC_SENDER_DEFAULTS = {
+  serverName: "localhost",
+  idleTimeoutMs: 60_000,
+  keepAliveMs: 15_000,
+  connectTimeoutMs: 5_000,
+  callTimeoutMs: 300_000,
+  maxConcurrentStreams: 100,
+  finGraceMs: 2_000,
+} as const;
+
+/** Options of {@link QuicSender}. */
+export interface QuicSenderOptions {
+  /** Orchestrator host name or IP address. */
+  host: string;
+  /** Orchestrator UDP port. */
+  port: number;
+  /** Cert store directory used when {@link tls} is absent (default `~/.orchestra/certs`). */
+  certsDir?: string;
+  /** Party name in the cert store (default `transport.stdio-client`). */
+  certName?: string;
+  /** PEM material to use instead of the cert store. */
+  tls?: TlsMaterial;
+  /** Name the server certificate must carry (default `localhost`). */
+  serverName?: string;
+  /** QUIC max idle timeout in ms (default 60 000; must be > 0). */
+  idleTimeoutMs?: number;
+  /** Keep-alive (PING) interval in ms (default 15 000; must be below {@link idleTimeoutMs}). */
+  keepAliveMs?: number;
+  /** Deadline for connecting (UDP + TLS handshake), in ms (default 5 000). */
+  connectTimeoutMs?: number;
+  /** Per-call deadline in ms when `SendOptions.timeoutMs` is not given (default 300 000). */
+  callTimeoutMs?: number;
+  /** Most RPC streams open at once (default 100); further calls queue. */
+  maxConcurrentStreams?: number;
+  /** How long to wait for the server's FIN after a complete response before cancelling the stream (ms, default 2 000). */
+  finGraceMs?: number;
+  /**
+   * Largest UDP datagram payload to send, in bytes (1200..65527). Default: 16 KiB when the
+   * orchestrator's address is loopback, else 1350 (the library default, safe on any path).
+   */
+  udpPayloadBytes?: number;
+  /** Logger for warnings (default: the project's pino logger, component `quic-sender`). */
+  logger?: Logger;
+}
+
+/** Longest delay `setTimeout` honours (ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Longest `close()` waits for the QUIC client to be destroyed (ms). */
+const CLOSE_WAIT_MS = 3_000;
+
+interface Conn {
+  client: QUICClient;
+  connection: QUICConnection;
+  inflight: Set<Call>;
+  dead: boolean;
+}
+
+interface Call {
+  payload: Uint8Array;
+  requestId: string;
+  resolve: (r: PluginResponse) => void;
+  reject: (e: SenderError) => void;
+  settled: boolean;
+  conn?: Conn;
+  stream?: QUICStream;
+  dispose: () => void;
+}
+
+/** The subset of quiche's connection handle we read (internal to the library). */
+interface QuicheConnHandle {
+  peerStreamsLeftBidi(): number;
+}
+
+/**
+ * A {@link Sender} that talks to one orchestrator over one lazily opened QUIC connection.
+ *
+ * - Connects on the first `send` (TLS 1.3, ALPN `orchestra-plugin`, mutual TLS with the cert
+ *   store's CA and this party's certificate; the server must present a cert for `serverName`).
+ * - If the connection is lost, calls in flight reject with `SenderError('closed')` and the next
+ *   `send` reconnects. A failed connect rejects the waiting calls with `SenderError('connect')`.
+ * - Each call: one bidi stream; frame + FIN in one turn; exactly one response frame read.
+ *   Abort (`signal`) or deadline (`timeoutMs`, else `callTimeoutMs`) cancels the stream.
+ * - Errors are always {@link SenderError}s whose message names the address.
+ */
+export class QuicSender implements Sender {
+  /** `host:port` as given (used in every error message). */
+  readonly address: string;
+  private readonly opts: Required<Omit<QuicSenderOptions, "tls" | "certsDir" | "logger" | "udpPayloadBytes">> & {
+    tls?: TlsMaterial;
+    udpPayloadBytes?: number;
+    certsDir: string;
+  };
+  private readonly log: Logger;
+  private tlsP: Promise<TlsMaterial> | undefined;
+  private conn: Conn | undefined;
+  private connecting: Promise<void> | undefined;
+  private readonly queue: Call[] = [];
+  private active = 0;
+  private closed = false;
+  private creditTimer: NodeJS.Timeout | undefined;
+  private readonly lingering = new Set<Promise<void>>();
+
+  /**
+   * @throws RangeError when a timeout/limit option is not a positive number or
+   *   `keepAliveMs >= idleTimeoutMs`
+   */
+  constructor(options: QuicSenderOptions) {
+    const d = QUIC_SENDER_DEFAULTS;
+    this.opts = {
+      host: options.host,
+      port: options.port,
+      certName: options.certName ?? BRIDGE_CERT_NAME,
+      certsDir: options.certsDir ?? defaultCertsDir(),
+      serverName: options.serverName ?? d.serverName,
+      idleTimeoutMs: options.idleTimeoutMs ?? d.idleTimeoutMs,
+      keepAliveMs: options.keepAliveMs ?? d.keepAliveMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? d.connectTimeoutMs,
+      callTimeoutMs: options.callTimeoutMs ?? d.callTimeoutMs,
+      maxConcurrentStreams: options.maxConcurrentStreams ?? d.maxConcurrentStreams,
+      finGraceMs: options.finGraceMs ?? d.finGraceMs,
+      ...(options.tls ? { tls: options.tls } : {}),
+      ...(options.udpPayloadBytes !== undefined ? { udpPayloadBytes: options.udpPayloadBytes } : {}),
+    };
+    udpPayloadConfig(false, options.udpPayloadBytes); // validates
+    for (const key of [
+      "idleTimeoutMs",
+      "keepAliveMs",
+      "connectTimeoutMs",
+      "callTimeoutMs",
+      "maxConcurrentStreams",
+      "finGraceMs",
+    ] as const) {
+      const v = this.opts[key];
+      if (!(typeof v === "number" && v > 0 && Number.isFinite(v))) {
+        throw new RangeError(`QuicSender: ${key} must be a positive number, got ${String(v)}`);
+      }
+    }
+    if (this.opts.keepAliveMs >= this.opts.idleTimeoutMs) {
+      throw new RangeError(
+        `QuicSender: keepAliveMs (${this.opts.keepAliveMs}) must be below idleTimeoutMs (${this.opts.idleTimeoutMs})`,
+      );
+    }
+    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) {
+      throw new RangeError(`QuicSender: port must be 1..65535, got ${String(options.port)}`);
+    }
+    this.address = formatHostPort(options.host, options.port);
+    this.log = options.logger ?? childLogger("quic-sender");
+  }
+
+  /** Calls currently on a stream / waiting for a stream (for diagnostics and tests). */
+  get stats(): { active: number; queued: number; connected: boolean } {
+    return { active: this.active, queued: this.queue.length, connected: this.conn !== undefined };
+  }
+
+  /**
+   * Sends one request on a new stream and resolves with the single response.
+   * @throws SenderError kind `frame` (request or response over 16 MiB, malformed response),
+   *   `connect`, `closed`, `timeout`, `aborted` or `protocol` (stream reset by the server,
+   *   request_id mismatch)
+   */
+  send(request: PluginRequest, options: SendOptions = {}): Promise<PluginResponse> {
+    if (this.closed) return Promise.reject(this.err("closed", "sender is closed"));
+    if (options.signal?.aborted) return Promise.reject(this.err("aborted", "call aborted before it was sent"));
+    let payload: Uint8Array;
+    try {
+      payload = toBinary(PluginRequestSchema, request);
+    } catch (e) {
+      return Promise.reject(this.err("frame", `cannot encode PluginRequest: ${msg(e)}`, e));
+    }
+    if (payload.byteLength > MAX_FRAME_BYTES) {
+      return Promise.reject(
+        this.err("frame", `request frame of ${payload.byteLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`),
+      );
+    }
+    const requested = options.timeoutMs && options.timeoutMs > 0 ? options.timeoutMs : this.opts.callTimeoutMs;
+    const timeoutMs = Math.min(requested, MAX_TIMER_MS); // setTimeout fires at once beyond 2^31-1 ms
+    return new Promise<PluginResponse>((resolve, reject) => {
+      const call: Call = {
+        payload,
+        requestId: request.requestId,
+        resolve,
+        reject,
+        settled: false,
+        dispose: () => {},
+      };
+      const timer = setTimeout(() => {
+        this.fail(call, this.err("timeout", `no response within ${timeoutMs} ms`), StreamCode.TIMEOUT);
+      }, timeoutMs);
+      const signal = options.signal;
+      const onAbort = (): void => {
+        this.fail(call, this.err("aborted", "call aborted", signal?.reason), StreamCode.CANCELLED);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      call.dispose = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      this.queue.push(call);
+      this.pump();
+    });
+  }
+
+  /**
+   * Closes the connection; queued and in-flight calls reject with `SenderError('closed')`.
+   * Idempotent. Resolves once the QUIC client is destroyed.
+   */
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      if (this.creditTimer) clearTimeout(this.creditTimer);
+      const error = this.err("closed", "sender closed");
+      for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.SHUTDOWN);
+      const conn = this.conn;
+      this.conn = undefined;
+      if (conn) this.dropConnection(conn, error);
+    }
+    if (this.connecting) await this.connecting.catch(() => {});
+    // The library's destroy() has been seen to hang; never let close() hang with it.
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([Promise.allSettled([...this.lingering]), cap]);
+    clearTimeout(timer);
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private err(kind: SenderErrorKind, detail: string, cause?: unknown): SenderError {
+    const text =
+      kind === "connect" ? `orchestrator ${this.address} unreachable: ${detail}` : `orchestrator ${this.address}: ${detail}`;
+    return new SenderError(kind, text, cause === undefined ? undefined : { cause });
+  }
+
+  /** Starts as many queued calls as the connection, the local cap and the peer's credit allow. */
+  private pump(): void {
+    if (this.closed) return;
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (head.settled) {
+        this.queue.shift();
+        continue;
+      }
+      const conn = this.conn;
+      if (!conn) {
+        this.connect();
+        return;
+      }
+      if (this.active >= this.opts.maxConcurrentStreams) return;
+      const credit = peerCredit(conn.connection);
+      if (credit !== undefined && credit <= 0) {
+        // The server has not yet granted more streams; retry shortly (MAX_STREAMS arrives as
+        // completed streams are collected on the server).
+        if (!this.creditTimer) {
+          this.creditTimer = setTimeout(() => {
+            this.creditTimer = undefined;
+            this.pump();
+          }, 2);
+        }
+        return;
+      }
+      this.queue.shift();
+      this.start(head, conn);
+    }
+  }
+
+  private connect(): void {
+    if (this.connecting || this.closed) return;
+    const attempt = this.openConnection().then(
+      (conn) => {
+        this.connecting = undefined;
+        if (this.closed) {
+          this.dropConnection(conn, this.err("closed", "sender closed"));
+          return;
+        }
+        this.conn = conn;
+        this.pump();
+      },
+      (e: unknown) => {
+        this.connecting = undefined;
+        const error = e instanceof SenderError ? e : this.classify(e, "connect");
+        for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.NONE);
+      },
+    );
+    this.connecting = attempt;
+  }
+
+  private async openConnection(): Promise<Conn> {
+    if (!this.tlsP) {
+      const { tls, certsDir, certName } = this.opts;
+      this.tlsP = tls ? Promise.resolve(tls) : ensureCertStore(certsDir, certName);
+      this.tlsP.catch(() => {
+        this.tlsP = undefined; // retry reading the store next time
+      });
+    }
+    let material: TlsMaterial;
+    try {
+      material = await this.tlsP;
+    } catch (e) {
+      throw this.err("connect", `cannot load TLS material: ${msg(e)}`, e);
+    }
+    let ip: string;
+    let family: number;
+    if (net.isIP(this.opts.host)) {
+      ip = this.opts.host;
+      family = net.isIP(ip);
+    } else {
+      try {
+        const found = await lookup(this.opts.host);
+        ip = found.address;
+        family = found.family;
+      } catch (e) {
+        throw this.err("connect", `cannot resolve ${this.opts.host}: ${msg(e)}`, e);
+      }
+    }
+    let client: QUICClient;
+    try {
+      client = await QUICClient.createQUICClient(
+        {
+          host: ip,
+          port: this.opts.port,
+          serverName: this.opts.serverName,
+          localHost: family === 6 ? "::" : "0.0.0.0",
+          crypto: clientCrypto,
+          config: {
+            ca: material.caPem,
+            cert: material.certPem,
+            key: material.keyPem,
+            verifyPeer: true,
+            applicationProtos: [ALPN],
+            maxIdleTimeout: this.opts.idleTimeoutMs,
+            keepAliveIntervalTime: this.opts.keepAliveMs,
+            readableChunkSize: 16 * 1024,
+            ...udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes),
+          },
+          reasonToCode,
+          codeToReason,
+          logger: quietQuicLogger("quic-client"),
+        },
+        { timer: this.opts.connectTimeoutMs },
+      );
+    } catch (e) {
+      throw this.classify(e, "connect");
+    }
+    const conn: Conn = { client, connection: client.connection, inflight: new Set(), dead: false };
+    const onError = (evt: Event): void => {
+      this.onConnectionLost(conn, (evt as { detail?: unknown }).detail);
+    };
+    client.addEventListener(quicEvents.EventQUICClientError.name, onError);
+    client.addEventListener(quicEvents.EventQUICClientClose.name, onError);
+    client.addEventListener(quicEvents.EventQUICClientDestroyed.name, onError);
+    // The protocol has no server-initiated streams: refuse any so they do not linger.
+    client.connection.addEventListener(quicEvents.EventQUICConnectionStream.name, (evt: Event) => {
+      const stream = (evt as unknown as { detail: QUICStream }).detail;
+      cancelStream(stream, StreamCode.UNSUPPORTED, "server-initiated streams are not supported");
+    });
+    return conn;
+  }
+
+  private onConnectionLost(conn: Conn, cause: unknown): void {
+    if (conn.dead) return;
+    const error = this.classify(cause ?? new Error("connection closed"), "closed");
+    this.log.warn({ address: this.address, err: error.message }, "QUIC connection lost");
+    if (this.conn === conn) this.conn = undefined;
+    this.dropConnection(conn, error);
+    this.pump();
+  }
+
+  /** Marks `conn` dead, rejects its calls with `error` and destroys the client in the background. */
+  private dropConnection(conn: Conn, error: SenderError): void {
+    if (conn.dead) return;
+    conn.dead = true;
+    for (const call of [...conn.inflight]) this.fail(call, error, StreamCode.SHUTDOWN);
+    const p = conn.client
+      .destroy({ isApp: true, errorCode: 0, force: true })
+      .catch((e: unknown) => this.log.debug({ err: msg(e) }, "QUIC client destroy failed"))
+      .finally(() => this.lingering.delete(p));
+    this.lingering.add(p);
+  }
+
+  private start(call: Call, conn: Conn): void {
+    let stream: QUICStream;
+    try {
+      stream = conn.connection.newStream("bidi");
+    } catch (e) {
+      // ErrorQUICStreamLimit poisons the connection (quic-notes fault 2): drop it and retry
+      // this call (nothing was sent) on a fresh one.
+      this.log.warn({ address: this.address, err: msg(e) }, "cannot open a QUIC stream; reconnecting");
+      this.queue.unshift(call);
+      if (this.conn === conn) this.conn = undefined;
+      this.dropConnection(conn, this.err("closed", `connection refused a new stream: ${msg(e)}`, e));
+      this.pump();
+      return;
+    }
+    this.active++;
+    call.conn = conn;
+    call.stream = stream;
+    conn.inflight.add(call);
+    const reader = stream.readable.getReader();
+    // Start reading before writing so a fast answer is never missed.
+    const readP = readOneFrame(reader);
+    readP.catch(() => {});
+    writeFrameAndClose(stream, call.payload).catch((e: unknown) => {
+      this.fail(call, this.classify(e, "protocol"), StreamCode.INTERNAL);
+    });
+    readP.then(
+      ({ payload, extra }) => {
+        if (call.settled) return;
+        if (extra > 0) {
+          this.log.warn({ address: this.address, extra }, "bytes after the response frame ignored");
+        }
+        let response: PluginResponse;
+        try {
+          response = fromBinary(PluginResponseSchema, payload);
+        } catch (e) {
+          this.fail(call, this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
+          return;
+        }
+        if (response.requestId !== "" && call.requestId !== "" && response.requestId !== call.requestId) {
+          this.fail(
+            call,
+            this.err(
+              "protocol",
+              `response request_id ${JSON.stringify(response.requestId)} does not match ${JSON.stringify(call.requestId)}`,
+            ),
+            StreamCode.MALFORMED,
+          );
+          return;
+        }
+        this.settle(call);
+        call.resolve(response);
+        this.awaitFin(stream, reader, extra > 0);
+      },
+      (e: unknown) => this.fail(call, this.classify(e, "protocol"), StreamCode.MALFORMED),
+    );
+  }
+
+  /**
+   * After a complete response, give the server's FIN a short grace period, then cancel the
+   * stream so its state is released even if the FIN was lost (quic-notes fault 1).
+   */
+  private awaitFin(stream: QUICStream, reader: ReadableStreamDefaultReader<Uint8Array>, cancelNow: boolean): void {
+    if (cancelNow) {
+      cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
+      return;
+    }
+    const timer = setTimeout(() => {
+      cancelStream(stream, StreamCode.NONE, "response complete; FIN not received in time");
+    }, this.opts.finGraceMs);
+    timer.unref();
+    reader.read().then(
+      (r) => {
+        clearTimeout(timer);
+        if (!r.done) cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
+      },
+      () => clearTimeout(timer),
+    );
+  }
+
+  private settle(call: Call): void {
+    call.settled = true;
+    call.dispose();
+    if (call.conn) {
+      call.conn.inflight.delete(call);
+      this.active--;
+      call.conn = undefined;
+      this.pump();
+    }
+  }
+
+  /** Rejects `call` once; cancels its stream (with `code`) if one is open. */
+  private fail(call: Call, error: SenderError, code: StreamCode): void {
+    if (call.settled) return;
+    const stream = call.stream;
+    if (!call.conn) {
+      const i = this.queue.indexOf(call);
+      if (i >= 0) this.queue.splice(i, 1);
+    }
+    this.settle(call);
+    if (stream) cancelStream(stream, code, error.message);
+    call.reject(error);
+  }
+
+  /** Maps any library/transport error to a {@link SenderError} naming the address. */
+  private classify(e: unknown, fallback: SenderErrorKind): SenderError {
+    if (e instanceof SenderError) return e;
+    if (e instanceof FrameTooLargeError) {
+      return this.err("frame", `response frame of ${e.length} bytes exceeds the ${e.max}-byte limit`, e);
+    }
+    if (e instanceof FrameError) return this.err("frame", `malformed response: ${e.message}`, e);
+    if (e instanceof StreamResetByPeer) {
+      switch (e.code) {
+        case StreamCode.FRAME_TOO_LARGE:
+        case StreamCode.MALFORMED:
+          return this.err("frame", `server rejected the request frame: ${streamCodeName(e.code)}`, e);
+        case StreamCode.SHUTDOWN:
+          return this.err("closed", "server is shutting down", e);
+        case StreamCode.UNSUPPORTED:
+          return this.err("protocol", "server does not support this request kind (stream reset, code 5)", e);
+        default:
+          return this.err("protocol", `server ${e.message}`, e);
+      }
+    }
+    if (e instanceof quicErrors.ErrorQUICClientCreateTimeout || e instanceof quicErrors.ErrorQUICConnectionStartTimeout) {
+      return this.err("connect", `no QUIC handshake within ${this.opts.connectTimeoutMs} ms`, e);
+    }
+    if (e instanceof quicErrors.ErrorQUICConnectionLocalTLS) {
+      return this.err("connect", `TLS verification of the server failed: ${describeQuic(e)}`, e);
+    }
+    if (e instanceof quicErrors.ErrorQUICConnectionPeerTLS) {
+      return this.err("connect", `server rejected the TLS handshake (client certificate?): ${describeQuic(e)}`, e);
+    }
+    if (e instanceof quicErrors.ErrorQUICConnectionIdleTimeout) {
+      return this.err("closed", `connection timed out (no packets for ${this.opts.idleTimeoutMs} ms)`, e);
+    }
+    if (e instanceof quicErrors.ErrorQUICConnection || e instanceof quicErrors.ErrorQUICClient) {
+      return fallback === "connect"
+        ? this.err("connect", describeQuic(e), e)
+        : this.err("closed", `connection lost: ${describeQuic(e)}`, e);
+    }
+    if (e instanceof quicErrors.ErrorQUIC) {
+      return this.err(fallback === "connect" ? "connect" : "protocol", describeQuic(e), e);
+    }
+    return this.err(fallback, msg(e), e);
+  }
+}
+
+function cancelStream(stream: QUICStream, code: StreamCode, reason: string): void {
+  try {
+    stream.cancel(new StreamAbort(code, reason));
+  } catch {
+    /* the stream is already gone */
+  }
+}
+
+function peerCredit(connection: QUICConnection): number | undefined {
+  // `conn` is the internal quiche handle (not in the .d.ts): library boundary.
+  const handle = (connection as unknown as { conn?: Partial<QuicheConnHandle> }).conn;
+  if (!handle || typeof handle.peerStreamsLeftBidi !== "function") return undefined;
+  try {
+    return handle.peerStreamsLeftBidi();
+  } catch {
+    return undefined;
+  }
+}
+
+function msg(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function describeQuic(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const data = (e as { data?: { errorCode?: unknown; isApp?: unknown } }).data;
+  const code = data && data.errorCode !== undefined ? ` (code ${String(data.errorCode)})` : "";
+  const base = e.message || (e.constructor as { description?: string }).description || e.name;
+  return `${base}${code}`;
+}
