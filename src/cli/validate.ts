@@ -1,0 +1,131 @@
+/**
+ * `orchestra-stdio validate [files...]`: the offline MCP traffic validator's command line. A thin
+ * layer over `validateFiles` and the reporters in `src/validate/`.
+ *
+ * Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 an input was unreadable or the
+ * options were unusable (unknown protocol version, bad schema file, no input).
+ */
+import { stat } from "node:fs/promises";
+import { Command, InvalidArgumentError, Option } from "commander";
+import {
+  REPORT_FORMATS,
+  RULE_LIST,
+  ValidateUsageError,
+  createReporter,
+  exitCodeFor,
+  validateFiles,
+  type InputFormat,
+  type ReportFormat,
+  type ValidateOptions,
+} from "../validate/index.js";
+import { createProgressBar, PROGRESS_MIN_BYTES, type ProgressBar } from "../validate/progress.js";
+
+const INPUT_FORMATS: readonly InputFormat[] = ["capture", "jsonl", "claude-log", "har"];
+
+interface CliOptions {
+  format: ReportFormat;
+  inputFormat?: InputFormat;
+  direction?: "c2s" | "s2c";
+  protocolVersion?: string;
+  schema?: string;
+  jobs: number;
+  listRules?: boolean;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new InvalidArgumentError("must be an integer from 1 to 256");
+  return n;
+}
+
+/** Adds the `validate` sub-command to `program` (commander 14). */
+export function registerValidateCommand(program: Command): void {
+  program
+    .command("validate")
+    .description(
+      "check recorded MCP traffic (serve --capture files, JSONL, Claude Desktop mcp*.log, HAR) against the MCP schema and session rules",
+    )
+    .argument("[files...]", "input files, each its own session; - reads stdin (the default when stdin is not a terminal)")
+    .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("text"))
+    .addOption(new Option("--input-format <format>", "input format (default: detected per file)").choices(INPUT_FORMATS))
+    .addOption(new Option("--direction <dir>", "direction of plain JSONL input (default: c2s)").choices(["c2s", "s2c"]))
+    .option("--protocol-version <version>", "check against this MCP version whatever the session negotiates")
+    .option("--schema <file>", "MCP schema.json to compile and check against instead of the built-in schemas")
+    .option("--jobs <n>", "validate files on N worker threads", positiveInt, 1)
+    .option("--list-rules", "print the rule ids, severities and descriptions, and exit")
+    .addHelpText(
+      "after",
+      "\nExit status: 0 no errors, 1 errors found, 2 unreadable input or bad options.\nRules: --list-rules.",
+    )
+    .action(async (files: string[], opts: CliOptions) => {
+      process.exitCode = await runValidate(files, opts);
+    });
+}
+
+async function runValidate(files: string[], opts: CliOptions): Promise<number> {
+  // `validate ... | head`: a closed pipe ends the run quietly instead of crashing on EPIPE.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+    throw err;
+  });
+  if (opts.listRules === true) {
+    const width = Math.max(...RULE_LIST.map((r) => r.id.length));
+    for (const r of RULE_LIST) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.description} [${r.spec}]\n`);
+    return 0;
+  }
+  let inputs = files;
+  if (inputs.length === 0) {
+    if (process.stdin.isTTY === true) {
+      process.stderr.write("orchestra-stdio validate: no input files (give paths, or - / a pipe for stdin)\n");
+      return 2;
+    }
+    inputs = ["-"];
+  }
+  const color = process.stdout.isTTY === true && process.env.NO_COLOR === undefined && opts.format === "text";
+  const reporter = createReporter(opts.format, { write: (s) => void process.stdout.write(s), color });
+
+  let bar: ProgressBar | undefined;
+  if (process.stderr.isTTY === true) {
+    const total = await totalSize(inputs);
+    if (total > PROGRESS_MIN_BYTES) bar = createProgressBar(total);
+  }
+
+  const options: ValidateOptions = {
+    onFinding: (f) => reporter.finding(f),
+    onFileDone: (f) => reporter.fileDone(f),
+    jobs: opts.jobs,
+  };
+  if (bar !== undefined) options.onProgress = (e) => bar.update(e);
+  if (opts.inputFormat !== undefined) options.inputFormat = opts.inputFormat;
+  if (opts.direction !== undefined) options.direction = opts.direction;
+  if (opts.protocolVersion !== undefined) options.protocolVersion = opts.protocolVersion;
+  if (opts.schema !== undefined) options.schemaPath = opts.schema;
+
+  try {
+    const { summary } = await validateFiles(inputs, options);
+    bar?.stop();
+    reporter.end(summary);
+    return exitCodeFor(summary);
+  } catch (err) {
+    bar?.stop();
+    if (err instanceof ValidateUsageError) {
+      process.stderr.write(`orchestra-stdio validate: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** Sum of the sizes of the regular files among `inputs` (stdin and unreadable paths count 0). */
+async function totalSize(inputs: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const p of inputs) {
+    if (p === "-") continue;
+    try {
+      total += (await stat(p)).size;
+    } catch {
+      // reported as input/unreadable later
+    }
+  }
+  return total;
+}

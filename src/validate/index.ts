@@ -1,0 +1,76 @@
+/**
+ * The offline MCP traffic validator as a library.
+ *
+ *   const { findings, summary } = await validateFiles(["session.capture.jsonl"], { format... });
+ *   process.exitCode = exitCodeFor(summary);
+ *
+ * Each input file is its own session (Claude logs: one per server). Inputs, rules and reporters
+ * are described in `readers/`, `rules.ts` and `report/`.
+ */
+import { performance } from "node:perf_hooks";
+import { validateFile } from "./file.js";
+import { runInWorkers } from "./jobs.js";
+import { prepareValidators } from "./setup.js";
+import type { FileSummary, Finding, ValidateOptions, ValidateResult, ValidateSummary } from "./types.js";
+
+export * from "./types.js";
+export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
+export { LineSplitter } from "./lines.js";
+export { detectFormat } from "./readers/detect.js";
+export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type ReportFormat, type ReporterOptions } from "./report/index.js";
+
+/**
+ * Validates each of `paths` (`-` = `options.stdin` or process stdin) as its own session.
+ *
+ * Findings are collected into the result, or streamed to `options.onFinding` (then the result's
+ * `findings` is empty). Files are processed in order; with `options.jobs > 1` and no injected
+ * `validators`, files are spread over worker threads and their findings are still delivered
+ * file by file in input order.
+ *
+ * @returns all findings (unless streamed) and the run's summary.
+ * @throws ValidateUsageError for an unsupported `protocolVersion` or an unusable schema. I/O
+ *   errors on inputs never throw: they become `input/unreadable` findings (exit code 2).
+ */
+export async function validateFiles(paths: readonly string[], options: ValidateOptions = {}): Promise<ValidateResult> {
+  const started = performance.now();
+  const findings: Finding[] = [];
+  const onFinding = options.onFinding ?? ((f: Finding) => void findings.push(f));
+  const files: FileSummary[] = [];
+  const jobs = Math.max(1, Math.floor(options.jobs ?? 1));
+
+  if (jobs > 1 && paths.length > 1 && options.validators === undefined && !paths.includes("-")) {
+    await prepareValidators(options); // reject bad options here, before any worker starts
+    await runInWorkers(paths, options, jobs, (file, fileFindings) => {
+      for (const f of fileFindings) onFinding(f);
+      files.push(file);
+      options.onFileDone?.(file);
+    });
+  } else {
+    const setup = await prepareValidators(options);
+    for (const path of paths) {
+      const file = await validateFile(path, options, setup, onFinding);
+      files.push(file);
+      options.onFileDone?.(file);
+    }
+  }
+  return { findings, summary: summarize(files, performance.now() - started) };
+}
+
+/** Adds up per-file summaries. */
+export function summarize(files: FileSummary[], durationMs: number): ValidateSummary {
+  const s: ValidateSummary = { files, errors: 0, warnings: 0, messages: 0, bytes: 0, unreadable: 0, durationMs };
+  for (const f of files) {
+    s.errors += f.errors;
+    s.warnings += f.warnings;
+    s.messages += f.messages;
+    s.bytes += f.bytes;
+    if (f.unreadable !== undefined) s.unreadable++;
+  }
+  return s;
+}
+
+/** The CLI exit code for a run: 2 if any input was unreadable, else 1 if any error, else 0. */
+export function exitCodeFor(summary: ValidateSummary): 0 | 1 | 2 {
+  if (summary.unreadable > 0) return 2;
+  return summary.errors > 0 ? 1 : 0;
+}

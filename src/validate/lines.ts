@@ -1,0 +1,119 @@
+/**
+ * A chunked line splitter for arbitrarily large traffic files.
+ *
+ * Bytes go in with {@link LineSplitter.push} in chunks of any size; complete lines come out
+ * synchronously through the `onLine` callback as UTF-8 strings, with their 1-based line number.
+ * Line terminators are `\n` and `\r\n` (the `\r` is dropped). Memory stays flat: only the
+ * unfinished tail of the last chunk is kept, and a line longer than `maxLineBytes` is dropped
+ * while it is read (reported through `onTooLong`) instead of being buffered whole.
+ * A UTF-8 byte-order mark at the very start is skipped.
+ */
+
+/** Receives one complete line (without terminator) and its 1-based number. */
+export type LineHandler = (text: string, lineNo: number) => void;
+
+/** Receives the number and byte length (so far) of a line that exceeded the limit. */
+export type TooLongHandler = (lineNo: number, bytes: number) => void;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Splits a byte stream into UTF-8 lines with flat memory; see the module comment. */
+export class LineSplitter {
+  /** Number of the last line emitted or dropped. */
+  lineNo = 0;
+  private carry: Buffer[] = [];
+  private carryLen = 0;
+  /** True while discarding the rest of an over-long line. */
+  private skipping = false;
+  private skippedBytes = 0;
+
+  /**
+   * @param onLine called for every complete line, including empty ones.
+   * @param maxLineBytes lines longer than this (bytes, without terminator) are dropped.
+   * @param onTooLong called once per dropped line, when its end is reached.
+   */
+  constructor(
+    private readonly onLine: LineHandler,
+    private readonly maxLineBytes: number = 64 * 1024 * 1024,
+    private readonly onTooLong: TooLongHandler = () => {},
+  ) {}
+
+  /** Feeds one chunk. Calls `onLine` for every line the chunk completes. */
+  push(chunk: Buffer): void {
+    let start = 0;
+    const len = chunk.length;
+    while (start < len) {
+      const nl = chunk.indexOf(LF, start);
+      if (nl === -1) {
+        this.keep(chunk, start, len);
+        return;
+      }
+      if (this.skipping) {
+        this.finishSkip(nl - start);
+      } else if (this.carryLen === 0) {
+        const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
+        this.lineNo++;
+        this.emit(chunk.toString("utf8", start, end));
+      } else {
+        const total = this.carryLen + (nl - start);
+        if (total > this.maxLineBytes) {
+          this.carry = [];
+          this.carryLen = 0;
+          this.skippedBytes = total;
+          this.finishSkip(0);
+        } else {
+          this.carry.push(chunk.subarray(start, nl));
+          this.emitCarry();
+        }
+      }
+      start = nl + 1;
+    }
+  }
+
+  /** Flushes the last line when the input does not end with a newline. */
+  end(): void {
+    if (this.skipping) this.finishSkip(0);
+    else if (this.carryLen > 0) this.emitCarry();
+  }
+
+  private keep(chunk: Buffer, start: number, end: number): void {
+    const n = end - start;
+    if (this.skipping) {
+      this.skippedBytes += n;
+      return;
+    }
+    if (this.carryLen + n > this.maxLineBytes) {
+      this.skipping = true;
+      this.skippedBytes = this.carryLen + n;
+      this.carry = [];
+      this.carryLen = 0;
+      return;
+    }
+    // Copy: a subarray would pin the whole (large) chunk for as long as the line stays open.
+    this.carry.push(Buffer.from(chunk.subarray(start, end)));
+    this.carryLen += n;
+  }
+
+  private finishSkip(extra: number): void {
+    this.lineNo++;
+    this.onTooLong(this.lineNo, this.skippedBytes + extra);
+    this.skipping = false;
+    this.skippedBytes = 0;
+  }
+
+  private emitCarry(): void {
+    let buf = this.carry.length === 1 ? this.carry[0]! : Buffer.concat(this.carry);
+    this.carry = [];
+    this.carryLen = 0;
+    if (buf.length > 0 && buf[buf.length - 1] === CR) buf = buf.subarray(0, buf.length - 1);
+    this.lineNo++;
+    this.emit(buf.toString("utf8"));
+  }
+
+  private emit(text: string): void {
+    // A UTF-8 byte-order mark can only open line 1 (and may span chunks, so test the text).
+    if (this.lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    this.onLine(text, this.lineNo);
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Input format sniffing from the head of a file (its first ~64 KiB):
+ *
+ * 1. a `.har` name, or a first line that parses as an object with `log.entries`, or a first line
+ *    that opens an object which is not complete on that line while the head mentions `"log"`
+ *    → `har`;
+ * 2. a first non-blank line that is a JSON object with `dir` `c2s`/`s2c` and `msg` or `raw`
+ *    → `capture`;
+ * 3. any other JSON first line → `jsonl`;
+ * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`) → `claude-log`;
+ * 5. otherwise `jsonl` (its lines then fail as `json/parse-error`).
+ */
+import type { InputFormat } from "../types.js";
+import { CLAUDE_LOG_LINE } from "./claude-log.js";
+
+/** Bytes of head read before deciding. */
+export const SNIFF_BYTES = 64 * 1024;
+
+/** The input format of a file from its head (UTF-8 text) and path; see the module comment. */
+export function detectFormat(head: string, path: string): InputFormat {
+  if (path.toLowerCase().endsWith(".har")) return "har";
+  const text = head.charCodeAt(0) === 0xfeff ? head.slice(1) : head;
+  const lines = text.split("\n", 200);
+  const first = lines.find((l) => l.trim() !== "")?.trim();
+  if (first === undefined) return "jsonl";
+  let value: unknown;
+  let parsed = false;
+  try {
+    value = JSON.parse(first);
+    parsed = true;
+  } catch {
+    // not JSON on one line
+  }
+  if (parsed) {
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const obj = value as Record<string, unknown>;
+      const log = obj.log;
+      if (typeof log === "object" && log !== null && Array.isArray((log as Record<string, unknown>).entries)) return "har";
+      if ((obj.dir === "c2s" || obj.dir === "s2c") && ("msg" in obj || "raw" in obj)) return "capture";
+    }
+    return "jsonl";
+  }
+  if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
+  if (lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
+  return "jsonl";
+}

@@ -1,0 +1,38 @@
+/**
+ * The interface between format readers and session checkers: readers turn lines (or HAR
+ * entries) into parsed JSON values with a direction and an origin, and hand them to a
+ * {@link Dispatch}, which routes them to the {@link SessionChecker} of their session.
+ */
+import type { Origin } from "../checker.js";
+import type { RuleId } from "../rules.js";
+import type { Direction } from "../types.js";
+
+export interface Dispatch {
+  /** A parsed JSON value (message or batch) sent in `dir`; `session` keys Claude-log servers. */
+  message(value: unknown, origin: Origin, dir: Direction, session?: string): void;
+  /** A message that is not JSON; `error` is the parser's message. */
+  unparsable(raw: string, error: string, origin: Origin, dir: Direction, session?: string): void;
+  /** A reader-level problem (`input/*` rules) at `origin`. */
+  problem(rule: RuleId, origin: Origin, message: string): void;
+  /** A line (or HAR entry) that carries no MCP message and was ignored. */
+  skip(): void;
+}
+
+/** Consumes the lines of a line-oriented format. */
+export interface LineConsumer {
+  line(text: string, lineNo: number): void;
+}
+
+/** The message of a thrown JSON.parse error, without a stack. */
+export function parseErrorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** True for a line with only spaces/tabs (or nothing). */
+export function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
+}

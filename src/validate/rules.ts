@@ -1,0 +1,201 @@
+/**
+ * The catalogue of validator rules: stable ids, default severities, one-line descriptions and the
+ * spec section each rule enforces. Reporters (SARIF rule metadata, JUnit test cases) and the docs
+ * read this table; the checker refers to rules only through {@link RuleId}.
+ *
+ * Spec sections refer to the MCP specification 2025-06-18 ("basic" = Base Protocol overview,
+ * "lifecycle" = Base Protocol / Lifecycle, "cancellation"/"progress" = Base Protocol / Utilities)
+ * and to JSON-RPC 2.0 (jsonrpc.org/specification).
+ */
+import type { Severity } from "./types.js";
+
+/** Metadata of one rule. */
+export interface RuleInfo {
+  readonly id: string;
+  readonly severity: Severity;
+  readonly description: string;
+  readonly spec: string;
+}
+
+const rule = (id: string, severity: Severity, description: string, spec: string): RuleInfo => ({
+  id,
+  severity,
+  description,
+  spec,
+});
+
+/** All rules, keyed by id. The default severity is the one every finding of the rule carries. */
+export const RULES = {
+  "input/unreadable": rule("input/unreadable", "error", "The input file could not be opened or read.", "-"),
+  "input/malformed-record": rule(
+    "input/malformed-record",
+    "error",
+    "A capture line or HAR structure is not in the documented shape.",
+    "orchestra-stdio capture format",
+  ),
+  "input/line-too-long": rule("input/line-too-long", "error", "A line exceeds the maximum line length and was skipped.", "-"),
+  "json/parse-error": rule("json/parse-error", "error", "A message is not valid JSON.", "JSON-RPC 2.0 §5.1 (-32700)"),
+  "jsonrpc/invalid": rule(
+    "jsonrpc/invalid",
+    "error",
+    "A JSON value that is not a JSON-RPC 2.0 request, notification or response.",
+    "JSON-RPC 2.0 §4, §5",
+  ),
+  "jsonrpc/kind-mismatch": rule(
+    "jsonrpc/kind-mismatch",
+    "error",
+    "A notification method sent with an id, or a request method sent without one.",
+    "MCP basic: Requests / Notifications",
+  ),
+  "schema/envelope": rule(
+    "schema/envelope",
+    "error",
+    "The JSON-RPC envelope fails JSONRPCRequest / JSONRPCNotification / JSONRPCResponse / JSONRPCError.",
+    "MCP basic: Messages",
+  ),
+  "schema/request": rule("schema/request", "error", "A request fails the schema definition of its method.", "MCP schema"),
+  "schema/notification": rule(
+    "schema/notification",
+    "error",
+    "A notification fails the schema definition of its method.",
+    "MCP schema",
+  ),
+  "schema/result": rule(
+    "schema/result",
+    "error",
+    "A result fails the result definition of the request it answers.",
+    "MCP schema",
+  ),
+  "schema/error-response": rule(
+    "schema/error-response",
+    "error",
+    "An error response fails JSONRPCError.",
+    "MCP basic: Responses",
+  ),
+  "schema/unknown-method": rule(
+    "schema/unknown-method",
+    "warning",
+    "The method is not defined by the protocol version's schema (custom or newer method).",
+    "MCP schema",
+  ),
+  "session/wrong-direction": rule(
+    "session/wrong-direction",
+    "error",
+    "A method defined only for the other direction (e.g. a client sending sampling/createMessage).",
+    "MCP schema: ClientRequest / ServerRequest",
+  ),
+  "session/initialize-first": rule(
+    "session/initialize-first",
+    "error",
+    "A message before the client's initialize request.",
+    "MCP lifecycle: Initialization MUST be the first interaction",
+  ),
+  "session/premature-request": rule(
+    "session/premature-request",
+    "warning",
+    "Client request other than ping before the initialize result, or server request other than ping before notifications/initialized.",
+    "MCP lifecycle: SHOULD NOT",
+  ),
+  "session/initialized-after-result": rule(
+    "session/initialized-after-result",
+    "error",
+    "notifications/initialized sent before the initialize result, or missing before the client's first operation.",
+    "MCP lifecycle: the client MUST send initialized after successful initialization",
+  ),
+  "session/reinitialize": rule(
+    "session/reinitialize",
+    "warning",
+    "A second initialize request in one session (checking restarts with a fresh session).",
+    "MCP lifecycle",
+  ),
+  "session/batch-not-allowed": rule(
+    "session/batch-not-allowed",
+    "error",
+    "A JSON-RPC batch in a protocol version other than 2025-03-26, or initialize inside a batch.",
+    "MCP basic (2025-03-26 only allows batches; initialize MUST NOT be batched)",
+  ),
+  "session/duplicate-request-id": rule(
+    "session/duplicate-request-id",
+    "error",
+    "A request id reused by the same sender while the earlier request is still in flight.",
+    "MCP basic: Requests (id MUST be unique)",
+  ),
+  "session/reused-request-id": rule(
+    "session/reused-request-id",
+    "error",
+    "A request id the same sender already used earlier in the session.",
+    "MCP basic: the id MUST NOT have been previously used by the requestor within the same session",
+  ),
+  "session/unmatched-response": rule(
+    "session/unmatched-response",
+    "error",
+    "A response whose id matches no in-flight request of the other side.",
+    "JSON-RPC 2.0 §5",
+  ),
+  "session/response-to-notification": rule(
+    "session/response-to-notification",
+    "error",
+    "A response to a notification: a success response with a null/missing id, an error response with a null id when the peer sent no unparseable/invalid message, or a response to a notification method sent with an id.",
+    "JSON-RPC 2.0 §4.1: notifications MUST NOT be answered",
+  ),
+  "session/unanswered-request": rule(
+    "session/unanswered-request",
+    "warning",
+    "A request that was neither answered nor cancelled by the end of the session.",
+    "MCP basic: Responses MUST be sent",
+  ),
+  "session/missing-capability": rule(
+    "session/missing-capability",
+    "error",
+    "A request that needs a capability the peer did not advertise in the initialize exchange.",
+    "MCP lifecycle: Capability Negotiation",
+  ),
+  "session/unadvertised-notification": rule(
+    "session/unadvertised-notification",
+    "warning",
+    "A notification whose capability (listChanged, subscribe, logging) the sender did not advertise.",
+    "MCP lifecycle: Capability Negotiation",
+  ),
+  "session/answered-after-cancel": rule(
+    "session/answered-after-cancel",
+    "warning",
+    "A response to a request its sender had cancelled.",
+    "MCP cancellation: receivers SHOULD NOT send a response after cancellation",
+  ),
+  "session/cancel-initialize": rule(
+    "session/cancel-initialize",
+    "error",
+    "notifications/cancelled for the initialize request.",
+    "MCP cancellation: the initialize request MUST NOT be cancelled",
+  ),
+  "session/unknown-progress-token": rule(
+    "session/unknown-progress-token",
+    "error",
+    "A progress notification whose token belongs to no in-flight request of the other side.",
+    "MCP progress: tokens MUST come from an active request",
+  ),
+  "session/progress-not-increasing": rule(
+    "session/progress-not-increasing",
+    "error",
+    "A progress value not greater than the previous one for the same token.",
+    "MCP progress: progress MUST increase",
+  ),
+  "session/version-mismatch": rule(
+    "session/version-mismatch",
+    "warning",
+    "The negotiated protocol version differs from --protocol-version (the forced version is used).",
+    "MCP lifecycle: Version Negotiation",
+  ),
+  "session/unsupported-version": rule(
+    "session/unsupported-version",
+    "warning",
+    "The negotiated protocol version has no validators here; another version is used.",
+    "MCP lifecycle: Version Negotiation",
+  ),
+} as const satisfies Record<string, RuleInfo>;
+
+/** A rule id known to the validator. */
+export type RuleId = keyof typeof RULES;
+
+/** Rules in catalogue order (stable: SARIF `ruleIndex` refers to this order). */
+export const RULE_LIST: readonly RuleInfo[] = Object.values(RULES);

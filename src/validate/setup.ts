@@ -1,0 +1,78 @@
+/**
+ * Resolves which validators a run uses: the MCP validation facade (`src/mcp/validation.ts`,
+ * `src/mcp/versions.ts`), a schema compiled at run time (`--schema`), or injected ones.
+ * The facade is imported lazily so that `--schema` runs and embedders with their own
+ * validators do not pay for loading the built-in ones.
+ */
+import { readFile } from "node:fs/promises";
+import { ValidateUsageError, type ValidateOptions, type ValidatorResolver } from "./types.js";
+
+/** What the checkers of one run need to pick validators. */
+export interface ValidatorSetup {
+  resolve: ValidatorResolver;
+  /** Version assumed before the initialize exchange (latest, or the forced/schema label). */
+  defaultVersion: string;
+  /** `--protocol-version`, when given. */
+  forcedVersion?: string;
+}
+
+/**
+ * Builds the {@link ValidatorSetup} for `options`.
+ * @throws ValidateUsageError for an unreadable or non-JSON `schemaPath`, or a
+ *   `protocolVersion` that has no validators.
+ */
+export async function prepareValidators(options: ValidateOptions): Promise<ValidatorSetup> {
+  const forced = options.protocolVersion;
+  if (options.validators !== undefined) {
+    const { resolve, latest } = options.validators;
+    return finish(resolve, forced ?? latest, forced, []);
+  }
+  let schema = options.schema;
+  if (schema === undefined && options.schemaPath !== undefined) schema = await loadSchema(options.schemaPath);
+  const facade = await import("../mcp/validation.js");
+  if (schema !== undefined) {
+    const label = forced ?? "custom";
+    let compiled;
+    try {
+      compiled = facade.compileValidatorsFromSchema(schema, label);
+    } catch (err) {
+      throw new ValidateUsageError(`cannot compile schema: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return finish(() => compiled, label, forced, []);
+  }
+  const versions = await import("../mcp/versions.js");
+  return finish(facade.validatorsFor, forced ?? versions.LATEST_PROTOCOL_VERSION, forced, versions.SUPPORTED_PROTOCOL_VERSIONS);
+}
+
+function finish(
+  resolve: ValidatorResolver,
+  defaultVersion: string,
+  forced: string | undefined,
+  supported: readonly string[],
+): ValidatorSetup {
+  if (resolve(defaultVersion) === undefined) {
+    const list = supported.length > 0 ? ` (supported: ${supported.join(", ")})` : "";
+    throw new ValidateUsageError(`unsupported protocol version ${defaultVersion}${list}`);
+  }
+  return forced === undefined ? { resolve, defaultVersion } : { resolve, defaultVersion, forcedVersion: forced };
+}
+
+/** Reads and parses a schema.json. @throws ValidateUsageError */
+export async function loadSchema(path: string): Promise<object> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new ValidateUsageError(`cannot read schema ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ValidateUsageError(`schema ${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ValidateUsageError(`schema ${path} is not a JSON object`);
+  }
+  return value;
+}

@@ -1,0 +1,237 @@
+/**
+ * Input side of the offline validator: the chunked line splitter, format detection, and one
+ * fixture per input format (capture, JSONL per direction, Claude Desktop log, HAR).
+ * Schema checks use the official 2025-06-18 schema from ../shared (skipped when absent).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
+import { LineSplitter, detectFormat, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
+import { sseData } from "../../src/validate/readers/har.js";
+
+const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
+const SHARED_SCHEMA = fileURLToPath(new URL("../../../shared/mcp-schema/2025-06-18/schema.json", import.meta.url));
+const haveShared = existsSync(SHARED_SCHEMA);
+let official: ProtocolValidators | undefined;
+const validators = {
+  resolve: (v: string) => {
+    official ??= compileValidatorsFromSchema(JSON.parse(readFileSync(SHARED_SCHEMA, "utf8")) as object, "2025-06-18");
+    return v === "2025-06-18" ? official : undefined;
+  },
+  latest: "2025-06-18",
+};
+const brief = (fs: Finding[]) => fs.map((f) => `${f.line} ${f.severity} ${f.rule}`);
+
+function split(chunks: Buffer[], max?: number): { lines: Array<[number, string]>; tooLong: Array<[number, number]> } {
+  const lines: Array<[number, string]> = [];
+  const tooLong: Array<[number, number]> = [];
+  const s = new LineSplitter((t, n) => lines.push([n, t]), max, (n, b) => tooLong.push([n, b]));
+  for (const c of chunks) s.push(c);
+  s.end();
+  return { lines, tooLong };
+}
+
+describe("LineSplitter", () => {
+  const text = "\ufeffalpha\r\nbeta\n\ngamma é ünïcode\r\nlast";
+  const expected: Array<[number, string]> = [
+    [1, "alpha"],
+    [2, "beta"],
+    [3, ""],
+    [4, "gamma é ünïcode"],
+    [5, "last"],
+  ];
+
+  it("splits one chunk into lines, dropping CR and a leading BOM, keeping a final unterminated line", () => {
+    expect(split([Buffer.from(text)]).lines).toEqual(expected);
+  });
+
+  it("gives the same lines whatever the chunk boundaries (including inside CRLF and UTF-8 sequences)", () => {
+    const bytes = Buffer.from(text);
+    for (const size of [1, 2, 3, 5, 7]) {
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+      expect(split(chunks).lines).toEqual(expected);
+    }
+  });
+
+  it("drops over-long lines without buffering them and keeps counting lines", () => {
+    const long = "x".repeat(100);
+    const bytes = Buffer.from(`short\n${long}\nafter\n${long}`);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += 16) chunks.push(bytes.subarray(i, i + 16));
+    const { lines, tooLong } = split(chunks, 50);
+    expect(lines).toEqual([
+      [1, "short"],
+      [3, "after"],
+    ]);
+    expect(tooLong).toEqual([
+      [2, 100],
+      [4, 100],
+    ]);
+  });
+
+  it("emits nothing for empty input", () => {
+    expect(split([]).lines).toEqual([]);
+  });
+});
+
+describe("format detection", () => {
+  const head = (name: string) => readFileSync(join(FIXTURES, name), "utf8").slice(0, 65536);
+  it.each([
+    ["good.capture.jsonl", "capture"],
+    ["client.c2s.jsonl", "jsonl"],
+    ["server.s2c.jsonl", "jsonl"],
+    ["claude-desktop-mcp.log", "claude-log"],
+  ])("detects %s as %s from its content", (name, format) => {
+    expect(detectFormat(head(name), "input")).toBe(format);
+  });
+
+  it("detects a pretty-printed HAR from its content and a .har name from its name", () => {
+    expect(detectFormat(head("streamable-http.har"), "recording.json")).toBe("har");
+    expect(detectFormat("garbage", "x.HAR")).toBe("har");
+    expect(detectFormat(JSON.stringify({ log: { entries: [] } }), "one-line")).toBe("har");
+  });
+
+  it("falls back to jsonl for text that is nothing known", () => {
+    expect(detectFormat("hello world\n", "x")).toBe("jsonl");
+    expect(detectFormat("", "x")).toBe("jsonl");
+  });
+});
+
+describe("reader helpers", () => {
+  it("finds the end of the JSON value in a log line, honouring strings", () => {
+    const line = '{"a":"}{\\"x","b":[1,{"c":2}]} { metadata: undefined }';
+    const end = jsonValueEnd(line, 0);
+    expect(JSON.parse(line.slice(0, end))).toEqual({ a: '}{"x', b: [1, { c: 2 }] });
+    expect(jsonValueEnd('{"open": true', 0)).toBe(-1);
+    expect(jsonValueEnd("plain", 0)).toBe(-1);
+  });
+
+  it("splits an SSE body into message events, joining data lines and skipping comments and other events", () => {
+    const body = ': hi\r\nevent: message\r\ndata: {"a":\r\ndata: 1}\r\n\r\nevent: ping\ndata: x\n\ndata:2\n\nid: 7\n\n';
+    expect(sseData(body)).toEqual(['{"a":\n1}', "2"]);
+  });
+});
+
+describe.skipIf(!haveShared)("one fixture per input format (skipped: needs ../shared/mcp-schema)", () => {
+  it("capture: conforming, 19 messages, one session", async () => {
+    const { findings, summary } = await validateFiles([join(FIXTURES, "good.capture.jsonl")], { validators });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ format: "capture", messages: 19, sessions: 1, lines: 19 });
+  });
+
+  it("jsonl of client messages (--direction c2s): conforming; one-direction rules only", async () => {
+    const { findings, summary } = await validateFiles([join(FIXTURES, "client.c2s.jsonl")], { validators, direction: "c2s" });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ format: "jsonl", messages: 9 });
+  });
+
+  it("jsonl of server messages (--direction s2c): conforming; the initialize result is recognised", async () => {
+    const { findings, summary } = await validateFiles([join(FIXTURES, "server.s2c.jsonl")], { validators, direction: "s2c" });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ format: "jsonl", messages: 10 });
+  });
+
+  it("jsonl: the direction matters (server messages read as client ones break rules)", async () => {
+    const { findings } = await validateFiles([join(FIXTURES, "server.s2c.jsonl")], { validators, direction: "c2s" });
+    expect(findings.map((f) => f.rule)).toContain("session/initialize-first");
+    expect(findings.map((f) => f.rule)).toContain("session/wrong-direction");
+  });
+
+  it("jsonl: request id reuse is caught in one direction", async () => {
+    const lines = [
+      { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      "{not json",
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+    ].map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+    const { findings } = await validateFiles(["-"], { validators, inputFormat: "jsonl", stdin: Readable.from([lines.join("\n")]) });
+    expect(brief(findings)).toEqual(["4 error json/parse-error", "5 error session/reused-request-id"]);
+  });
+
+  it("claude-log: one session per server, noise lines skipped and counted", async () => {
+    const { findings, summary } = await validateFiles([join(FIXTURES, "claude-desktop-mcp.log")], { validators });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ format: "claude-log", messages: 22, sessions: 2, skipped: 4 });
+  });
+
+  it("claude-log: findings name the server session; a restart starts a fresh session", async () => {
+    const at = (t: string, server: string, who: string, msg: object) =>
+      `${t} [${server}] [info] Message from ${who}: ${JSON.stringify(msg)} { metadata: undefined }`;
+    const initMsg = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } });
+    const initRes = (id: number) => ({ jsonrpc: "2.0", id, result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "s", version: "1" } } });
+    const t = "2025-06-18T10:00:00.000Z";
+    const log = [
+      at(t, "weather", "client", initMsg(0)),
+      at(t, "weather", "server", initRes(0)),
+      at(t, "weather", "client", { jsonrpc: "2.0", method: "notifications/initialized" }),
+      at(t, "weather", "client", { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      `${t} [weather] [info] Server transport closed`,
+      at(t, "weather", "client", initMsg(0)),
+      at(t, "weather", "server", initRes(0)),
+      at(t, "weather", "client", { jsonrpc: "2.0", method: "notifications/initialized" }),
+      at(t, "weather", "client", { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      `${t} [weather] [info] Message from server: {"jsonrpc":"2.0","id":1,"result":{"tools":[]} { metadata: undefined }`,
+    ].join("\n");
+    const { findings, summary } = await validateFiles(["-"], { validators, stdin: Readable.from([log]) });
+    // End-of-session findings of the first session come when it restarts (line 6 onwards).
+    expect(findings.map((f) => `${f.line} ${f.rule} ${f.session}`)).toEqual([
+      "4 session/missing-capability weather",
+      "4 session/unanswered-request weather",
+      "9 session/missing-capability weather#2",
+      "10 json/parse-error weather#2",
+      "9 session/unanswered-request weather#2",
+    ]);
+    expect(summary.files[0]).toMatchObject({ format: "claude-log", sessions: 2, skipped: 1 });
+  });
+
+  it("har: Streamable HTTP traffic from POST bodies, JSON, SSE and base64 bodies, in time order", async () => {
+    const { findings, summary } = await validateFiles([join(FIXTURES, "streamable-http.har")], { validators });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ format: "har", messages: 11, lines: 6, skipped: 1 });
+  });
+
+  it("har: findings carry the entry number and part", async () => {
+    const har = JSON.parse(readFileSync(join(FIXTURES, "streamable-http.har"), "utf8")) as { log: { entries: Array<{ response: { content: { text: string } } }> } };
+    har.log.entries[2]!.response.content.text = 'data: {"jsonrpc":"2.0","id":1,"result":{"tools":5}}\n\n';
+    const { findings } = await validateFiles(["-"], { validators, inputFormat: "har", stdin: Readable.from([JSON.stringify(har)]) });
+    expect(findings.map((f) => [f.line, f.location, f.rule])).toEqual([[3, "response event 1", "schema/result"]]);
+  });
+
+  it("har: a file that is not HAR is unreadable (exit code 2)", async () => {
+    const { findings, summary } = await validateFiles(["-"], { validators, inputFormat: "har", stdin: Readable.from(['{"no": "log"}']) });
+    expect(brief(findings)).toEqual(["0 error input/unreadable"]);
+    expect(summary.unreadable).toBe(1);
+  });
+
+  it("several files are separate sessions, reported in input order", async () => {
+    const files = ["good.capture.jsonl", "streamable-http.har", "claude-desktop-mcp.log"].map((n) => join(FIXTURES, n));
+    const done: string[] = [];
+    const { summary } = await validateFiles(files, { validators, onFileDone: (f) => done.push(f.file) });
+    expect(done).toEqual(files);
+    expect(summary.files.map((f) => f.format)).toEqual(["capture", "har", "claude-log"]);
+    expect(summary.errors + summary.warnings).toBe(0);
+  });
+
+  it("--jobs gives the same findings in the same order (in-process when run from sources)", async () => {
+    const bad = join(FIXTURES, "client.c2s.jsonl");
+    const files = [join(FIXTURES, "good.capture.jsonl"), bad, bad];
+    const opts: ValidateOptions = { validators, direction: "s2c" };
+    const one = await validateFiles(files, opts);
+    const many = await validateFiles(files, { ...opts, jobs: 2 });
+    expect(many.findings).toEqual(one.findings);
+    expect(one.findings.length).toBeGreaterThan(0);
+  });
+
+  it("reports progress per chunk with the file size", async () => {
+    const events: Array<[number, number | undefined]> = [];
+    await validateFiles([join(FIXTURES, "good.capture.jsonl")], { validators, onProgress: (e) => events.push([e.bytesRead, e.totalBytes]) });
+    const size = readFileSync(join(FIXTURES, "good.capture.jsonl")).length;
+    expect(events.at(-1)).toEqual([size, size]);
+  });
+});

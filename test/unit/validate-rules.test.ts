@@ -1,0 +1,280 @@
+/**
+ * Session and per-message rules of the offline validator: a capture per rule that breaks exactly
+ * that rule (asserting rule id, line and severity), and one that breaks none.
+ *
+ * The rule cases use the official 2025-06-18 schema from ../shared/mcp-schema, compiled by the
+ * MCP facade's `compileValidatorsFromSchema` (the built-in schemas cover only part of MCP, and
+ * these captures use sampling, elicitation, logging, roots...). They skip when ../shared is
+ * absent. A last group runs the built-in validators (`validatorsFor`) with no injection.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
+import { exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+
+const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
+const SHARED = fileURLToPath(new URL("../../../shared/mcp-schema/", import.meta.url));
+const V = "2025-06-18";
+const haveShared = existsSync(join(SHARED, V, "schema.json"));
+
+const compiled = new Map<string, ProtocolValidators>();
+/** Official schema of `version`, compiled once per test file by the real facade. */
+function official(version: string): ProtocolValidators {
+  let v = compiled.get(version);
+  if (v === undefined) {
+    v = compileValidatorsFromSchema(JSON.parse(readFileSync(join(SHARED, version, "schema.json"), "utf8")) as object, version);
+    compiled.set(version, v);
+  }
+  return v;
+}
+/** Resolver over the official draft-07 schemas (2024-11-05, 2025-03-26, 2025-06-18). */
+const resolveOfficial = (version: string): ProtocolValidators | undefined =>
+  ["2024-11-05", "2025-03-26", V].includes(version) ? official(version) : undefined;
+const validators = { resolve: resolveOfficial, latest: V };
+
+type Dir = "c2s" | "s2c";
+type Rec = [Dir, unknown] | [Dir, { raw: string }, "raw"];
+
+const init = (id: number | string = 0, caps: object = { roots: { listChanged: true }, sampling: {} }): Rec => [
+  "c2s",
+  { jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: V, capabilities: caps, clientInfo: { name: "c", version: "1" } } },
+];
+const initResult = (id: number | string = 0, caps: object = { tools: { listChanged: true }, logging: {} }, version = V): Rec => [
+  "s2c",
+  { jsonrpc: "2.0", id, result: { protocolVersion: version, capabilities: caps, serverInfo: { name: "s", version: "1" } } },
+];
+const initialized: Rec = ["c2s", { jsonrpc: "2.0", method: "notifications/initialized" }];
+const handshake: Rec[] = [init(), initResult(), initialized];
+const req = (dir: Dir, id: number | string, method: string, params?: object): Rec => [
+  dir,
+  { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) },
+];
+const note = (dir: Dir, method: string, params?: object): Rec => [dir, { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }];
+const ok = (dir: Dir, id: number | string | null, result: object = {}): Rec => [dir, { jsonrpc: "2.0", id, result }];
+const err = (dir: Dir, id: number | string | null, code: unknown = -32601, message = "nope"): Rec => [dir, { jsonrpc: "2.0", id, error: { code, message } }];
+
+function captureText(records: Rec[]): string {
+  return records
+    .map((r) => (r[2] === "raw" ? JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], raw: (r[1] as { raw: string }).raw }) : JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], msg: r[1] })))
+    .join("\n");
+}
+
+async function check(records: Rec[] | string, options: ValidateOptions = {}): Promise<Finding[]> {
+  const text = typeof records === "string" ? records : captureText(records);
+  const { findings } = await validateFiles(["-"], { validators, inputFormat: "capture", stdin: Readable.from([Buffer.from(text)]), ...options });
+  return findings;
+}
+
+const brief = (fs: Finding[]) => fs.map((f) => `${f.line} ${f.severity} ${f.rule}`);
+
+describe.skipIf(!haveShared)("validator rules against the official schema (skipped: needs ../shared/mcp-schema)", () => {
+  it("reports nothing for a conforming capture fixture", async () => {
+    const { findings, summary } = await validateFiles([`${FIXTURES}good.capture.jsonl`], { validators });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.format).toBe("capture");
+    expect(summary.messages).toBe(19);
+    expect(exitCodeFor(summary)).toBe(0);
+  });
+
+  // [name, records, expected "line severity rule" list, extra options]
+  const cases: Array<[string, Rec[], string[], ValidateOptions?]> = [
+    ["json/parse-error", [...handshake, ["c2s", { raw: '{"jsonrpc":"2.0",' }, "raw"]], ["4 error json/parse-error"]],
+    ["jsonrpc/invalid (not an object)", [...handshake, ["c2s", 42]], ["4 error jsonrpc/invalid"]],
+    ["jsonrpc/invalid (no method, result or error)", [...handshake, ["c2s", { jsonrpc: "2.0", id: 5 }]], ["4 error jsonrpc/invalid"]],
+    ["jsonrpc/kind-mismatch (request method without id)", [...handshake, note("c2s", "ping")], ["4 error jsonrpc/kind-mismatch"]],
+    ["schema/request", [...handshake, req("c2s", 1, "tools/call", { arguments: {} }), ok("s2c", 1, { content: [] })], ["4 error schema/request"]],
+    ["schema/notification", [...handshake, note("c2s", "notifications/cancelled", { reason: "x" })], ["4 error schema/notification"]],
+    ["schema/result", [...handshake, req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: "none" })], ["5 error schema/result"]],
+    ["schema/error-response", [...handshake, req("c2s", 1, "tools/list"), err("s2c", 1, "bad")], ["5 error schema/error-response"]],
+    ["schema/unknown-method", [...handshake, req("c2s", 1, "custom/thing"), ok("s2c", 1)], ["4 warning schema/unknown-method"]],
+    ["session/wrong-direction", [...handshake, req("c2s", 1, "roots/list"), err("s2c", 1)], ["4 error session/wrong-direction"]],
+    ["session/initialize-first", [req("c2s", 7, "ping"), ok("s2c", 7), ...handshake], ["1 error session/initialize-first"]],
+    ["session/premature-request", [init(), req("c2s", 1, "tools/list"), initResult(), initialized, ok("s2c", 1, { tools: [] })], ["2 warning session/premature-request"]],
+    ["session/premature-request (server)", [init(), initResult(), req("s2c", "r", "roots/list"), initialized, ok("c2s", "r", { roots: [] })], ["3 warning session/premature-request"]],
+    ["session/initialized-after-result (too early)", [init(), initialized, initResult()], ["2 error session/initialized-after-result"]],
+    ["session/initialized-after-result (missing)", [init(), initResult(), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], ["3 error session/initialized-after-result"]],
+    ["session/reinitialize", [...handshake, init(10), initResult(10), initialized], ["4 warning session/reinitialize"]],
+    ["session/batch-not-allowed", [...handshake, ["c2s", [{ jsonrpc: "2.0", id: 5, method: "ping" }, { jsonrpc: "2.0", id: 6, method: "ping" }]], ok("s2c", 5), ok("s2c", 6)], ["4 error session/batch-not-allowed"]],
+    ["session/duplicate-request-id", [...handshake, req("c2s", 1, "tools/list"), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], ["5 error session/duplicate-request-id"]],
+    ["session/reused-request-id", [...handshake, req("c2s", 1, "ping"), ok("s2c", 1), req("c2s", 1, "ping"), ok("s2c", 1)], ["6 error session/reused-request-id"]],
+    ["session/unmatched-response", [...handshake, ok("s2c", 99)], ["4 error session/unmatched-response"]],
+    ["session/unanswered-request", [...handshake, req("c2s", 7, "tools/list")], ["4 warning session/unanswered-request"]],
+    ["session/missing-capability (server)", [...handshake, req("c2s", 5, "prompts/list"), ok("s2c", 5, { prompts: [] })], ["4 error session/missing-capability"]],
+    ["session/missing-capability (client)", [init(0, {}), initResult(), initialized, req("s2c", "e", "elicitation/create", { message: "m", requestedSchema: { type: "object", properties: {} } }), ok("c2s", "e", { action: "decline" })], ["4 error session/missing-capability"]],
+    ["session/unadvertised-notification", [...handshake, note("s2c", "notifications/resources/list_changed")], ["4 warning session/unadvertised-notification"]],
+    ["session/answered-after-cancel", [...handshake, req("c2s", 3, "tools/list"), note("c2s", "notifications/cancelled", { requestId: 3 }), ok("s2c", 3, { tools: [] })], ["6 warning session/answered-after-cancel"]],
+    ["session/cancel-initialize", [init(), note("c2s", "notifications/cancelled", { requestId: 0 }), initResult(), initialized], ["2 error session/cancel-initialize"]],
+    ["session/unknown-progress-token", [...handshake, note("s2c", "notifications/progress", { progressToken: "nope", progress: 1 })], ["4 error session/unknown-progress-token"]],
+    ["session/progress-not-increasing", [...handshake, req("c2s", 1, "tools/list", { _meta: { progressToken: 9 } }), note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }), note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }), ok("s2c", 1, { tools: [] })], ["6 error session/progress-not-increasing"]],
+    ["session/version-mismatch", [...handshake, req("c2s", 1, "ping"), ok("s2c", 1)], ["2 warning session/version-mismatch"], { protocolVersion: "2025-03-26" }],
+    ["session/unsupported-version", [init(), initResult(0, { tools: {} }, "2099-01-01"), initialized], ["2 warning session/unsupported-version"]],
+  ];
+
+  for (const [name, records, expected, options] of cases) {
+    it(`breaks only ${name}`, async () => {
+      expect(brief(await check(records, options))).toEqual(expected);
+    });
+  }
+
+  it("a response to a notification is reported (the envelope schema also rejects its null id)", async () => {
+    const findings = await check([...handshake, ok("s2c", null)]);
+    expect(findings.map((f) => f.rule)).toContain("session/response-to-notification");
+    const f = findings.find((x) => x.rule === "session/response-to-notification")!;
+    expect([f.line, f.severity, f.direction]).toEqual([4, "error", "s2c"]);
+    expect(new Set(findings.map((x) => x.rule))).toEqual(new Set(["session/response-to-notification", "schema/envelope"]));
+  });
+
+  it("a response to a notification method sent with an id is reported", async () => {
+    const findings = await check([...handshake, req("c2s", 8, "notifications/roots/list_changed"), ok("s2c", 8)]);
+    expect(brief(findings)).toEqual(["4 error jsonrpc/kind-mismatch", "5 error session/response-to-notification"]);
+  });
+
+  it("a null-id error answering an unparseable line is accepted by the session rules", async () => {
+    const findings = await check([...handshake, ["c2s", { raw: "{oops" }, "raw"], err("s2c", null, -32700, "Parse error")]);
+    expect(findings.map((f) => f.rule).filter((r) => r.startsWith("session/"))).toEqual([]);
+    expect(findings[0]!.rule).toBe("json/parse-error");
+  });
+
+  it("reports the envelope schema for an id of the wrong type", async () => {
+    const findings = await check([...handshake, ["c2s", { jsonrpc: "2.0", id: { x: 1 }, method: "ping" }]]);
+    expect(findings.length).toBeGreaterThan(0);
+    expect(new Set(findings.map((f) => `${f.line} ${f.rule}`))).toEqual(new Set(["4 schema/envelope"]));
+    expect(findings[0]!.pointer).toBe("/id");
+  });
+
+  it("reports a wrong jsonrpc version as jsonrpc/invalid", async () => {
+    const findings = await check([...handshake, ["c2s", { jsonrpc: "1.0", id: 1, method: "ping" }], ok("s2c", 1)]);
+    expect(brief(findings)).toEqual(["4 error jsonrpc/invalid"]);
+    expect(findings[0]!.pointer).toBe("/jsonrpc");
+  });
+
+  it("allows batches in 2025-03-26 but never initialize inside one", async () => {
+    const v = "2025-03-26";
+    const findings = await check([
+      ["c2s", [{ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: v, capabilities: {}, clientInfo: { name: "c", version: "1" } } }]],
+      ["s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: v, capabilities: {}, serverInfo: { name: "s", version: "1" } } }],
+      initialized,
+      ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } }]],
+      ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }]],
+    ]);
+    expect(brief(findings)).toEqual(["1 error session/batch-not-allowed"]);
+    expect(findings[0]!.pointer).toBe("/0");
+  });
+
+  it("judges batches by the negotiated version even when its validators are missing", async () => {
+    const v = "2025-03-26";
+    const only0618 = { resolve: (x: string) => (x === V ? official(V) : undefined), latest: V };
+    const findings = await check(
+      [
+        ["c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: v, capabilities: {}, clientInfo: { name: "c", version: "1" } } }],
+        ["s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: v, capabilities: {}, serverInfo: { name: "s", version: "1" } } }],
+        initialized,
+        ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }]],
+        ok("s2c", 1),
+      ],
+      { validators: only0618 },
+    );
+    expect(brief(findings)).toEqual(["2 warning session/unsupported-version"]);
+  });
+
+  it("points schema issues inside batch elements and results at the message", async () => {
+    const findings = await check([...handshake, req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [{ name: 5, inputSchema: { type: "object" } }] })]);
+    expect(findings.length).toBeGreaterThan(0);
+    expect(findings.every((f) => f.rule === "schema/result" && f.pointer?.startsWith("/result/tools/0"))).toBe(true);
+    expect(findings[0]!.method).toBe("tools/list");
+  });
+
+  it("caps schema issues per message", async () => {
+    const base = official(V);
+    const noisy: ProtocolValidators = {
+      version: V,
+      messageDefinition: (d, m) => base.messageDefinition(d, m),
+      has: (n) => base.has(n),
+      validate: (def, data) =>
+        def === "ListToolsResult"
+          ? Array.from({ length: 30 }, (_, i) => ({ pointer: `/tools/${i}`, reason: "is bad", keyword: "type", definition: def }))
+          : base.validate(def, data),
+    };
+    const findings = await check([...handshake, req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], {
+      maxIssuesPerMessage: 3,
+      validators: { resolve: () => noisy, latest: V },
+    });
+    expect(findings).toHaveLength(3);
+    expect(findings[2]!.message).toMatch(/more issues/);
+  });
+
+  it("reports malformed capture records and over-long lines as input problems", async () => {
+    const text = `${captureText(handshake)}\n{"dir":"sideways","msg":{}}\nnot json\n${JSON.stringify({ dir: "c2s", msg: { jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(500) } } })}`;
+    const findings = await check(text, { maxLineBytes: 300 });
+    expect(brief(findings)).toEqual(["4 error input/malformed-record", "5 error input/malformed-record", "6 error input/line-too-long"]);
+  });
+
+  it("gives exit code 2 for an unreadable file and still checks the others", async () => {
+    const { findings, summary } = await validateFiles([`${FIXTURES}does-not-exist.jsonl`, `${FIXTURES}good.capture.jsonl`], { validators });
+    expect(brief(findings)).toEqual(["0 error input/unreadable"]);
+    expect(summary.unreadable).toBe(1);
+    expect(summary.files[1]!.messages).toBe(19);
+    expect(exitCodeFor(summary)).toBe(2);
+  });
+
+  it("gives exit code 1 when errors are found and 0 with warnings only", async () => {
+    const errors = await validateFiles(["-"], { validators, stdin: Readable.from([captureText([...handshake, ok("s2c", 42)])]) });
+    expect(exitCodeFor(errors.summary)).toBe(1);
+    const warnings = await validateFiles(["-"], { validators, stdin: Readable.from([captureText([...handshake, req("c2s", 7, "tools/list")])]) });
+    expect(warnings.summary.warnings).toBe(1);
+    expect(exitCodeFor(warnings.summary)).toBe(0);
+  });
+
+  it("rejects an unsupported --protocol-version before reading anything", async () => {
+    await expect(validateFiles(["-"], { validators, protocolVersion: "1999-01-01" })).rejects.toThrow(/unsupported protocol version/);
+  });
+});
+
+describe("validator with the built-in schemas (no injected validators)", () => {
+  it("finds no errors in the conforming fixture; methods outside the built-in schemas are only unknown-method warnings", async () => {
+    const { findings, summary } = await validateFiles([`${FIXTURES}good.capture.jsonl`]);
+    expect(findings.filter((f) => f.severity === "error")).toEqual([]);
+    expect(findings.every((f) => f.rule === "schema/unknown-method")).toBe(true);
+    expect(summary.files[0]!.protocolVersions).toEqual([V]);
+    expect(exitCodeFor(summary)).toBe(0);
+  });
+
+  it("checks tools/call params and results against the generated validators", async () => {
+    const findings = await check([...handshake, req("c2s", 1, "tools/call", { arguments: {} }), ok("s2c", 1, { content: "x" })], {
+      validators: undefined,
+    });
+    expect(brief(findings)).toEqual(expect.arrayContaining(["4 error schema/request", "5 error schema/result"]));
+    expect(findings.every((f) => f.rule === "schema/request" || f.rule === "schema/result")).toBe(true);
+  });
+
+  it("rejects an unsupported --protocol-version with a usage error", async () => {
+    await expect(validateFiles(["-"], { protocolVersion: "1999-01-01" })).rejects.toMatchObject({ name: "ValidateUsageError" });
+  });
+
+  it("rejects an unreadable --schema file with a usage error", async () => {
+    await expect(validateFiles(["-"], { schemaPath: `${FIXTURES}no-such-schema.json` })).rejects.toMatchObject({ name: "ValidateUsageError" });
+  });
+});
+
+describe.skipIf(!haveShared)("--schema FILE (skipped: needs ../shared/mcp-schema)", () => {
+  it("compiles the schema at run time and checks against it", async () => {
+    const { findings } = await validateFiles([`${FIXTURES}good.capture.jsonl`], { schemaPath: join(SHARED, V, "schema.json") });
+    expect(brief(findings)).toEqual([]);
+  });
+
+  it("uses the given schema for the negotiated version (2025-03-26 allows batches)", async () => {
+    const v = "2025-03-26";
+    const text = captureText([
+      ["c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: v, capabilities: {}, clientInfo: { name: "c", version: "1" } } }],
+      ["s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: v, capabilities: {}, serverInfo: { name: "s", version: "1" } } }],
+      initialized,
+      ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }]],
+      ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }]],
+    ]);
+    const { findings } = await validateFiles(["-"], { schemaPath: join(SHARED, v, "schema.json"), stdin: Readable.from([text]) });
+    expect(brief(findings)).toEqual([]);
+  });
+});
