@@ -6,13 +6,9 @@
  * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start.
  */
 import { Command, InvalidArgumentError, Option } from "commander";
-import { childLogger } from "../log.js";
-import { defaultCertsDir } from "../quic/certs.js";
 import { parseHostPort } from "../quic/address.js";
-import { builtinTools } from "../orchestrator/builtin-tools.js";
-import { loadToolModule } from "../orchestrator/load-tools.js";
-import { ToolRegistry } from "../orchestrator/registry.js";
-import { DEFAULT_MAX_STREAMS, startOrchestrator } from "../orchestrator/server.js";
+import type { RunningOrchestrator } from "../orchestrator/server.js";
+import { DEFAULT_MAX_STREAMS } from "../orchestrator/defaults.js";
 
 /** Default listen address (orchestra-protocol.md: default orchestrator address `localhost:50100`). */
 export const DEFAULT_LISTEN = "127.0.0.1:50100";
@@ -67,8 +63,17 @@ export function registerOrchestratorCommand(program: Command): void {
 }
 
 async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
+  // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
+  const [{ childLogger }, { defaultCertsDir }, { builtinTools }, { loadToolModule }, { ToolRegistry }, { startOrchestrator }] = await Promise.all([
+    import("../log.js"),
+    import("../quic/certs.js"),
+    import("../orchestrator/builtin-tools.js"),
+    import("../orchestrator/load-tools.js"),
+    import("../orchestrator/registry.js"),
+    import("../orchestrator/server.js"),
+  ]);
   const log = childLogger("orchestrator-cli");
-  let running: Awaited<ReturnType<typeof startOrchestrator>>;
+  let running: RunningOrchestrator;
   try {
     const { host, port } = parseHostPort(opts.listen);
     const registry = new ToolRegistry(opts.builtins ? builtinTools() : []);

@@ -9,14 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { StdioBridge } from "../bridge/stdio-bridge.js";
-import { CaptureWriter } from "../bridge/capture.js";
-import { childLogger } from "../log.js";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "../version.js";
-import { QuicSender, parseHostPort } from "../quic/quic-sender.js";
-import { defaultCertsDir } from "../quic/certs.js";
-import { startOrchestrator } from "../orchestrator/server.js";
-import { DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
+import type { Sender } from "../quic/sender.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -53,9 +46,20 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(opts: ServeOptions): Promise<number> {
+  // Loaded here, not at the top, so that `--help` and the other commands start fast.
+  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { defaultCertsDir }, { DEFAULT_MAX_LINE_BYTES }] =
+    await Promise.all([
+      import("../bridge/stdio-bridge.js"),
+      import("../bridge/capture.js"),
+      import("../log.js"),
+      import("../version.js"),
+      import("../quic/quic-sender.js"),
+      import("../quic/certs.js"),
+      import("../jsonrpc/line-splitter.js"),
+    ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
-  let sender: QuicSender;
+  let sender: Sender;
   try {
     if (opts.orchestratorAddr) {
       const { host, port } = parseHostPort(opts.orchestratorAddr);
@@ -63,6 +67,7 @@ async function serve(opts: ServeOptions): Promise<number> {
     } else {
       const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
       if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+      const { startOrchestrator } = await import("../orchestrator/server.js");
       const orchestrator = await startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
       cleanups.unshift(() => orchestrator.stop());
       log.info({ address: orchestrator.address }, "embedded reference orchestrator listening");
@@ -70,7 +75,7 @@ async function serve(opts: ServeOptions): Promise<number> {
     }
   } catch (err) {
     process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
-    await runAll(cleanups);
+    await runAll(cleanups, log);
     return 1;
   }
   cleanups.unshift(() => sender.close());
@@ -94,16 +99,16 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   await bridge.run();
-  await runAll(cleanups);
+  await runAll(cleanups, log);
   return 0;
 }
 
-async function runAll(cleanups: Array<() => Promise<void>>): Promise<void> {
+async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: object, msg: string) => void }): Promise<void> {
   for (const c of cleanups) {
     try {
       await c();
     } catch (err) {
-      childLogger("serve").warn({ err }, "cleanup failed");
+      log.warn({ err }, "cleanup failed");
     }
   }
 }

@@ -47,6 +47,7 @@ import {
 import { formatHostPort } from "../quic/address.js";
 import { builtinTools } from "./builtin-tools.js";
 import { ToolRegistry } from "./registry.js";
+import { DEFAULT_MAX_STREAMS } from "./defaults.js";
 
 /** Options of {@link startOrchestrator}. */
 export interface OrchestratorOptions {
@@ -123,8 +124,7 @@ export interface RunningOrchestrator {
   stop(): Promise<void>;
 }
 
-/** Default initial stream credit per connection. */
-export const DEFAULT_MAX_STREAMS = 1000;
+export { DEFAULT_MAX_STREAMS };
 
 /**
  * Starts the reference orchestrator.

@@ -11,9 +11,8 @@
  * Files are published with `link()` (fails if the name exists), so two parties starting at the
  * same time on one directory never overwrite each other's CA: the loser reads the winner's.
  */
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
-import { webcrypto, randomBytes, X509Certificate as NodeX509Certificate } from "node:crypto";
+import type * as X509 from "@peculiar/x509";
+import { createPrivateKey, KeyObject, webcrypto, randomBytes, X509Certificate as NodeX509Certificate } from "node:crypto";
 import { promises as fs, constants as fsConstants } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,8 +20,22 @@ import path from "node:path";
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
-// @peculiar/x509 is typed against the DOM `Crypto`; Node's webcrypto is that object at runtime.
-x509.cryptoProvider.set(webcrypto);
+let x509Module: Promise<typeof X509> | undefined;
+
+/**
+ * Loads @peculiar/x509 on first use: only creating certificates needs it, and it costs about a
+ * third of a second of start-up, which `serve` with an existing store should not pay.
+ */
+function loadX509(): Promise<typeof X509> {
+  x509Module ??= (async () => {
+    await import("reflect-metadata");
+    const x509 = await import("@peculiar/x509");
+    // @peculiar/x509 is typed against the DOM `Crypto`; Node's webcrypto is that object at runtime.
+    x509.cryptoProvider.set(webcrypto);
+    return x509;
+  })();
+  return x509Module;
+}
 
 /** The stdio bridge's party name. */
 export const BRIDGE_CERT_NAME = "transport.stdio-client";
@@ -125,7 +138,7 @@ export async function ensureCertStore(dir: string, name: string): Promise<CertSt
       );
     }
     const caKey = await importPrivateKey(caKeyPem, paths.caKey);
-    const leaf = await createLeaf(name, caCert, caKey);
+    const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem), caKey);
     await replaceFile(paths.key, leaf.keyPem, 0o600);
     await replaceFile(paths.cert, leaf.certPem, 0o644);
     certPem = leaf.certPem;
@@ -133,7 +146,7 @@ export async function ensureCertStore(dir: string, name: string): Promise<CertSt
     createdCert = true;
   }
   const leafCert = parseCert(certPem!, paths.cert);
-  if (!(await leafCert.verify({ publicKey: caCert.publicKey, signatureOnly: true }))) {
+  if (!leafCert.verify(caCert.publicKey)) {
     throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; remove it to have it recreated`);
   }
   return { caPem, certPem: certPem!, keyPem: keyPem!, dir: root, paths, created: { ca: createdCa, cert: createdCert } };
@@ -199,21 +212,21 @@ async function readRequired(file: string): Promise<string> {
   return text;
 }
 
-function parseCert(pem: string, file: string): x509.X509Certificate {
+function parseCert(pem: string, file: string): NodeX509Certificate {
   try {
-    return new x509.X509Certificate(pem);
+    return new NodeX509Certificate(pem);
   } catch (err) {
     throw new CertStoreError(`${file} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
   }
 }
 
-function isExpired(cert: x509.X509Certificate): boolean {
-  return cert.notAfter.getTime() <= Date.now();
+function isExpired(cert: NodeX509Certificate): boolean {
+  return Date.parse(cert.validTo) <= Date.now();
 }
 
 async function importPrivateKey(pem: string, file: string): Promise<CryptoKey> {
   try {
-    const der = x509.PemConverter.decodeFirst(pem);
+    const der = createPrivateKey(pem).export({ format: "der", type: "pkcs8" });
     return await webcrypto.subtle.importKey("pkcs8", der, ED25519, false, ["sign"]);
   } catch (err) {
     throw new CertStoreError(`${file} is not a PKCS#8 Ed25519 private key: ${(err as Error).message}`, {
@@ -223,8 +236,7 @@ async function importPrivateKey(pem: string, file: string): Promise<CryptoKey> {
 }
 
 async function exportKeyPem(key: CryptoKey): Promise<string> {
-  const der = await webcrypto.subtle.exportKey("pkcs8", key);
-  return x509.PemConverter.encode(der, "PRIVATE KEY");
+  return KeyObject.from(key).export({ format: "pem", type: "pkcs8" }) as string;
 }
 
 async function generateKeys(): Promise<CryptoKeyPair> {
@@ -244,7 +256,8 @@ function validity(days: number): { notBefore: Date; notAfter: Date } {
   return { notBefore: new Date(now - 60_000), notAfter: new Date(now + days * DAY_MS) };
 }
 
-async function buildCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyPair }> {
+async function buildCa(): Promise<{ cert: X509.X509Certificate; keys: CryptoKeyPair }> {
+  const x509 = await loadX509();
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -263,9 +276,10 @@ async function buildCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyP
 
 async function createLeaf(
   name: string,
-  ca: x509.X509Certificate,
+  ca: X509.X509Certificate,
   caKey: CryptoKey,
 ): Promise<{ certPem: string; keyPem: string }> {
+  const x509 = await loadX509();
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
