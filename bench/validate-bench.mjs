@@ -2,31 +2,47 @@
 /**
  * Benchmark of the offline validator (`orchestra-stdio validate`) on a generated capture.
  *
- *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--keep]
+ *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH]
  *
- * Writes a `serve --capture`-style file of about `sizeMB` MB into os.tmpdir() (a realistic
- * session: handshake, then tools/call with progress notifications, results, pings, list calls),
+ * Writes a `serve --capture`-style file of about `sizeMB` MB into os.tmpdir() (or uses `--file`),
  * then measures, in the same run and on the same file:
- *   1. node:readline line iteration (reference for the splitter),
- *   2. read + split (our chunked LineSplitter, lines decoded to strings),
- *   3. read + split + JSON.parse of every line,
- *   4. full validation (validateFiles: parse, per-method schema checks, session rules),
- * and reports MB/s, lines/s, and each stage's throughput relative to read + split.
- * Peak RSS after each stage shows that memory stays flat. The file is deleted unless --keep.
+ *   1. read + split      (chunked reads, our LineSplitter, lines decoded to strings),
+ *   2. read + split + JSON.parse of every line,
+ *   3. full validation on one thread (validateFiles: parse, schema checks, session rules),
+ *   4. full validation with `jobs: N` worker threads (default 2),
+ * and reports MB/s, messages/s (capture lines = JSON-RPC messages), and the ratios the targets
+ * are stated in (full vs split+parse, jobs N vs split+parse). Each stage runs `R` times, stages
+ * interleaved round by round so that a noisy neighbour hits all of them alike; the median is
+ * reported. The file is deleted unless --keep (or --file) is given.
+ *
+ * The generated session is meant to look like real MCP traffic: initialize exchange, tools/list
+ * and prompts/list results with several entries, many tools/call requests with arguments and
+ * results with text (some with structured content, resource links, embedded resources or
+ * isError), progress notifications, pings both ways, cancellations, JSON-RPC error responses,
+ * and now and then a large base64 image (48–768 KiB) or audio (0.5–1.5 MiB) block.
  * Imports the compiled code from dist/ (run `npm run build` first).
  */
+import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, statSync, unlinkSync } from "node:fs";
 import { once } from "node:events";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createInterface } from "node:readline";
 
 const args = process.argv.slice(2);
-const keep = args.includes("--keep");
-const sizeMB = Number(args.find((a) => !a.startsWith("--")) ?? 200);
-if (!Number.isFinite(sizeMB) || sizeMB <= 0) {
-  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--keep]");
+const flag = (name) => args.includes(name);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
+};
+const positional = args.filter((a, i) => !a.startsWith("--") && !(i > 0 && ["--jobs", "--runs", "--file"].includes(args[i - 1])));
+const sizeMB = Number(positional[0] ?? 200);
+const jobs = Number(option("--jobs", 2));
+const runs = Number(option("--runs", 3));
+const given = option("--file", undefined);
+const keep = flag("--keep") || given !== undefined;
+if (!Number.isFinite(sizeMB) || sizeMB <= 0 || !Number.isInteger(jobs) || jobs < 1 || !Number.isInteger(runs) || runs < 1) {
+  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH]");
   process.exit(2);
 }
 
@@ -40,34 +56,143 @@ try {
 const { LineSplitter, validateFiles } = lib;
 
 // ---- generate ------------------------------------------------------------------------------
-const file = join(tmpdir(), `orchestra-validate-bench-${process.pid}.capture.jsonl`);
+const file = given ?? join(tmpdir(), `orchestra-validate-bench-${process.pid}.capture.jsonl`);
 const target = Math.floor(sizeMB * 1e6);
 
+/** Deterministic pseudo-random numbers (mulberry32), so every run generates the same file. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS =
+  "the server returned a list of matching files in the repository and the client asked for more context about each function call result value error timeout retry cache index query table row column user session token request response stream buffer chunk line message schema".split(
+    " ",
+  );
+
+const TOOLS = [
+  { name: "read_file", title: "Read file", description: "Read a text file from the workspace and return its contents.", inputSchema: { type: "object", properties: { path: { type: "string", description: "Path relative to the workspace root" }, offset: { type: "integer" }, limit: { type: "integer" } }, required: ["path"] }, annotations: { readOnlyHint: true, openWorldHint: false } },
+  { name: "write_file", description: "Write text to a file, creating it if needed.", inputSchema: { type: "object", properties: { path: { type: "string" }, text: { type: "string" } }, required: ["path", "text"] }, annotations: { destructiveHint: true, idempotentHint: true } },
+  { name: "search", title: "Search code", description: "Full-text search over the workspace; returns matching lines with locations.", inputSchema: { type: "object", properties: { query: { type: "string" }, glob: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 500 } }, required: ["query"] }, outputSchema: { type: "object", properties: { matches: { type: "array" }, truncated: { type: "boolean" } }, required: ["matches"] } },
+  { name: "run_tests", description: "Run the project's test suite and summarise failures.", inputSchema: { type: "object", properties: { filter: { type: "string" }, timeoutSeconds: { type: "number" } } } },
+  { name: "screenshot", title: "Take screenshot", description: "Capture the current screen as a PNG image.", inputSchema: { type: "object", properties: { display: { type: "integer" }, scale: { type: "number" } } }, annotations: { readOnlyHint: true } },
+  { name: "speak", description: "Synthesise speech for a short text and return WAV audio.", inputSchema: { type: "object", properties: { text: { type: "string" }, voice: { type: "string", enum: ["alto", "tenor"] } }, required: ["text"] } },
+  { name: "http_get", description: "Fetch a URL and return the response body as text.", inputSchema: { type: "object", properties: { url: { type: "string", format: "uri" }, headers: { type: "object" } }, required: ["url"] }, annotations: { openWorldHint: true, readOnlyHint: true } },
+  { name: "sql_query", title: "Query database", description: "Run a read-only SQL query and return the rows as JSON.", inputSchema: { type: "object", properties: { sql: { type: "string" }, params: { type: "array" } }, required: ["sql"] }, outputSchema: { type: "object", properties: { rows: { type: "array" }, rowCount: { type: "integer" } }, required: ["rows"] } },
+];
+
+const PROMPTS = [
+  { name: "code_review", title: "Code review", description: "Review a change for bugs and style.", arguments: [{ name: "diff", description: "Unified diff", required: true }, { name: "focus" }] },
+  { name: "summarise", description: "Summarise a document.", arguments: [{ name: "text", required: true }] },
+  { name: "explain_error", description: "Explain a stack trace.", arguments: [{ name: "trace", required: true }, { name: "language" }] },
+];
+
+/**
+ * Writes the capture. Returns counts for the report: messages (= lines), bytes in base64 blocks,
+ * and how many invalid messages were planted (`faults`: each gives exactly one error finding).
+ */
 async function generate() {
+  const rand = rng(20250618);
+  const pick = (list) => list[Math.floor(rand() * list.length)];
+  const sentence = (n) => {
+    const w = [];
+    for (let i = 0; i < n; i++) w.push(pick(WORDS));
+    return w.join(" ");
+  };
+  // A few blobs reused throughout (random bytes, so base64 looks like real media).
+  const images = [48, 128, 256, 768].map((kib) => randomBytes(kib * 1024).toString("base64"));
+  const audios = [512, 1536].map((kib) => randomBytes(kib * 1024).toString("base64"));
+  const smallBlob = randomBytes(3000).toString("base64");
+
   const out = createWriteStream(file);
   let written = 0;
+  let messages = 0;
+  let base64Bytes = 0;
   let t = Date.parse("2025-06-18T10:00:00.000Z");
-  const rec = (dir, msg) => `${JSON.stringify({ ts: new Date((t += 3)).toISOString(), dir, msg })}\n`;
-  const V = "2025-06-18";
   let buf = "";
-  buf += rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: { roots: { listChanged: true } }, clientInfo: { name: "bench-client", version: "1.0.0" } } });
-  buf += rec("s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "bench-server", version: "1.0.0" } } });
-  buf += rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" });
-  const text = "lorem ipsum dolor sit amet ".repeat(12);
-  let id = 1;
+  const rec = (dir, msg) => {
+    messages++;
+    buf += `${JSON.stringify({ ts: new Date((t += 1 + Math.floor(rand() * 40))).toISOString(), dir, msg })}\n`;
+  };
+  const V = "2025-06-18";
+  rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, clientInfo: { name: "bench-client", title: "Bench Client", version: "1.4.2" } } });
+  rec("s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: { listChanged: true }, prompts: { listChanged: false }, logging: {}, completions: {} }, serverInfo: { name: "bench-server", version: "0.9.0" }, instructions: "Use read_file before write_file. Searches are case-insensitive." } });
+  rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" });
+
+  let id = 1; // client request ids
+  let sid = 1; // server request ids ("s-<n>")
+  let faults = 0;
   while (written < target) {
-    for (let k = 0; k < 500; k++) {
+    for (let k = 0; k < 200; k++) {
       const n = id++;
-      if (n % 50 === 0) {
-        buf += rec("c2s", { jsonrpc: "2.0", id: n, method: "tools/list", params: {} });
-        buf += rec("s2c", { jsonrpc: "2.0", id: n, result: { tools: [{ name: "echo", description: "Echo", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }, { name: "sum", inputSchema: { type: "object" } }] } });
-      } else if (n % 10 === 0) {
-        buf += rec("c2s", { jsonrpc: "2.0", id: n, method: "ping" });
-        buf += rec("s2c", { jsonrpc: "2.0", id: n, result: {} });
+      const r = rand();
+      if (n % 400 === 1) {
+        rec("c2s", { jsonrpc: "2.0", id: n, method: "tools/list", params: {} });
+        rec("s2c", { jsonrpc: "2.0", id: n, result: { tools: TOOLS } });
+      } else if (n % 997 === 0) {
+        rec("c2s", { jsonrpc: "2.0", id: n, method: "prompts/list" });
+        rec("s2c", { jsonrpc: "2.0", id: n, result: { prompts: PROMPTS } });
+      } else if (n % 331 === 0) {
+        rec("c2s", { jsonrpc: "2.0", id: n, method: "prompts/get", params: { name: "code_review", arguments: { diff: sentence(40), focus: "errors" } } });
+        rec("s2c", { jsonrpc: "2.0", id: n, result: { description: "Review", messages: [{ role: "user", content: { type: "text", text: sentence(60) } }, { role: "assistant", content: { type: "text", text: sentence(20) } }] } });
+      } else if (r < 0.05) {
+        rec("c2s", { jsonrpc: "2.0", id: n, method: "ping" });
+        rec("s2c", { jsonrpc: "2.0", id: n, result: {} });
+      } else if (r < 0.07) {
+        const s = `s-${sid++}`;
+        rec("s2c", { jsonrpc: "2.0", id: s, method: "ping" });
+        rec("c2s", { jsonrpc: "2.0", id: s, result: {} });
       } else {
-        buf += rec("c2s", { jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "echo", arguments: { text: `${text}${n}` }, _meta: { progressToken: `p${n}` } } });
-        buf += rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: `p${n}`, progress: 1, total: 2 } });
-        buf += rec("s2c", { jsonrpc: "2.0", id: n, result: { content: [{ type: "text", text: `${text}${n}` }], isError: false } });
+        // tools/call
+        const tool = pick(TOOLS);
+        const token = rand() < 0.4 ? `tok-${n}` : undefined;
+        const params = { name: tool.name, arguments: tool.name === "write_file" ? { path: `src/module${n % 97}.ts`, text: sentence(80) } : { path: `src/file${n % 113}.ts`, query: sentence(4), maxResults: 50 } };
+        if (token !== undefined) params._meta = { progressToken: token };
+        rec("c2s", { jsonrpc: "2.0", id: n, method: "tools/call", params });
+        if (token !== undefined) {
+          const steps = 1 + Math.floor(rand() * 3);
+          for (let p = 1; p <= steps; p++) rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: p, total: steps, message: `step ${p} of ${steps}` } });
+        }
+        const kind = rand();
+        let result;
+        if (kind < 0.0015) {
+          const data = pick(images);
+          base64Bytes += data.length;
+          result = { content: [{ type: "image", data, mimeType: "image/png" }, { type: "text", text: "Screenshot taken." }] };
+        } else if (kind < 0.0017) {
+          const data = pick(audios);
+          base64Bytes += data.length;
+          result = { content: [{ type: "audio", data, mimeType: "audio/wav", annotations: { audience: ["user"], priority: 0.5 } }] };
+        } else if (kind < 0.03) {
+          rec("s2c", { jsonrpc: "2.0", id: n, error: { code: -32602, message: `Unknown tool arguments for ${tool.name}`, data: { field: "path" } } });
+          continue;
+        } else if (kind < 0.035) {
+          rec("c2s", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: n, reason: "user pressed stop" } });
+          continue;
+        } else if (kind < 0.06) {
+          result = { content: [{ type: "text", text: `Error: ${sentence(12)}` }], isError: true };
+        } else if (kind < 0.12) {
+          result = { content: [{ type: "text", text: JSON.stringify({ matches: [sentence(8), sentence(8)], truncated: false }) }], structuredContent: { matches: [sentence(8), sentence(8)], truncated: false } };
+        } else if (kind < 0.15) {
+          base64Bytes += smallBlob.length;
+          result = { content: [{ type: "resource_link", uri: `file:///workspace/src/file${n % 113}.ts`, name: `file${n % 113}.ts`, mimeType: "text/typescript" }, { type: "resource", resource: { uri: `file:///workspace/assets/icon${n % 7}.png`, mimeType: "image/png", blob: smallBlob } }] };
+        } else {
+          const blocks = [{ type: "text", text: sentence(20 + Math.floor(rand() * 150)) }];
+          if (rand() < 0.3) blocks.push({ type: "text", text: sentence(30), annotations: { audience: ["assistant"], priority: 0.2 } });
+          result = { content: blocks, isError: false };
+        }
+        if (n % 20011 === 0) {
+          // A planted fault: a text block without its text (one schema/result error).
+          result = { content: [{ type: "text" }] };
+          faults++;
+        }
+        rec("s2c", { jsonrpc: "2.0", id: n, result });
       }
     }
     written += Buffer.byteLength(buf);
@@ -76,16 +201,10 @@ async function generate() {
   }
   out.end();
   await once(out, "finish");
+  return { messages, base64Bytes, faults };
 }
 
 // ---- stages --------------------------------------------------------------------------------
-async function readlineStage() {
-  let lines = 0;
-  const rl = createInterface({ input: createReadStream(file, { highWaterMark: 1 << 20 }), crlfDelay: Infinity });
-  for await (const _line of rl) lines++;
-  return lines;
-}
-
 async function splitStage(parse) {
   let lines = 0;
   let chars = 0;
@@ -106,52 +225,77 @@ async function splitStage(parse) {
   return lines;
 }
 
-async function fullStage() {
-  const { summary } = await validateFiles([file], { inputFormat: "capture" });
-  if (summary.errors > 0) throw new Error(`generated capture has ${summary.errors} errors`);
+let expectedErrors;
+async function fullStage(jobCount) {
+  const { summary } = await validateFiles([file], { inputFormat: "capture", jobs: jobCount });
+  if (expectedErrors !== undefined && summary.errors !== expectedErrors) {
+    throw new Error(`expected ${expectedErrors} errors (planted faults), got ${summary.errors} (jobs ${jobCount})`);
+  }
   return summary.messages;
 }
 
-async function measure(name, fn) {
+async function measure(fn) {
   const t0 = performance.now();
   const count = await fn();
-  const s = (performance.now() - t0) / 1000;
-  return { name, seconds: s, count, maxRssMB: process.resourceUsage().maxRSS / 1024 };
+  return { seconds: (performance.now() - t0) / 1000, count };
 }
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+};
 
 // ---- run -----------------------------------------------------------------------------------
 try {
-  const g0 = performance.now();
-  await generate();
+  let info = { messages: undefined, base64Bytes: undefined, faults: undefined };
+  if (given === undefined) {
+    const g0 = performance.now();
+    info = await generate();
+    expectedErrors = info.faults;
+    console.log(`generated ${(statSync(file).size / 1e6).toFixed(1)} MB capture in ${((performance.now() - g0) / 1000).toFixed(1)} s: ${file}`);
+  }
   const bytes = statSync(file).size;
-  console.log(`generated ${(bytes / 1e6).toFixed(1)} MB capture in ${((performance.now() - g0) / 1000).toFixed(1)} s: ${file}`);
-  console.log(`node ${process.version}, ${process.platform}/${process.arch}\n`);
+  console.log(
+    `node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"})` +
+      (info.messages === undefined ? "" : `\n${info.messages.toLocaleString("en-US")} messages, ${((100 * info.base64Bytes) / bytes).toFixed(0)}% of bytes in base64 blocks, ${info.faults} planted faults`),
+  );
 
-  // Warm the page cache so the first stage is not penalised.
-  await splitStage(false);
-  const results = [
-    await measure("node:readline (reference)", readlineStage),
-    await measure("read + split", () => splitStage(false)),
-    await measure("read + split + JSON.parse", () => splitStage(true)),
-    await measure("full validation", fullStage),
+  const stages = [
+    ["read + split", () => splitStage(false)],
+    ["read + split + JSON.parse", () => splitStage(true)],
+    ["full validation, 1 thread", () => fullStage(1)],
+    [`full validation, --jobs ${jobs}`, () => fullStage(jobs)],
   ];
-  const base = results[1];
+  await splitStage(false); // warm the page cache
+  const times = stages.map(() => []);
+  const counts = stages.map(() => 0);
+  for (let round = 0; round < runs; round++) {
+    for (let i = 0; i < stages.length; i++) {
+      const r = await measure(stages[i][1]);
+      times[i].push(r.seconds);
+      counts[i] = r.count;
+    }
+  }
+  const secs = times.map(median);
   const pad = (s, n) => String(s).padEnd(n);
   const padl = (s, n) => String(s).padStart(n);
-  console.log(`${pad("stage", 28)}${padl("seconds", 9)}${padl("MB/s", 9)}${padl("lines/s", 12)}${padl("vs split", 10)}${padl("peak RSS MB", 13)}`);
-  for (const r of results) {
-    const mbps = bytes / 1e6 / r.seconds;
+  console.log(`\nmedian of ${runs} run(s) per stage, ${(bytes / 1e6).toFixed(1)} MB\n`);
+  console.log(`${pad("stage", 30)}${padl("seconds", 9)}${padl("MB/s", 9)}${padl("messages/s", 13)}${padl("vs parse", 10)}`);
+  for (let i = 0; i < stages.length; i++) {
+    const mbps = bytes / 1e6 / secs[i];
     console.log(
-      `${pad(r.name, 28)}${padl(r.seconds.toFixed(2), 9)}${padl(mbps.toFixed(1), 9)}${padl(Math.round(r.count / r.seconds).toLocaleString("en-US"), 12)}` +
-        `${padl(`${(base.seconds / r.seconds).toFixed(2)}x`, 10)}${padl(r.maxRssMB.toFixed(0), 13)}`,
+      `${pad(stages[i][0], 30)}${padl(secs[i].toFixed(2), 9)}${padl(mbps.toFixed(1), 9)}${padl(Math.round(counts[i] / secs[i]).toLocaleString("en-US"), 13)}` +
+        `${padl(`${(secs[1] / secs[i]).toFixed(2)}x`, 10)}`,
     );
   }
-  const [rl, split, parse, full] = results;
+  console.log(`\nall runs (s): ${stages.map((s, i) => `${s[0]}: ${times[i].map((x) => x.toFixed(2)).join(" ")}`).join("; ")}`);
+  const one = secs[1] / secs[2];
+  const many = secs[1] / secs[3];
   console.log(
-    `\nratios: split is ${(rl.seconds / split.seconds).toFixed(2)}x readline; JSON.parse costs ${(parse.seconds / split.seconds).toFixed(2)}x split; ` +
-      `full validation costs ${(full.seconds / parse.seconds).toFixed(2)}x split+parse (${(full.seconds / split.seconds).toFixed(2)}x split)`,
+    `\nfull validation runs at ${(100 * one).toFixed(0)}% of the split+parse rate (target >= 90%); ` +
+      `--jobs ${jobs} at ${many.toFixed(2)}x split+parse (target >= 1.6x for --jobs 2)`,
   );
-  console.log(`messages validated: ${full.count.toLocaleString("en-US")}`);
+  console.log(`messages validated: ${counts[2].toLocaleString("en-US")}`);
 } finally {
   if (!keep) {
     try {

@@ -7,12 +7,13 @@
  * supports it MUST answer with the same revision, otherwise it MUST answer with another revision
  * it supports, which SHOULD be its latest. A client that cannot use the answer disconnects.
  */
+import { GENERATED_VERSIONS } from "../gen/mcp/index.js";
 
 /**
  * Supported MCP protocol revisions, oldest first (revision strings are dates, so this is also
  * lexicographic order). Each one has generated validators in `src/gen/mcp/<revision>/`.
  */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(["2025-06-18"]);
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([...GENERATED_VERSIONS].sort());
 
 /** The newest supported revision: what we offer when the client asks for one we lack. */
 export const LATEST_PROTOCOL_VERSION: string = SUPPORTED_PROTOCOL_VERSIONS[SUPPORTED_PROTOCOL_VERSIONS.length - 1] as string;
