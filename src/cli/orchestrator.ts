@@ -19,6 +19,8 @@ interface OrchestratorCliOptions {
   tools?: string[];
   builtins: boolean;
   maxStreams: number;
+  /** `--transport`: quic (default) or tls (docs/tls-transport.md). */
+  transport: "quic" | "tls";
 }
 
 function positiveInt(value: string): number {
@@ -57,6 +59,11 @@ export function registerOrchestratorCommand(program: Command): void {
         .argParser(positiveInt)
         .default(DEFAULT_MAX_STREAMS),
     )
+    .addOption(
+      new Option("--transport <kind>", "quic (UDP, interoperable) or tls (TLS 1.3 over TCP on the same address, our extension)")
+        .choices(["quic", "tls"])
+        .default("quic"),
+    )
     .action(async (opts: OrchestratorCliOptions) => {
       process.exitCode = await runOrchestrator(opts);
     });
@@ -80,7 +87,9 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
     for (const mod of opts.tools ?? []) {
       for (const tool of await loadToolModule(mod)) registry.register(tool);
     }
-    running = await startOrchestrator({
+    const start =
+      opts.transport === "tls" ? (await import("../orchestrator/tls-server.js")).startTlsOrchestrator : startOrchestrator;
+    running = await start({
       host,
       port,
       certsDir: opts.certsDir ?? defaultCertsDir(),

@@ -19,6 +19,12 @@ interface ServeOptions {
   listTimeout: number;
   shutdownGrace: number;
   serverName: string;
+  /** `--transport`: quic (default) or tls (docs/tls-transport.md). */
+  transport: Transport;
+  /** `--page-size`: items per page of MCP list results. */
+  pageSize: number;
+  /** `--resource-prefix`: storage prefixes exposed as MCP resources (default: all). */
+  resourcePrefix?: string[];
 }
 
 /** Parses a positive integer option value (milliseconds). */
@@ -40,6 +46,13 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
     .addOption(new Option("--shutdown-grace <ms>", "on stdin EOF, how long in-flight calls may still take").argParser(positiveInt).default(30_000))
     .option("--server-name <name>", "TLS server name expected in the orchestrator's certificate", "localhost")
+    .addOption(
+      new Option("--transport <kind>", "transport to the orchestrator: quic (interoperable) or tls (TLS 1.3 over TCP, our extension)")
+        .choices(TRANSPORTS)
+        .default("quic"),
+    )
+    .addOption(new Option("--page-size <n>", "items per page of tools/prompts/resources lists").argParser(positiveInt).default(100))
+    .option("--resource-prefix <prefix...>", "storage path prefixes exposed as MCP resources (default: everything)")
     .action(async (opts: ServeOptions) => {
       process.exitCode = await serve(opts);
     });
@@ -60,23 +73,36 @@ async function serve(opts: ServeOptions): Promise<number> {
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
   let sender: Sender;
+  let embeddedCertsDir: string | undefined;
   try {
     if (opts.orchestratorAddr) {
       const { host, port } = parseHostPort(opts.orchestratorAddr);
-      sender = new QuicSender({ host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName });
+      const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName };
+      sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
     } else {
       const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
+      embeddedCertsDir = certsDir;
       if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
-      const { startOrchestrator } = await import("../orchestrator/server.js");
-      const orchestrator = await startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
+      const orchestrator =
+        opts.transport === "tls"
+          ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir })
+          : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
       cleanups.unshift(() => orchestrator.stop());
-      log.info({ address: orchestrator.address }, "embedded reference orchestrator listening");
-      sender = new QuicSender({ host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" });
+      log.info({ address: orchestrator.address, transport: opts.transport }, "embedded reference orchestrator listening");
+      const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
+      sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
     }
   } catch (err) {
     process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
     await runAll(cleanups, log);
     return 1;
+  }
+  if (opts.transport !== "tls" && sender instanceof QuicSender) {
+    // Streaming RPCs (progress, tool-change watch) ride a second QUIC connection: src/bridge/quic-streams.ts.
+    const { QuicStreamClient, withStreaming } = await import("../bridge/quic-streams.js");
+    const target = parseHostPort(sender.address);
+    const certsDir = opts.orchestratorAddr ? (opts.certsDir ?? defaultCertsDir()) : embeddedCertsDir!;
+    sender = withStreaming(sender, new QuicStreamClient({ ...target, certsDir, serverName: opts.orchestratorAddr ? opts.serverName : "localhost" }));
   }
   cleanups.unshift(() => sender.close());
   const capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
@@ -94,6 +120,8 @@ async function serve(opts: ServeOptions): Promise<number> {
     shutdownGraceMs: opts.shutdownGrace,
     maxLineBytes: DEFAULT_MAX_LINE_BYTES,
     capture,
+    pageSize: opts.pageSize,
+    ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),
   });
   const stop = () => process.stdin.destroy();
   process.once("SIGTERM", stop);
@@ -112,3 +140,7 @@ async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: o
     }
   }
 }
+
+// `--transport quic|tls`: which Sender (and embedded orchestrator) `serve` uses.
+const TRANSPORTS = ["quic", "tls"] as const;
+type Transport = (typeof TRANSPORTS)[number];
