@@ -23,7 +23,17 @@
  *
  * Exit codes: 0 success / up to date; 1 stale output (--check); 2 generator failure.
  *
- * Also importable (tests): `generate({ root, outRoot, proto })` and `check({ root, proto })`, see below.
+ * JSON Schema dialects: draft-07 schemas (`definitions`) compile with ajv's draft-07 class. A 2020-12
+ * schema (`$defs`) is first checked for keywords only 2019-09/2020-12 have (`draft2020OnlyKeywords`);
+ * when it has none it is rewritten to the draft-07 spelling in memory (`toDraft07`: `$defs` →
+ * `definitions`, refs redirected) and compiled with the draft-07 class too — same verdicts, smaller
+ * code, and unions that stop at the first matching branch (ajv's 2020 class tracks evaluated
+ * properties for `unevaluated*`, so it tries every branch) — otherwise with `Ajv2020`. The decision (`planSchema`) is noted in the generated validators.js header.
+ * json-schema-to-typescript always gets the `definitions` spelling. Formats: src/mcp/formats.ts
+ * first, then ajv-formats (e.g. `uri-template`), as in the run-time compiler (src/mcp/validation.ts).
+ *
+ * Also importable (tests): `generate({ root, outRoot, proto })`, `check({ root, proto })`,
+ * `draft2020OnlyKeywords(schema)`, `toDraft07(schema)` and `planSchema(schema)`, see below.
  * ajv standalone output is re-indented by `indentJs` instead of prettier (seconds → milliseconds);
  * everything else is formatted by prettier (pinned devDependency) with the fixed options below.
  */
@@ -96,7 +106,16 @@ function bareRefs(node) {
   if (Array.isArray(node)) return node.map(bareRefs);
   if (!node || typeof node !== "object") return node;
   if (typeof node.$ref === "string") return { $ref: node.$ref };
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, DATA_KEYWORDS.has(k) ? v : bareRefs(v)]));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => {
+      if (DATA_KEYWORDS.has(k)) return [k, v];
+      // map keys are property/definition names, not keywords: `properties.default` is a schema
+      if (SCHEMA_MAPS.has(k) && v && typeof v === "object" && !Array.isArray(v)) {
+        return [k, Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, bareRefs(sub)]))];
+      }
+      return [k, bareRefs(v)];
+    }),
+  );
 }
 
 /**
@@ -176,9 +195,166 @@ async function generateProto(root, outRoot) {
 }
 
 function definitionsOf(schema) {
-  if (schema.$defs && typeof schema.$defs === "object") return { defs: schema.$defs, key: "$defs", is2020: true };
-  if (schema.definitions && typeof schema.definitions === "object") return { defs: schema.definitions, key: "definitions", is2020: false };
+  if (schema.$defs && typeof schema.$defs === "object") return { defs: schema.$defs, key: "$defs" };
+  if (schema.definitions && typeof schema.definitions === "object") return { defs: schema.definitions, key: "definitions" };
   throw new Error("schema has no definitions/$defs");
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON Schema dialects: draft-07 (MCP ≤ 2025-06-18) and 2020-12 (MCP ≥ 2025-11-25)
+
+const DRAFT07_URI = "http://json-schema.org/draft-07/schema#";
+
+/**
+ * Keywords that make a JSON Schema 2020-12 document mean something else (or nothing) under
+ * draft-07 rules: keywords added in 2019-09/2020-12, and draft-07 keywords that 2020-12 dropped or
+ * redefined. Keyword → why it blocks compiling with the draft-07 class.
+ */
+const NOT_DRAFT07 = Object.freeze({
+  prefixItems: "2020-12 tuple keyword (draft-07 has items: [...])",
+  $dynamicRef: "2020-12 dynamic reference",
+  $dynamicAnchor: "2020-12 dynamic anchor",
+  $recursiveRef: "2019-09 recursive reference",
+  $recursiveAnchor: "2019-09 recursive anchor",
+  $anchor: "2019-09 plain-name anchor",
+  $vocabulary: "2019-09 vocabulary declaration",
+  unevaluatedProperties: "2019-09 keyword (needs annotation tracking)",
+  unevaluatedItems: "2019-09 keyword (needs annotation tracking)",
+  dependentRequired: "2019-09 keyword (draft-07 spells it dependencies)",
+  dependentSchemas: "2019-09 keyword (draft-07 spells it dependencies)",
+  minContains: "2019-09 keyword",
+  maxContains: "2019-09 keyword",
+  contentSchema: "2019-09 keyword",
+  additionalItems: "draft-07 tuple keyword that 2020-12 replaced (items after prefixItems)",
+  dependencies: "draft-07 keyword that 2020-12 no longer has",
+});
+
+/** Keywords that never affect validation; they may sit next to `$ref` in either dialect. */
+const ANNOTATIONS = new Set(["description", "$comment", "title", "examples", "default", "deprecated", "readOnly", "writeOnly"]);
+
+/** Keywords whose value is an array of subschemas. */
+const SCHEMA_ARRAYS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+
+const pointerToken = (key) => String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * Find what keeps a JSON Schema 2020-12 document from validating identically under draft-07 rules
+ * once its root `$defs` is renamed `definitions` (see {@link toDraft07}). Reported:
+ *  - every keyword of {@link NOT_DRAFT07} in a schema position,
+ *  - `items` with an array value (a draft-07 tuple; not valid 2020-12),
+ *  - `$ref` beside a keyword that validates (2020-12 applies such siblings, draft-07 ignores them),
+ *  - a `$ref` that is not a local JSON Pointer (`#` or `#/...`): anchors and external documents,
+ *  - `$id` or `$schema` below the root, `$defs` below the root, and a root with both `$defs`
+ *    and `definitions` (the rename would collide).
+ * Property names (`properties`, `patternProperties`, `$defs`, ... map keys) and instance data
+ * (`const`, `enum`, `default`, `examples`) are not keywords and are never reported.
+ *
+ * @param {object} schema a parsed JSON Schema document (2020-12)
+ * @returns {{ pointer: string, keyword: string, reason: string }[]} findings in document order,
+ *   each with the JSON Pointer of the schema object holding the keyword; empty when the document
+ *   is portable
+ */
+export function draft2020OnlyKeywords(schema) {
+  const findings = [];
+  const report = (pointer, keyword, reason) => findings.push({ pointer, keyword, reason });
+  const visit = (node, pointer, isRoot) => {
+    if (!node || typeof node !== "object" || Array.isArray(node)) return; // boolean schemas are the same in both
+    if (isRoot && node.$defs !== undefined && node.definitions !== undefined) {
+      report(pointer, "$defs", "root has both $defs and definitions: renaming $defs would collide");
+    }
+    for (const [key, value] of Object.entries(node)) {
+      const here = `${pointer}/${pointerToken(key)}`;
+      if (DATA_KEYWORDS.has(key)) continue;
+      if (Object.hasOwn(NOT_DRAFT07, key)) report(pointer, key, NOT_DRAFT07[key]);
+      if (!isRoot && (key === "$id" || key === "$schema" || key === "$defs")) {
+        report(pointer, key, `${key} below the root changes resolution scope or dialect`);
+      }
+      if (key === "$ref") {
+        if (typeof value !== "string" || !(value === "#" || value.startsWith("#/"))) {
+          report(pointer, key, "not a local JSON Pointer reference (anchor or external document)");
+        }
+        const siblings = Object.keys(node).filter((k) => k !== "$ref" && !ANNOTATIONS.has(k));
+        if (siblings.length) report(pointer, key, `$ref beside ${siblings.join(", ")}: 2020-12 applies them, draft-07 ignores them`);
+        continue;
+      }
+      if (SCHEMA_MAPS.has(key) || key === "dependencies") {
+        if (value && typeof value === "object" && !Array.isArray(value)) {
+          for (const [name, sub] of Object.entries(value)) visit(sub, `${here}/${pointerToken(name)}`, false);
+        }
+      } else if (key === "items" && Array.isArray(value)) {
+        report(pointer, key, "items with an array value (draft-07 tuple form; 2020-12 uses prefixItems)");
+        value.forEach((sub, i) => visit(sub, `${here}/${i}`, false));
+      } else if (SCHEMA_ARRAYS.has(key) && Array.isArray(value)) {
+        value.forEach((sub, i) => visit(sub, `${here}/${i}`, false));
+      } else if (value && typeof value === "object" && !Array.isArray(value)) {
+        visit(value, here, false); // not, if/then/else, items, additionalProperties, contains, propertyNames, ...
+      }
+    }
+  };
+  visit(schema, "", true);
+  return findings;
+}
+
+/**
+ * The draft-07 spelling of a JSON Schema 2020-12 document: root `$defs` becomes `definitions`,
+ * every `$ref` into `#/$defs/` is redirected to `#/definitions/`, and `$schema` names draft-07.
+ * Only meaningful when {@link draft2020OnlyKeywords} finds nothing. Returns a new object; the
+ * input is not modified.
+ *
+ * @param {object} schema a parsed 2020-12 document with root `$defs`
+ * @returns {object} the same definitions, addressable as `#/definitions/<Name>`
+ */
+export function toDraft07(schema) {
+  const redirect = (node) => {
+    if (Array.isArray(node)) return node.map(redirect);
+    if (!node || typeof node !== "object") return node;
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (DATA_KEYWORDS.has(key)) out[key] = value;
+      else if (key === "$ref" && typeof value === "string" && value.startsWith("#/$defs/")) out[key] = `#/definitions/${value.slice(8)}`;
+      else if (SCHEMA_MAPS.has(key) && value && typeof value === "object" && !Array.isArray(value)) {
+        out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, redirect(sub)]));
+      } else out[key] = redirect(value);
+    }
+    return out;
+  };
+  const { $defs, definitions: _none, ...rest } = schema;
+  const converted = redirect({ ...rest, $schema: DRAFT07_URI });
+  converted.definitions = redirect($defs ?? {});
+  return converted;
+}
+
+/**
+ * Decide how to compile a schema. draft-07 documents compile with ajv's draft-07 class as they
+ * are. A 2020-12 document (declared by `$schema`, or undeclared with only `$defs`) compiles with
+ * the draft-07 class after {@link toDraft07} when {@link draft2020OnlyKeywords} finds nothing —
+ * the same verdicts, with ajv's smaller draft-07 code — and with `Ajv2020` otherwise.
+ *
+ * @param {object} schema parsed schema.json
+ * @returns {{ dialect: "draft-07" | "2020-12", compileAs: "draft-07" | "2020-12",
+ *   findings: { pointer: string, keyword: string, reason: string }[], schema: object, key: string }}
+ *   `schema`/`key`: the document to compile and where its definitions are (`definitions`/`$defs`)
+ * @throws Error for a `$schema` other than draft-07 or 2020-12
+ */
+export function planSchema(schema) {
+  const declared = typeof schema.$schema === "string" ? schema.$schema : "";
+  let dialect;
+  if (/^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared)) dialect = "2020-12";
+  else if (/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/.test(declared)) dialect = "draft-07";
+  else if (declared === "") dialect = schema.$defs !== undefined && schema.definitions === undefined ? "2020-12" : "draft-07";
+  else throw new Error(`unsupported JSON Schema dialect ${declared} (expected draft-07 or 2020-12)`);
+  if (dialect === "draft-07") return { dialect, compileAs: "draft-07", findings: [], schema, key: definitionsOf(schema).key };
+  const findings = draft2020OnlyKeywords(schema);
+  if (findings.length === 0) return { dialect, compileAs: "draft-07", findings, schema: toDraft07(schema), key: "definitions" };
+  return { dialect, compileAs: "2020-12", findings, schema, key: definitionsOf(schema).key };
+}
+
+/** One line for the header of validators.js generated from a 2020-12 schema: how it was compiled. */
+function dialectNote(plan) {
+  if (plan.compileAs === "draft-07") {
+    return "Source dialect: JSON Schema 2020-12 ($defs). It uses no 2020-only keyword (checked by codegen), so it was compiled with ajv's draft-07 class ($defs read as definitions): same verdicts.";
+  }
+  return `Source dialect: JSON Schema 2020-12, compiled with ajv's 2020-12 class (it uses ${[...new Set(plan.findings.map((f) => f.keyword))].join(", ")}).`;
 }
 
 async function generateTypes(version, schema, definitionNames) {
@@ -229,11 +405,47 @@ function sortKeysDeepTopLevel(defs) {
   return Object.fromEntries(Object.keys(defs).sort().map((k) => [k, defs[k]]));
 }
 
-async function generateValidators(version, schema, definitionNames, formats) {
+/** The `format` names a schema uses (in schema positions), sorted. */
+function formatsUsed(node, out = new Set()) {
+  if (Array.isArray(node)) {
+    for (const item of node) formatsUsed(item, out);
+    return out;
+  }
+  if (!node || typeof node !== "object") return out;
+  for (const [key, value] of Object.entries(node)) {
+    if (DATA_KEYWORDS.has(key)) continue;
+    if (key === "format" && typeof value === "string") out.add(value);
+    else if (SCHEMA_MAPS.has(key) && value && typeof value === "object" && !Array.isArray(value)) {
+      for (const sub of Object.values(value)) formatsUsed(sub, out);
+    } else formatsUsed(value, out);
+  }
+  return out;
+}
+
+/**
+ * Where each format a schema uses comes from: this project's checks (src/mcp/formats.ts) first,
+ * then ajv-formats' full definitions — the same precedence as the run-time compiler in
+ * src/mcp/validation.ts (ajv-formats, overridden by MCP_FORMATS), so both give the same verdicts.
+ *
+ * @returns {Map<string, { source: "mcp" | "ajv-formats", check: unknown }>} sorted by name
+ * @throws Error for a format neither knows (ajv strict mode would reject it anyway)
+ */
+async function resolveFormats(schema, mcpFormats) {
+  const { fullFormats } = await import("ajv-formats/dist/formats.js");
+  const out = new Map();
+  for (const name of [...formatsUsed(schema)].sort()) {
+    if (Object.hasOwn(mcpFormats, name)) out.set(name, { source: "mcp", check: mcpFormats[name] });
+    else if (Object.hasOwn(fullFormats, name)) out.set(name, { source: "ajv-formats", check: fullFormats[name] });
+    else throw new Error(`unknown format "${name}": add it to src/mcp/formats.ts`);
+  }
+  return out;
+}
+
+async function generateValidators(version, plan, definitionNames, mcpFormats) {
   const { _ } = await import("ajv");
   const standaloneCode = (await import("ajv/dist/standalone/index.js")).default;
-  const { is2020, key } = definitionsOf(schema);
-  const AjvClass = is2020 ? (await import("ajv/dist/2020.js")).default : (await import("ajv")).default;
+  const { key } = plan;
+  const AjvClass = plan.compileAs === "2020-12" ? (await import("ajv/dist/2020.js")).default : (await import("ajv")).default;
   const ajv = new AjvClass({
     strict: true,
     allowUnionTypes: true,
@@ -241,9 +453,12 @@ async function generateValidators(version, schema, definitionNames, formats) {
     messages: false,
     code: { source: true, esm: true, lines: true, formats: _`__formats` },
   });
-  for (const [name, fn] of Object.entries(formats)) ajv.addFormat(name, fn);
+  const formats = await resolveFormats(plan.schema, mcpFormats);
+  // Every MCP format is registered (as before); ajv-formats ones only when the schema uses them.
+  for (const [name, fn] of Object.entries(mcpFormats)) ajv.addFormat(name, fn);
+  for (const [name, { source, check }] of formats) if (source === "ajv-formats") ajv.addFormat(name, check);
   const id = `https://orchestra-stdio.invalid/schemas/mcp/${version}/schema.json`;
-  ajv.addSchema({ ...stripAnnotations(schema), $id: id });
+  ajv.addSchema({ ...stripAnnotations(plan.schema), $id: id });
   const refs = {};
   for (const name of definitionNames) {
     if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`definition name ${name} is not a JS identifier`);
@@ -264,12 +479,31 @@ async function generateValidators(version, schema, definitionNames, formats) {
     new RegExp(`\\b${name}\\b`).test(code.replace(line, "")) ? line : "",
   );
   const imports = [...deps].map(([file, local]) => `import ${local} from "${file}";`);
-  if (/\b__formats\b/.test(code)) imports.unshift(`import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";`);
+  // ajv inlines RegExp formats (uri-template); only function formats are reached through __formats.
+  const referenced = new Set(
+    [...code.matchAll(/\b__formats(?:\.([A-Za-z_$][\w$]*)|\[("(?:[^"\\]|\\.)*")\])/g)].map((m) => m[1] ?? JSON.parse(m[2])),
+  );
+  const borrowed = [...formats].filter(([name, f]) => f.source === "ajv-formats" && referenced.has(name)).map(([name]) => name);
+  if (/\b__formats\b/.test(code)) {
+    if (borrowed.length === 0) imports.unshift(`import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";`);
+    else {
+      imports.unshift(
+        `import { MCP_FORMATS } from "../../../mcp/formats.js";`,
+        `import { fullFormats as __ajvFormats } from "ajv-formats/dist/formats.js";`,
+        `// Formats src/mcp/formats.ts lacks come from ajv-formats, as in the run-time compiler (src/mcp/validation.ts).`,
+        `const __formats = { ...MCP_FORMATS, ${borrowed.map((n) => `${JSON.stringify(n)}: __ajvFormats[${JSON.stringify(n)}]`).join(", ")} };`,
+      );
+    }
+  }
   const map = definitionNames.map((n) => `  ${n},`).join("\n");
-  return [
+  const header = [
     banner(`schemas/mcp/${version}/schema.json`, "ajv standalone"),
     "// One validator per schema definition, compiled ahead of time (strict, allErrors: false).",
     "// Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.",
+  ];
+  if (plan.dialect !== "draft-07") header.push(`// ${dialectNote(plan)}`);
+  return [
+    ...header,
     imports.join("\n"),
     code,
     `/** Every validator above, keyed by definition name. */\nexport const validators = Object.freeze({\n${map}\n});\n`,
@@ -378,8 +612,11 @@ async function generateMcp(root, outRoot) {
     const schema = JSON.parse(raw);
     const meta = deriveSchemaMeta(schema);
     const names = [...meta.definitions];
-    files.set(`${version}/types.ts`, [await generateTypes(version, schema, names), "typescript"]);
-    files.set(`${version}/validators.js`, [await generateValidators(version, schema, names, MCP_FORMATS), null]);
+    const plan = planSchema(schema);
+    // json-schema-to-typescript reads draft-07 `definitions`: give it that spelling of a 2020-12 schema.
+    const typesSchema = plan.dialect === "draft-07" ? schema : plan.compileAs === "draft-07" ? plan.schema : toDraft07(schema);
+    files.set(`${version}/types.ts`, [await generateTypes(version, typesSchema, names), "typescript"]);
+    files.set(`${version}/validators.js`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
     files.set(`${version}/validators.d.ts`, [generateValidatorsDts(version, schema, names), "typescript"]);
     files.set(`${version}/methods.ts`, [generateMethods(version, meta), "typescript"]);
     done.push(version);
