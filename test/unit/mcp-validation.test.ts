@@ -32,7 +32,7 @@ describe("validatorsFor", () => {
   it("knows every generated definition and nothing else", () => {
     for (const d of GENERATED_PROTOCOLS["2025-06-18"]?.definitions ?? []) expect(v.has(d)).toBe(true);
     expect(v.has("CallToolRequest")).toBe(true);
-    expect(v.has("ListResourcesRequest")).toBe(false);
+    expect(v.has("NoSuchDefinition")).toBe(false);
     expect(v.has("toString")).toBe(false);
     expect(() => v.validate("NoSuchDefinition", {})).toThrow(/NoSuchDefinition/);
   });
@@ -77,7 +77,7 @@ describe("messageDefinition (method dispatch)", () => {
 
   it("returns undefined for unknown methods, wrong directions and prototype keys", () => {
     expect(v.messageDefinition("s2c", "tools/call")).toBeUndefined();
-    expect(v.messageDefinition("c2s", "resources/list")).toBeUndefined();
+    expect(v.messageDefinition("c2s", "no/such/method")).toBeUndefined();
     expect(v.messageDefinition("c2s", "constructor")).toBeUndefined();
     expect(v.messageDefinition("c2s", "__proto__")).toBeUndefined();
   });
@@ -219,9 +219,9 @@ describe("validate: first issue pointer and reason", () => {
     {
       name: "union of client requests with an unknown method",
       definition: "ClientRequest",
-      data: { jsonrpc: "2.0", id: 3, method: "resources/list" },
+      data: { jsonrpc: "2.0", id: 3, method: "no/such/method" },
       pointer: "/method",
-      reason: /no allowed shape has method "resources\/list"/,
+      reason: /no allowed shape has method "no\/such\/method"/,
     },
     {
       name: "JSON-RPC version",

@@ -26,7 +26,7 @@ describe("protocol versions", () => {
   });
 
   it("answers with our latest version otherwise", () => {
-    for (const requested of ["2024-11-05", "2099-01-01", "", "2025-06-18 ", "latest"]) {
+    for (const requested of ["2024-10-07", "2099-01-01", "", "2025-06-18 ", "latest"]) {
       expect(isSupportedProtocolVersion(requested)).toBe(false);
       expect(negotiateProtocolVersion(requested)).toBe(LATEST_PROTOCOL_VERSION);
     }
