@@ -1,20 +1,41 @@
 /**
- * The MCP server side of the bridge: one instance per stdio session.
+ * The MCP server side of the bridge: one instance per stdio session, serving every supported
+ * MCP revision (docs/mcp-orchestra-mapping.md has the method × revision table).
  *
  * Input: one JSON-RPC line at a time ({@link McpHandler.handleLine}). Output: JSON-RPC messages
- * handed to a sink. Between them, in order: JSON parse → kind → generated envelope validator →
- * generated per-method validator → method table → translator → {@link Sender} → translator →
- * generated result validator → sink. Nothing here throws to the caller: every failure becomes a
- * JSON-RPC error response (or, for notifications, a log line).
+ * (or batch answers) handed to a sink. Between them, in order: JSON parse → kind (batches only
+ * where the revision has them) → protocol revision of the message → generated envelope validator
+ * → generated per-method validator → method table → translator → {@link Sender} → translator →
+ * revision-specific decoration → generated result validator → sink. Nothing here throws to the
+ * caller: every failure becomes a JSON-RPC error response (or, for notifications, a log line).
  *
- * Implements MCP 2025-06-18 "Base Protocol" (messages, lifecycle, ping, cancellation) and
- * "Server Features / Tools".
+ * Revisions:
+ * - 2024-11-05 … 2025-11-25 ("initialize family"): `initialize` negotiates the session's revision
+ *   (the client's when supported, else our latest of the family; never a stateless revision).
+ *   Requests before `initialize` are served with our latest family revision.
+ * - 2026-07-28 and later (stateless): a request carrying
+ *   `params._meta["io.modelcontextprotocol/protocolVersion"]` is served in that revision, whatever
+ *   the session did before; an unsupported one is answered with `-32022`.
+ * The method table is the intersection of what this class implements and what the revision's
+ * schema defines; anything else is `-32601`. Capabilities advertise exactly that intersection.
  */
-import { v4 as uuidv4 } from "uuid";
+import { v4 as uuidv4, v7 as uuidv7 } from "uuid";
+import { create } from "@bufbuild/protobuf";
 import type { Logger } from "../log.js";
 import { childLogger } from "../log.js";
-import type { CallToolRequest, Implementation, InitializeRequest, InitializeResult } from "../gen/mcp/2025-06-18/types.js";
-import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type {
+  CallToolRequest,
+  CallToolResult,
+  GetPromptRequest,
+  Implementation,
+  InitializeRequest,
+  InitializeResult,
+  Prompt,
+  ProgressToken,
+  ServerCapabilities,
+  Tool,
+} from "../gen/mcp/2025-06-18/types.js";
+import { PluginRequestSchema, SubscribeSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ErrorCode } from "../jsonrpc/errors.js";
 import {
   classify,
@@ -22,57 +43,156 @@ import {
   recoverId,
   recoverIdFromPrefix,
   resultResponse,
+  type JSONRPCError,
   type JSONRPCResponse,
-  type OutboundMessage,
+  type OutboundBatch,
+  type OutboundLine,
   type RequestId,
 } from "../jsonrpc/message.js";
-import { LATEST_PROTOCOL_VERSION, negotiateProtocolVersion } from "../mcp/versions.js";
+import {
+  buildDiscoverResult,
+  decorateResult,
+  DEFAULT_VERSION_SUPPORT,
+  LOG_LEVEL_META_KEY,
+  McpErrorCode,
+  negotiateInitializeVersion,
+  notificationProtocolVersion,
+  requestProtocolVersion,
+  SUBSCRIPTION_ID_META_KEY,
+} from "../mcp/negotiation.js";
 import { validatorsFor, type ProtocolValidators, type SchemaIssue } from "../mcp/validation.js";
 import { SenderError, type Sender } from "../quic/sender.js";
+import { featuresOf, type VersionFeatures } from "../translate/features.js";
+import { InvalidCursorError, paginate, DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
+import {
+  getPromptParamsToPluginRequest,
+  listPromptsPluginRequest,
+  listPromptsResponseToPrompts,
+  missingPromptArguments,
+  promptGetResponseToResult,
+  PromptTranslationError,
+  resourcePathsOf,
+} from "../translate/prompts.js";
+import {
+  isExposed,
+  resourceTemplatesFor,
+  ResourceUriError,
+  storageEntriesToResources,
+  storageListPluginRequest,
+  storagePathToUri,
+  storageReadPluginRequest,
+  storageReadResponseToContents,
+  uriToStoragePath,
+  type ResourceContents,
+} from "../translate/resources.js";
+import { isStreamRefusal, progressNotification, StreamAccumulator } from "../translate/streams.js";
+import { StructConversionError } from "../translate/struct.js";
 import {
   callToolParamsToPluginRequest,
+  callToolParamsToStreamStart,
+  invalidArgumentsResult,
   listToolsPluginRequest,
-  listToolsResponseToResult,
+  toolDefinitionToMcpTool,
   toolResponseToCallToolResult,
 } from "../translate/tools.js";
-import { StructConversionError } from "../translate/struct.js";
+import { NamedCatalog } from "./catalog.js";
+import { atLeast, isLoggingLevel, logNotification, type LoggingLevel } from "./client-log.js";
+import { canStream, StreamUnsupportedError } from "./streaming.js";
+import { ToolArgumentChecker } from "./tool-args.js";
 
-/** Where responses go (stdout's {@link MessageWriter} in `serve`, an array in tests). */
-export type MessageSink = (message: OutboundMessage) => void;
+/** Where output goes (stdout's {@link MessageWriter} in `serve`, an array in tests). */
+export type MessageSink = (message: OutboundLine) => void;
+
+/** MCP error code: the resource does not exist (server/resources, "Error Handling"). */
+export const RESOURCE_NOT_FOUND = -32002;
+/** MCP error code (≥ 2026-07-28): the request's protocol revision is not supported. */
+export const UNSUPPORTED_PROTOCOL_VERSION = McpErrorCode.UnsupportedProtocolVersion;
+
+/** Orchestra event topic the bridge subscribes to for tool-set changes (our convention). */
+export const TOOLS_TOPIC = "tools";
 
 export interface HandlerOptions {
   sender: Sender;
   sink: MessageSink;
-  /** `serverInfo` in the initialize result. */
+  /** `serverInfo` in the initialize result (and `_meta` serverInfo in stateless results). */
   serverInfo: Implementation;
+  /** `instructions` in the initialize / discover result, when set. */
+  instructions?: string;
   /** `ToolRequest.session_id` for this session; a fresh UUID by default. */
   sessionId?: string;
   /** Deadline for `tools/call` RPCs, ms (default 300 000). */
   toolCallTimeoutMs?: number;
-  /** Deadline for list RPCs, ms (default 10 000). */
+  /** Deadline for list, prompt and storage RPCs, ms (default 10 000). */
   listTimeoutMs?: number;
+  /** Items per page of `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list` (default 100). */
+  pageSize?: number;
+  /** Storage path prefixes exposed as resources (default `[""]`: everything). */
+  resourcePrefixes?: readonly string[];
+  /** `storage_type` of the storage requests (default `""`: the orchestrator's default). */
+  storageType?: string;
+  /**
+   * Subscribe to the orchestrator's `tools` topic to send `notifications/tools/list_changed`
+   * (default true; effective only when the sender can stream, see ./streaming.ts).
+   */
+  watchToolChanges?: boolean;
   logger?: Logger;
 }
 
 /** Any MCP result object (`InitializeResult`, `CallToolResult`, ...). */
 type Result = object;
-type MethodHandler = (params: Record<string, unknown>, ctx: CallContext) => Result | Promise<Result>;
 
-interface CallContext {
+/** Per-request context handed to method implementations. */
+interface Scope {
   id: RequestId;
+  method: string;
+  version: string;
+  validators: ProtocolValidators;
+  features: VersionFeatures;
   signal: AbortSignal;
+  entry: InFlight;
+  progressToken?: ProgressToken;
+  /** Per-request log level (stateless revisions). */
+  logLevel?: LoggingLevel;
+}
+
+type MethodHandler = (params: Record<string, unknown>, scope: Scope) => Result | Promise<Result>;
+
+/** Where one request's response goes: straight to the sink, or into a batch answer. */
+interface Responder {
+  send(message: JSONRPCResponse | JSONRPCError): void;
+  /** The request ends without a response (cancelled). */
+  drop(): void;
 }
 
 interface InFlight {
   controller: AbortController;
   /** Set when the client cancelled it: no response may follow (MCP cancellation). */
   cancelled: boolean;
+  /** Set once answered (or dropped): no notification for it may follow. */
+  done: boolean;
+  responder: Responder;
+}
+
+/** One open `subscriptions/listen` stream (≥ 2026-07-28). */
+interface Listener {
+  id: RequestId;
+  /** The client opted in to `notifications/tools/list_changed` and we honour it. */
+  toolsListChanged: boolean;
+  /** Ends the stream gracefully: the request is answered with `SubscriptionsListenResult`. */
+  end(): void;
+}
+
+/** The session's subscription to tool-set changes. */
+interface Watch {
+  controller: AbortController;
+  /** Pending retry. */
+  timer?: NodeJS.Timeout;
 }
 
 /** Thrown inside method handlers to answer with a specific JSON-RPC error. */
 export class JsonRpcError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    readonly code: ErrorCode | number,
     message: string,
     readonly data?: Record<string, unknown>,
   ) {
@@ -80,11 +200,17 @@ export class JsonRpcError extends Error {
   }
 }
 
+export { negotiateInitializeVersion };
+
 export class McpHandler {
-  /** Protocol version of this session: negotiated by `initialize`, our latest before that. */
-  protocolVersion: string = LATEST_PROTOCOL_VERSION;
+  /** Revision negotiated by `initialize`; undefined before (and in a purely stateless session). */
+  sessionVersion: string | undefined;
+  /** True once `initialize` was answered. */
+  initializeAnswered = false;
   /** True once the client sent `notifications/initialized`. */
   initialized = false;
+  /** Session log level set by `logging/setLevel`; no log notifications while undefined. */
+  logLevel: LoggingLevel | undefined;
 
   private validators: ProtocolValidators;
   private readonly inFlight = new Map<RequestId, InFlight>();
@@ -94,6 +220,19 @@ export class McpHandler {
   private readonly methods: Record<string, MethodHandler>;
   private readonly toolCallTimeoutMs: number;
   private readonly listTimeoutMs: number;
+  private readonly pageSize: number;
+  private readonly resourcePrefixes: readonly string[];
+  private readonly storageType: string;
+  /** The orchestrator's tools (input schemas for argument checks). */
+  readonly tools: NamedCatalog<Tool>;
+  /** The orchestrator's prompts (names and required arguments). */
+  readonly prompts: NamedCatalog<Prompt>;
+  private readonly argChecker: ToolArgumentChecker;
+  /** Tools the orchestrator refused to stream; called unary until the tool set changes. */
+  private readonly unaryOnly = new Set<string>();
+  private watch: Watch | undefined;
+  private readonly listeners = new Set<Listener>();
+  private closed = false;
 
   constructor(private readonly options: HandlerOptions) {
     this.validators = requireValidators(this.protocolVersion);
@@ -101,12 +240,35 @@ export class McpHandler {
     this.log = options.logger ?? childLogger("bridge");
     this.toolCallTimeoutMs = options.toolCallTimeoutMs ?? 300_000;
     this.listTimeoutMs = options.listTimeoutMs ?? 10_000;
+    this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new RangeError(`pageSize must be a positive integer, got ${options.pageSize}`);
+    this.resourcePrefixes = options.resourcePrefixes && options.resourcePrefixes.length > 0 ? [...options.resourcePrefixes] : [""];
+    this.storageType = options.storageType ?? "";
+    this.argChecker = new ToolArgumentChecker(this.log);
+    this.tools = new NamedCatalog(() => this.fetchTools());
+    this.prompts = new NamedCatalog(() => this.fetchPrompts());
     this.methods = {
       initialize: (p) => this.initialize(p as InitializeRequest["params"]),
       ping: () => ({}),
-      "tools/list": (_p, ctx) => this.listTools(ctx),
-      "tools/call": (p, ctx) => this.callTool(p as CallToolRequest["params"], ctx),
+      "server/discover": (_p, s) => this.discover(s),
+      "logging/setLevel": (p) => this.setLevel(p),
+      "tools/list": (p, s) => this.listTools(p, s),
+      "tools/call": (p, s) => this.callTool(p as CallToolRequest["params"], s),
+      "prompts/list": (p, s) => this.listPrompts(p, s),
+      "prompts/get": (p, s) => this.getPrompt(p as GetPromptRequest["params"], s),
+      "resources/list": (p, s) => this.listResources(p, s),
+      "resources/templates/list": (p) => this.listResourceTemplates(p),
+      "resources/read": (p, s) => this.readResource(p, s),
+      "subscriptions/listen": (p, s) => this.listen(p, s),
     };
+  }
+
+  /**
+   * The session's revision: negotiated by `initialize`, else our newest initialize-family one
+   * (what batches, pings and log notifications outside a request follow before `initialize`).
+   */
+  get protocolVersion(): string {
+    return this.sessionVersion ?? negotiateInitializeVersion(undefined);
   }
 
   /** Number of requests received and not yet answered. */
@@ -114,16 +276,21 @@ export class McpHandler {
     return this.inFlight.size;
   }
 
+  /** Whether the bridge will send `notifications/tools/list_changed` (and advertises it). */
+  get watchesToolChanges(): boolean {
+    return this.options.watchToolChanges !== false && canStream(this.options.sender);
+  }
+
   /**
    * Handles one inbound line (without its terminator). Never throws.
-   * @param line UTF-8 bytes or text of one JSON-RPC message.
+   * @param line UTF-8 bytes or text of one JSON-RPC message or batch.
    */
   handleLine(line: Buffer | string): void {
     let message: unknown;
     try {
       message = JSON.parse(typeof line === "string" ? line : line.toString("utf8"));
     } catch (err) {
-      this.reply(errorResponse(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
+      this.options.sink(errorResponse(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
       return;
     }
     this.handleMessage(message);
@@ -135,7 +302,7 @@ export class McpHandler {
    */
   handleOversizedLine(head: Buffer, bytes: number, maxBytes: number): void {
     const id = recoverIdFromPrefix(head.toString("utf8"));
-    this.reply(
+    this.options.sink(
       errorResponse(id, ErrorCode.InvalidRequest, `Message of ${bytes} bytes exceeds the ${maxBytes}-byte limit`, {
         bytes,
         maxBytes,
@@ -143,30 +310,13 @@ export class McpHandler {
     );
   }
 
-  /** Handles one parsed JSON value. Never throws. */
+  /** Handles one parsed JSON value (a message or a batch). Never throws. */
   handleMessage(message: unknown): void {
-    switch (classify(message)) {
-      case "request":
-        return this.onRequest(message as Record<string, unknown>);
-      case "notification":
-        return this.onNotification(message as Record<string, unknown>);
-      case "response":
-        // The bridge sends no server→client requests, so no response can be expected.
-        this.log.warn({ id: recoverId(message) }, "ignoring a response to a request the bridge never sent");
-        return;
-      case "batch":
-        this.reply(
-          errorResponse(
-            null,
-            ErrorCode.InvalidRequest,
-            `JSON-RPC batches are not supported in MCP protocol version ${this.protocolVersion}`,
-          ),
-        );
-        return;
-      case "invalid":
-        this.reply(errorResponse(recoverId(message), ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"));
-        return;
+    if (classify(message) === "batch") {
+      this.onBatch(message as unknown[]);
+      return;
     }
+    this.dispatch(message, this.direct, false);
   }
 
   /** Resolves when no request is in flight. */
@@ -181,87 +331,187 @@ export class McpHandler {
    */
   failAll(reason: string): void {
     for (const [id, entry] of this.inFlight) {
-      if (entry.cancelled) continue;
-      entry.cancelled = true; // the handler's own completion must not answer again
+      if (entry.cancelled || entry.done) continue;
+      entry.done = true; // the handler's own completion must not answer again
       entry.controller.abort();
-      this.options.sink(errorResponse(id, ErrorCode.InternalError, reason));
+      entry.responder.send(errorResponse(id, ErrorCode.InternalError, reason));
     }
     this.inFlight.clear();
     this.notifyIdle();
   }
 
+  /**
+   * Stops background work: the tool-change subscription, and every open `subscriptions/listen`
+   * stream, which is answered with its closing result (ended gracefully). Idempotent; other
+   * in-flight requests are not touched.
+   */
+  close(): void {
+    this.closed = true;
+    for (const l of [...this.listeners]) l.end();
+    this.listeners.clear();
+    if (this.watch) {
+      this.watch.controller.abort();
+      if (this.watch.timer) clearTimeout(this.watch.timer);
+      this.watch = undefined;
+    }
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  private readonly direct: Responder = {
+    send: (message) => this.options.sink(message),
+    drop: () => {},
+  };
+
+  private dispatch(message: unknown, responder: Responder, inBatch: boolean): void {
+    switch (classify(message)) {
+      case "request":
+        return this.onRequest(message as Record<string, unknown>, responder, inBatch);
+      case "notification":
+        responder.drop();
+        return this.onNotification(message as Record<string, unknown>);
+      case "response":
+        // The bridge sends no server→client requests, so no response can be expected.
+        this.log.warn({ id: recoverId(message) }, "ignoring a response to a request the bridge never sent");
+        responder.drop();
+        return;
+      case "batch":
+        responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: a batch may not contain a batch"));
+        return;
+      case "invalid":
+        responder.send(errorResponse(recoverId(message), ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"));
+        return;
+    }
+  }
+
+  /**
+   * JSON-RPC batches: only in revisions that have them (2025-03-26). Each element is processed as
+   * if sent alone; the responses are written as one array once all are done (none when the
+   * batch held only notifications; cancelled requests are left out).
+   */
+  private onBatch(batch: unknown[]): void {
+    const features = featuresOf(this.protocolVersion);
+    if (!features.batches) {
+      this.options.sink(
+        errorResponse(null, ErrorCode.InvalidRequest, `JSON-RPC batches are not supported in MCP protocol version ${this.protocolVersion}`),
+      );
+      return;
+    }
+    if (batch.length === 0) {
+      this.options.sink(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"));
+      return;
+    }
+    const collector = new BatchCollector((answer) => this.options.sink(answer));
+    for (const element of batch) this.dispatch(element, collector.slot(), true);
+    collector.seal();
+  }
+
   // ---------------------------------------------------------------- requests
 
-  private onRequest(message: Record<string, unknown>): void {
-    const envelopeIssues = this.validators.validate("JSONRPCRequest", message);
+  private onRequest(message: Record<string, unknown>, responder: Responder, inBatch: boolean): void {
+    // The one place that decides a request's revision: src/mcp/negotiation.ts.
+    const revision = requestProtocolVersion(message, this.sessionVersion);
+    if (!revision.ok) {
+      // A method no supported revision defines is "not found" whatever its revision would be.
+      const method = message.method;
+      if (typeof method === "string" && !Object.hasOwn(this.methods, method) && !definedInAnyRevision(method)) {
+        responder.send(errorResponse(recoverId(message), ErrorCode.MethodNotFound, `Method not found: ${method}`));
+        return;
+      }
+      responder.send(errorResponse(recoverId(message), revision.error.code, revision.error.message, revision.error.data));
+      return;
+    }
+    const validators = requireValidators(revision.version);
+    const envelopeIssues = validators.validate("JSONRPCRequest", message);
     if (envelopeIssues) {
-      this.reply(
+      responder.send(
         errorResponse(recoverId(message), ErrorCode.InvalidRequest, `Invalid Request: ${describe(envelopeIssues)}`, issueData(envelopeIssues)),
       );
       return;
     }
     const id = message.id as RequestId;
     const method = message.method as string;
-    const definition = this.validators.messageDefinition("c2s", method);
-    const handler = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined;
-    if (!definition || definition.kind !== "request" || !handler) {
-      this.reply(errorResponse(id, ErrorCode.MethodNotFound, `Method not found: ${method}`));
+    if (inBatch && method === "initialize") {
+      responder.send(errorResponse(id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a JSON-RPC batch"));
       return;
     }
-    const issues = this.validators.validate(definition.definition, message);
+    const definition = validators.messageDefinition("c2s", method);
+    const handler = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined;
+    if (!definition || definition.kind !== "request" || !handler) {
+      responder.send(errorResponse(id, ErrorCode.MethodNotFound, `Method not found: ${method}`));
+      return;
+    }
+    const issues = validators.validate(definition.definition, message);
     if (issues) {
-      this.reply(errorResponse(id, ErrorCode.InvalidParams, `Invalid params: ${describe(issues)}`, issueData(issues)));
+      responder.send(errorResponse(id, ErrorCode.InvalidParams, `Invalid params: ${describe(issues)}`, issueData(issues)));
       return;
     }
     if (this.inFlight.has(id)) {
-      this.reply(errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`));
+      responder.send(errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`));
       return;
     }
-    const entry: InFlight = { controller: new AbortController(), cancelled: false };
+    const entry: InFlight = { controller: new AbortController(), cancelled: false, done: false, responder };
     this.inFlight.set(id, entry);
     const params = (message.params ?? {}) as Record<string, unknown>;
+    const meta = (params._meta ?? {}) as Record<string, unknown>;
+    const features = featuresOf(revision.version);
+    const scope: Scope = { id, method, version: revision.version, validators, features, signal: entry.controller.signal, entry };
+    const token = meta.progressToken;
+    if (typeof token === "string" || typeof token === "number") scope.progressToken = token;
+    if (features.perRequestLogLevel && isLoggingLevel(meta[LOG_LEVEL_META_KEY])) scope.logLevel = meta[LOG_LEVEL_META_KEY];
+    if (features.stateless) this.startWatch();
+    const resultDefinition = definition.resultDefinition;
     let outcome: Result | Promise<Result>;
     try {
-      outcome = handler(params, { id, signal: entry.controller.signal });
+      outcome = handler(params, scope);
     } catch (err) {
-      this.finish(id, entry, undefined, err, definition.resultDefinition);
+      this.finish(scope, undefined, err, resultDefinition);
       return;
     }
     if (outcome instanceof Promise) {
       outcome.then(
-        (result) => this.finish(id, entry, result, undefined, definition.resultDefinition),
-        (err: unknown) => this.finish(id, entry, undefined, err, definition.resultDefinition),
+        (result) => this.finish(scope, result, undefined, resultDefinition),
+        (err: unknown) => this.finish(scope, undefined, err, resultDefinition),
       );
     } else {
-      this.finish(id, entry, outcome, undefined, definition.resultDefinition);
+      this.finish(scope, outcome, undefined, resultDefinition);
     }
   }
 
-  private finish(id: RequestId, entry: InFlight, result: Result | undefined, err: unknown, resultDefinition: string | undefined): void {
+  private finish(scope: Scope, result: Result | undefined, err: unknown, resultDefinition: string | undefined): void {
+    const { id, entry } = scope;
     if (this.inFlight.get(id) !== entry) return; // already answered (shutdown) or replaced
     this.inFlight.delete(id);
-    if (!entry.cancelled) {
-      if (err === undefined) {
-        const issues = resultDefinition ? this.validators.validate(resultDefinition, result) : null;
-        if (issues) {
-          this.log.error({ id, issues }, "outbound result failed schema validation");
-          this.reply(
-            errorResponse(id, ErrorCode.InternalError, `Internal error: the result would not be valid MCP: ${describe(issues)}`, issueData(issues)),
-          );
-        } else {
-          this.reply(resultResponse(id, result as JSONRPCResponse["result"]));
-        }
-      } else {
-        this.reply(this.errorFor(id, err));
-      }
+    if (entry.cancelled || entry.done) {
+      if (!entry.done) entry.responder.drop();
+      entry.done = true;
+    } else {
+      // Built before `done` is set: building an error may still log to the client about this request.
+      const message = err === undefined ? this.resultMessage(scope, result as Result, resultDefinition) : this.errorFor(scope, err);
+      entry.done = true;
+      entry.responder.send(message);
     }
     this.notifyIdle();
   }
 
-  private errorFor(id: RequestId, err: unknown) {
+  /** Decorates (stateless revisions), validates and wraps a result. */
+  private resultMessage(scope: Scope, result: Result, resultDefinition: string | undefined): JSONRPCResponse | JSONRPCError {
+    // Stateless revisions: resultType, serverInfo in _meta, cache hints (negotiation.ts).
+    const final = decorateResult(scope.version, scope.method, result, { serverInfo: this.options.serverInfo });
+    const issues = resultDefinition ? scope.validators.validate(resultDefinition, final) : null;
+    if (issues) {
+      this.log.error({ id: scope.id, issues }, "outbound result failed schema validation");
+      return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: the result would not be valid MCP: ${describe(issues)}`, issueData(issues));
+    }
+    return resultResponse(scope.id, final as JSONRPCResponse["result"]);
+  }
+
+  private errorFor(scope: Scope, err: unknown): JSONRPCError {
+    const id = scope.id;
     if (err instanceof JsonRpcError) return errorResponse(id, err.code, err.message, err.data);
     if (err instanceof SenderError) {
       const address = this.options.sender.address;
+      this.clientLog(scope, "error", { message: `orchestrator ${address} failed: ${err.message}`, kind: err.kind });
       return errorResponse(id, ErrorCode.InternalError, `Orchestrator at ${address} failed: ${err.message}`, {
         kind: err.kind,
         address,
@@ -269,6 +519,11 @@ export class McpHandler {
     }
     if (err instanceof StructConversionError) {
       return errorResponse(id, ErrorCode.InvalidParams, `Invalid params: ${err.message}`, { pointer: err.pointer });
+    }
+    if (err instanceof InvalidCursorError) return errorResponse(id, ErrorCode.InvalidParams, err.message);
+    if (err instanceof ResourceUriError) return errorResponse(id, RESOURCE_NOT_FOUND, err.message, { uri: err.uri });
+    if (err instanceof PromptTranslationError) {
+      return errorResponse(id, ErrorCode.InternalError, `Internal error: the orchestrator's prompt cannot be expressed in MCP: ${err.message}`);
     }
     this.log.error({ err, id }, "request handler failed");
     return errorResponse(id, ErrorCode.InternalError, `Internal error: ${(err as Error)?.message ?? String(err)}`);
@@ -284,18 +539,25 @@ export class McpHandler {
   // ---------------------------------------------------------------- notifications
 
   private onNotification(message: Record<string, unknown>): void {
-    const envelopeIssues = this.validators.validate("JSONRPCNotification", message);
+    // Notifications carry no revision: the session's, else the newest stateless one (negotiation.ts).
+    const version = notificationProtocolVersion(this.sessionVersion);
+    if (version === undefined) {
+      this.log.debug({ method: message.method }, "ignoring a notification before initialize");
+      return;
+    }
+    const validators = requireValidators(version);
+    const envelopeIssues = validators.validate("JSONRPCNotification", message);
     if (envelopeIssues) {
       this.log.warn({ issues: envelopeIssues }, "dropping an invalid notification");
       return;
     }
     const method = message.method as string;
-    const definition = this.validators.messageDefinition("c2s", method);
+    const definition = validators.messageDefinition("c2s", method);
     if (!definition || definition.kind !== "notification") {
       this.log.debug({ method }, "ignoring an unknown notification");
       return;
     }
-    const issues = this.validators.validate(definition.definition, message);
+    const issues = validators.validate(definition.definition, message);
     if (issues) {
       this.log.warn({ method, issues }, "dropping a notification with invalid params");
       return;
@@ -313,47 +575,443 @@ export class McpHandler {
     }
   }
 
-  /** MCP cancellation: abort the request's RPC; it gets no response afterwards. */
+  /** MCP cancellation: abort the request's RPC (its QUIC stream is cancelled); it gets no response afterwards. */
   private cancel(id: RequestId, reason: string | undefined): void {
     const entry = this.inFlight.get(id);
-    if (!entry) return; // unknown or already answered: ignore, per the spec
+    if (!entry || entry.done) return; // unknown or already answered: ignore, per the spec
     entry.cancelled = true;
     entry.controller.abort(new Error(reason ?? "cancelled by client"));
     this.log.debug({ id, reason }, "request cancelled by client");
   }
 
-  // ---------------------------------------------------------------- methods
+  /** Sends a `notifications/message` when the applicable log level lets `level` through. */
+  private clientLog(scope: Scope | undefined, level: LoggingLevel, data: unknown): void {
+    const features = scope?.features ?? featuresOf(this.protocolVersion);
+    const threshold = features.perRequestLogLevel ? scope?.logLevel : this.logLevel;
+    if (threshold === undefined || !atLeast(level, threshold)) return;
+    if (scope && (scope.entry.done || scope.entry.cancelled)) return;
+    const validators = scope?.validators ?? this.validators;
+    if (!validators.messageDefinition("s2c", "notifications/message")) return;
+    this.options.sink(logNotification(level, data));
+  }
+
+  // ---------------------------------------------------------------- lifecycle methods
 
   private initialize(params: InitializeRequest["params"]): InitializeResult {
-    this.protocolVersion = negotiateProtocolVersion(params.protocolVersion);
-    this.validators = requireValidators(this.protocolVersion);
-    return {
+    this.sessionVersion = negotiateInitializeVersion(params.protocolVersion);
+    this.validators = requireValidators(this.sessionVersion);
+    this.initializeAnswered = true;
+    this.startWatch();
+    const result: InitializeResult = {
       protocolVersion: this.protocolVersion,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: this.capabilities(this.validators, featuresOf(this.protocolVersion)),
       serverInfo: this.options.serverInfo,
+    };
+    if (this.options.instructions) result.instructions = this.options.instructions;
+    return result;
+  }
+
+  /** `server/discover` (≥ 2026-07-28): supported stateless revisions, capabilities, identity. */
+  private discover(scope: Scope): Result {
+    return buildDiscoverResult({
+      serverInfo: this.options.serverInfo,
+      capabilities: this.capabilities(scope.validators, scope.features) as Parameters<typeof buildDiscoverResult>[0]["capabilities"],
+      supportedVersions: DEFAULT_VERSION_SUPPORT.modern,
+      ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+    });
+  }
+
+  /**
+   * Exactly what this bridge implements in a revision: a capability is advertised when the
+   * revision's schema defines its methods and this class serves them.
+   */
+  private capabilities(validators: ProtocolValidators, features: VersionFeatures): ServerCapabilities {
+    const serves = (method: string): boolean =>
+      Object.hasOwn(this.methods, method) && validators.messageDefinition("c2s", method)?.kind === "request";
+    const caps: Record<string, unknown> = {};
+    if (serves("tools/list") && serves("tools/call")) {
+      // Stateless revisions deliver list changes only on a `subscriptions/listen` stream.
+      const channel = features.stateless ? serves("subscriptions/listen") : true;
+      const listChanged = channel && this.watchesToolChanges && validators.messageDefinition("s2c", "notifications/tools/list_changed") !== undefined;
+      caps.tools = { listChanged };
+    }
+    if (serves("prompts/list") && serves("prompts/get")) caps.prompts = { listChanged: false };
+    if (serves("resources/list") && serves("resources/read")) caps.resources = { subscribe: false, listChanged: false };
+    const logs = validators.messageDefinition("s2c", "notifications/message") !== undefined;
+    if (logs && (features.perRequestLogLevel || serves("logging/setLevel"))) caps.logging = {};
+    return caps as ServerCapabilities;
+  }
+
+  private setLevel(params: Record<string, unknown>): Result {
+    if (!isLoggingLevel(params.level)) throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: unknown logging level ${JSON.stringify(params.level)}`);
+    this.logLevel = params.level;
+    return {};
+  }
+
+  // ---------------------------------------------------------------- tools
+
+  private async fetchTools(): Promise<Tool[]> {
+    const response = await this.options.sender.send(listToolsPluginRequest(), { timeoutMs: this.listTimeoutMs });
+    if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
+    return response.response.value.tools.map(toolDefinitionToMcpTool);
+  }
+
+  private async listTools(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const cursor = params.cursor as string | undefined;
+    let tools: Tool[];
+    if (cursor === undefined) {
+      const response = await this.rpc(listToolsPluginRequest(), scope, this.listTimeoutMs);
+      if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
+      tools = response.response.value.tools.map(toolDefinitionToMcpTool);
+      this.tools.store(tools);
+      this.unaryOnly.clear();
+    } else {
+      tools = await this.withSignal(this.tools.current(), scope.signal);
+    }
+    const page = paginate(tools, "tools", cursor, this.pageSize);
+    return page.nextCursor === undefined ? { tools: page.items } : { tools: page.items, nextCursor: page.nextCursor };
+  }
+
+  private async callTool(params: CallToolRequest["params"], scope: Scope): Promise<Result> {
+    const tool = await this.withSignal(this.tools.lookup(params.name), scope.signal);
+    if (tool) {
+      const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
+      if (problem) {
+        const text = `${problem.pointer || "/"}: ${problem.reason}`;
+        if (scope.features.inputErrorsAreToolErrors) return invalidArgumentsResult(params.name, text);
+        throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: arguments of tool ${params.name}: ${text}`, {
+          pointer: `/params/arguments${problem.pointer}`,
+          reason: problem.reason,
+          tool: params.name,
+        });
+      }
+    }
+    const sender = this.options.sender;
+    if (scope.progressToken !== undefined && canStream(sender) && !this.unaryOnly.has(params.name)) {
+      const streamed = await this.callToolStreaming(params, scope, scope.progressToken);
+      if (streamed) return streamed;
+      this.unaryOnly.add(params.name);
+      this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress` });
+    }
+    const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
+    const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
+    if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
+    return toolResponseToCallToolResult(response.response.value, scope.features);
+  }
+
+  /**
+   * `tools/call` with a progress token: `stream_start`; each `stream_chunk` → one
+   * `notifications/progress`; `stream_end` → the result.
+   * @returns undefined when the orchestrator refused to stream this tool (the caller falls back)
+   */
+  private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken): Promise<CallToolResult | undefined> {
+    const sender = this.options.sender;
+    if (!canStream(sender)) return undefined;
+    const request = callToolParamsToStreamStart(params);
+    const acc = new StreamAccumulator();
+    let result: CallToolResult | undefined;
+    let refused = false;
+    try {
+      await sender.stream(
+        request,
+        (frame) => {
+          const r = frame.response;
+          if (r.case === "streamChunk") {
+            const update = acc.add(r.value);
+            if (!scope.entry.done && !scope.entry.cancelled) this.options.sink(progressNotification(token, update));
+            return false;
+          }
+          if (r.case === "streamEnd") {
+            if (isStreamRefusal(r.value, acc.chunks)) refused = true;
+            else result = acc.result(r.value);
+            return true;
+          }
+          if (r.case === "toolCall") {
+            // An orchestrator that answers a stream_start like a unary call.
+            result = toolResponseToCallToolResult(r.value, scope.features);
+            return true;
+          }
+          throw unexpected(frame, "stream_start");
+        },
+        { signal: scope.signal, timeoutMs: this.toolCallTimeoutMs },
+      );
+    } catch (err) {
+      if (err instanceof StreamUnsupportedError) return undefined;
+      throw err;
+    }
+    if (refused) return undefined;
+    if (!result) throw new JsonRpcError(ErrorCode.InternalError, `Orchestrator ended the stream of ${params.name} without stream_end`);
+    this.clientLog(scope, "debug", { message: `${scope.method}: orchestrator stream_start answered`, chunks: acc.chunks });
+    return result;
+  }
+
+  // ---------------------------------------------------------------- prompts
+
+  private async fetchPrompts(): Promise<Prompt[]> {
+    const response = await this.options.sender.send(listPromptsPluginRequest(), { timeoutMs: this.listTimeoutMs });
+    if (response.response.case !== "listPrompts") throw unexpected(response, "list_prompts");
+    return listPromptsResponseToPrompts(response.response.value);
+  }
+
+  private async listPrompts(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const cursor = params.cursor as string | undefined;
+    let prompts: Prompt[];
+    if (cursor === undefined) {
+      const response = await this.rpc(listPromptsPluginRequest(), scope, this.listTimeoutMs);
+      if (response.response.case !== "listPrompts") throw unexpected(response, "list_prompts");
+      prompts = listPromptsResponseToPrompts(response.response.value);
+      this.prompts.store(prompts);
+    } else {
+      prompts = await this.withSignal(this.prompts.current(), scope.signal);
+    }
+    const page = paginate(prompts, "prompts", cursor, this.pageSize);
+    return page.nextCursor === undefined ? { prompts: page.items } : { prompts: page.items, nextCursor: page.nextCursor };
+  }
+
+  private async getPrompt(params: GetPromptRequest["params"], scope: Scope): Promise<Result> {
+    const prompt = await this.withSignal(this.prompts.lookup(params.name), scope.signal);
+    if (!prompt) throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: unknown prompt ${JSON.stringify(params.name)}`, { prompt: params.name });
+    const missing = missingPromptArguments(prompt, params.arguments);
+    if (missing.length > 0) {
+      throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: prompt ${params.name} requires argument${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`, {
+        prompt: params.name,
+        missing,
+      });
+    }
+    const response = await this.rpc(getPromptParamsToPluginRequest(params), scope, this.listTimeoutMs);
+    if (response.response.case !== "promptGet") throw unexpected(response, "prompt_get");
+    const value = response.response.value;
+    const embedded = new Map<string, ResourceContents>();
+    await Promise.all(
+      resourcePathsOf(value).map(async (path) => {
+        const contents = await this.readStorage(path, scope);
+        if (contents) embedded.set(path, contents);
+      }),
+    );
+    return promptGetResponseToResult(value, embedded);
+  }
+
+  // ---------------------------------------------------------------- resources
+
+  private async listResources(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const cursor = params.cursor as string | undefined;
+    const answers = await Promise.all(
+      this.resourcePrefixes.map(async (prefix) => {
+        const response = await this.rpc(storageListPluginRequest(prefix, this.storageType), scope, this.listTimeoutMs);
+        if (response.response.case !== "storageList") throw unexpected(response, "storage_list");
+        return response.response.value.entries;
+      }),
+    );
+    const resources = storageEntriesToResources(answers.flat(), this.resourcePrefixes);
+    const page = paginate(resources, "resources", cursor, this.pageSize);
+    return page.nextCursor === undefined ? { resources: page.items } : { resources: page.items, nextCursor: page.nextCursor };
+  }
+
+  private listResourceTemplates(params: Record<string, unknown>): Result {
+    const page = paginate(resourceTemplatesFor(this.resourcePrefixes), "resource-templates", params.cursor as string | undefined, this.pageSize);
+    return page.nextCursor === undefined ? { resourceTemplates: page.items } : { resourceTemplates: page.items, nextCursor: page.nextCursor };
+  }
+
+  private async readResource(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const uri = params.uri as string;
+    const path = uriToStoragePath(uri);
+    if (!isExposed(path, this.resourcePrefixes)) throw new ResourceUriError(uri, `Resource not found: ${uri}`);
+    const contents = await this.readStorage(path, scope, uri);
+    if (!contents) throw new JsonRpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    return { contents: [contents] };
+  }
+
+  /** One `storage_read`; undefined when the entry does not exist. */
+  private async readStorage(path: string, scope: Scope, uri: string = storagePathToUri(path)): Promise<ResourceContents | undefined> {
+    const response = await this.rpc(storageReadPluginRequest(path, this.storageType), scope, this.listTimeoutMs);
+    if (response.response.case !== "storageRead") throw unexpected(response, "storage_read");
+    return storageReadResponseToContents(uri, path, response.response.value);
+  }
+
+  // ---------------------------------------------------------------- subscriptions/listen
+
+  /**
+   * `subscriptions/listen` (≥ 2026-07-28): acknowledges with the notification types honoured
+   * (only `toolsListChanged`, and only when the tool-change watch runs), then delivers them
+   * tagged with the stream's id until the client cancels (no response) or the bridge shuts down
+   * (answered with `SubscriptionsListenResult`).
+   */
+  private listen(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const wanted = (params.notifications ?? {}) as Record<string, unknown>;
+    const honoured: Record<string, unknown> = {};
+    if (wanted.toolsListChanged === true && this.watchesToolChanges) honoured.toolsListChanged = true;
+    this.options.sink({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: scope.id }, notifications: honoured },
+    });
+    return new Promise<Result>((resolve) => {
+      const listener: Listener = {
+        id: scope.id,
+        toolsListChanged: honoured.toolsListChanged === true,
+        end: () => {
+          this.listeners.delete(listener);
+          resolve({ _meta: { [SUBSCRIPTION_ID_META_KEY]: scope.id } });
+        },
+      };
+      if (this.closed) {
+        listener.end();
+        return;
+      }
+      this.listeners.add(listener);
+      scope.signal.addEventListener("abort", () => listener.end(), { once: true }); // cancelled: finish() drops the answer
+    });
+  }
+
+  // ---------------------------------------------------------------- tool-set changes
+
+  /**
+   * Subscribes (once per session) to the orchestrator's `tools` topic. Every `event_delivery`
+   * invalidates the tool cache and, in initialize-family sessions, sends
+   * `notifications/tools/list_changed`. A refused subscription is not retried; a lost one is
+   * retried with backoff (1 s doubling to 30 s).
+   */
+  private startWatch(): void {
+    if (this.watch || this.closed || !this.watchesToolChanges) return;
+    const watch: Watch = { controller: new AbortController() };
+    this.watch = watch;
+    let delay = 1_000;
+    const run = (): void => {
+      const sender = this.options.sender;
+      if (!canStream(sender) || watch.controller.signal.aborted) return;
+      const request = create(PluginRequestSchema, {
+        requestId: uuidv7(),
+        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: uuidv7(), topic: TOOLS_TOPIC }) },
+      });
+      sender
+        .stream(
+          request,
+          (frame) => {
+            if (frame.response.case === "eventDelivery") {
+              delay = 1_000;
+              this.onToolsChanged(frame.response.value.eventType);
+            }
+            return false;
+          },
+          { signal: watch.controller.signal },
+        )
+        .then(
+          () => retry("the orchestrator ended the tools subscription"),
+          (err: unknown) => {
+            if (watch.controller.signal.aborted) return;
+            if (err instanceof StreamUnsupportedError) {
+              this.log.warn({ err: err.message }, "orchestrator does not serve subscribe: tool list changes will not be notified");
+              return;
+            }
+            retry((err as Error).message);
+          },
+        );
+    };
+    const retry = (why: string): void => {
+      if (watch.controller.signal.aborted) return;
+      this.log.debug({ why, delay }, "tools subscription ended; retrying");
+      watch.timer = setTimeout(run, delay);
+      watch.timer.unref();
+      delay = Math.min(delay * 2, 30_000);
+    };
+    run();
+  }
+
+  private onToolsChanged(eventType: string): void {
+    this.tools.invalidate();
+    this.unaryOnly.clear();
+    this.log.debug({ eventType }, "orchestrator tool set changed");
+    for (const l of this.listeners) {
+      if (!l.toolsListChanged) continue;
+      this.options.sink({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: l.id } } });
+    }
+    if (!this.initializeAnswered || featuresOf(this.protocolVersion).stateless) return;
+    if (!this.validators.messageDefinition("s2c", "notifications/tools/list_changed")) return;
+    this.options.sink({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    this.clientLog(undefined, "info", { message: "the orchestrator's tool set changed", eventType });
+  }
+
+  // ---------------------------------------------------------------- plumbing
+
+  /** One unary orchestrator RPC for `scope`; a debug log notification names it when it succeeds. */
+  private async rpc(request: PluginRequest, scope: Scope, timeoutMs: number): Promise<PluginResponse> {
+    const response = await this.options.sender.send(request, { signal: scope.signal, timeoutMs });
+    this.clientLog(scope, "debug", { message: `${scope.method}: orchestrator ${request.request.case ?? "request"} answered ${response.response.case ?? "nothing"}` });
+    return response;
+  }
+
+  /** `promise`, or a rejection as soon as `signal` aborts (the shared work itself continues). */
+  private withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+    if (signal.aborted) return Promise.reject(new SenderError("aborted", "request cancelled"));
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(new SenderError("aborted", "request cancelled"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      promise.then(
+        (v) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+}
+
+/**
+ * Collects the responses of one batch and emits them as one array when every request element
+ * has been answered or dropped and the batch was fully read.
+ */
+class BatchCollector {
+  private readonly answers: OutboundBatch = [];
+  private pending = 0;
+  private sealed = false;
+  private emitted = false;
+
+  constructor(private readonly emit: (answer: OutboundBatch) => void) {}
+
+  slot(): Responder {
+    this.pending++;
+    let used = false;
+    return {
+      send: (message) => {
+        if (used) return;
+        used = true;
+        this.answers.push(message);
+        this.settle();
+      },
+      drop: () => {
+        if (used) return;
+        used = true;
+        this.settle();
+      },
     };
   }
 
-  private async listTools(ctx: CallContext): Promise<Result> {
-    const response = await this.rpc(listToolsPluginRequest(), ctx, this.listTimeoutMs);
-    if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
-    return listToolsResponseToResult(response.response.value);
+  seal(): void {
+    this.sealed = true;
+    this.maybeEmit();
   }
 
-  private async callTool(params: CallToolRequest["params"], ctx: CallContext): Promise<Result> {
-    const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
-    const response = await this.rpc(request, ctx, this.toolCallTimeoutMs);
-    if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
-    return toolResponseToCallToolResult(response.response.value);
+  private settle(): void {
+    this.pending--;
+    this.maybeEmit();
   }
 
-  private rpc(request: PluginRequest, ctx: CallContext, timeoutMs: number): Promise<PluginResponse> {
-    return this.options.sender.send(request, { signal: ctx.signal, timeoutMs });
+  private maybeEmit(): void {
+    if (!this.sealed || this.pending > 0 || this.emitted) return;
+    this.emitted = true;
+    if (this.answers.length > 0) this.emit(this.answers);
   }
+}
 
-  private reply(message: OutboundMessage): void {
-    this.options.sink(message);
-  }
+/** Whether any supported revision defines `method` as a client request. */
+function definedInAnyRevision(method: string): boolean {
+  return [...DEFAULT_VERSION_SUPPORT.legacy, ...DEFAULT_VERSION_SUPPORT.modern].some(
+    (v) => validatorsFor(v)?.messageDefinition("c2s", method)?.kind === "request",
+  );
 }
 
 function requireValidators(version: string): ProtocolValidators {
@@ -380,3 +1038,4 @@ function issueData(issues: SchemaIssue[]) {
   const first = issues[0]!;
   return { pointer: first.pointer, reason: first.reason, definition: first.definition, issues };
 }
+

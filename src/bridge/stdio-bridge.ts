@@ -9,7 +9,7 @@
 import type { Readable, Writable } from "node:stream";
 import { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
 import { MessageWriter } from "../jsonrpc/message-writer.js";
-import type { OutboundMessage } from "../jsonrpc/message.js";
+import type { OutboundLine } from "../jsonrpc/message.js";
 import { McpHandler, type HandlerOptions } from "./handler.js";
 import type { CaptureWriter } from "./capture.js";
 
@@ -34,7 +34,7 @@ export class StdioBridge {
     const capture = options.capture;
     this.handler = new McpHandler({
       ...options,
-      sink: (message: OutboundMessage) => {
+      sink: (message: OutboundLine) => {
         const text = JSON.stringify(message);
         capture?.record("s2c", text);
         this.writer.write(message, text);
@@ -66,6 +66,7 @@ export class StdioBridge {
       input.once("error", resolve);
     });
     this.splitter.end();
+    this.handler.close(); // no more background work (tool-change subscription) once input ended
     await this.drain();
   }
 

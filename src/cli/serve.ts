@@ -16,6 +16,8 @@ interface ServeOptions {
   certsDir?: string;
   capture?: string;
   callTimeout: number;
+  /** `--idle-timeout`: QUIC idle timeout in ms (connection loss is detected after this long). */
+  idleTimeout?: number;
   listTimeout: number;
   shutdownGrace: number;
   serverName: string;
@@ -43,6 +45,7 @@ export function registerServeCommand(program: Command): void {
     .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, a throwaway one without")
     .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
     .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
+    .addOption(new Option("--idle-timeout <ms>", "QUIC: fail pending calls and reconnect after this long without packets (default 15000)").argParser(positiveInt))
     .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
     .addOption(new Option("--shutdown-grace <ms>", "on stdin EOF, how long in-flight calls may still take").argParser(positiveInt).default(30_000))
     .option("--server-name <name>", "TLS server name expected in the orchestrator's certificate", "localhost")
@@ -77,7 +80,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   try {
     if (opts.orchestratorAddr) {
       const { host, port } = parseHostPort(opts.orchestratorAddr);
-      const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName };
+      const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
       sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
     } else {
       const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));

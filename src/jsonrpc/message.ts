@@ -14,8 +14,18 @@ import type { ErrorCode } from "./errors.js";
 
 export type { JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId };
 
-/** Any message the bridge writes to stdout. */
+/** Any single message the bridge writes to stdout. */
 export type OutboundMessage = JSONRPCResponse | JSONRPCError | JSONRPCNotification;
+
+/**
+ * The answer to a JSON-RPC batch (JSON-RPC 2.0 §6; MCP 2025-03-26 "Batching"): the responses to
+ * the batch's requests, in completion order, as one array. Never empty (a batch of only
+ * notifications gets no answer).
+ */
+export type OutboundBatch = Array<JSONRPCResponse | JSONRPCError>;
+
+/** What one output line carries: a message or a batch answer. */
+export type OutboundLine = OutboundMessage | OutboundBatch;
 
 /**
  * Structural kind of a parsed value, decided by member presence only (the schema check comes
@@ -55,8 +65,12 @@ export function recoverIdFromPrefix(head: string): RequestId | null {
   }
 }
 
-/** A JSON-RPC error response (JSON-RPC 2.0 §5.1). `id` is `null` when it could not be determined. */
-export function errorResponse(id: RequestId | null, code: ErrorCode, message: string, data?: Record<string, unknown>): JSONRPCError {
+/**
+ * A JSON-RPC error response (JSON-RPC 2.0 §5.1). `id` is `null` when it could not be determined.
+ * `code` is one of {@link ErrorCode} or an MCP-defined code (e.g. `-32002` resource not found,
+ * `-32022` unsupported protocol version).
+ */
+export function errorResponse(id: RequestId | null, code: ErrorCode | number, message: string, data?: Record<string, unknown>): JSONRPCError {
   const error: JSONRPCError["error"] = { code, message };
   if (data !== undefined) error.data = data;
   // The MCP schema types `id` as RequestId, but JSON-RPC requires `null` when the id is unknown

@@ -9,6 +9,15 @@ import type { JsonObject } from "@bufbuild/protobuf";
 export interface ToolContext {
   /** Aborted when the caller cancels the RPC stream or the server stops. */
   signal: AbortSignal;
+  /** The serving orchestrator's counters, when it provides them (e.g. for the `stats` tool). */
+  stats?: Readonly<Record<string, number>>;
+}
+
+/** One `StreamChunk` a streaming tool emits (`data` as text is sent as UTF-8). */
+export interface ToolChunk {
+  data: Uint8Array | string;
+  /** `StreamChunk.content_type` (default `text/plain; charset=utf-8`). */
+  contentType?: string;
 }
 
 /** A tool served by the orchestrator. */
@@ -24,6 +33,18 @@ export interface Tool {
    * yields `success: false` (see {@link ToolError} to choose the `error_code`).
    */
   handler(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
+  /**
+   * Optional streaming form (`stream_start`): emits chunks, resolves when done (→
+   * `StreamEnd{success:true}`); throwing yields `StreamEnd{success:false}` like {@link handler}.
+   * Tools without it refuse `stream_start` with `error_code: "stream_unsupported"`.
+   */
+  stream?(args: Record<string, unknown>, ctx: ToolContext, emit: (chunk: ToolChunk) => void): Promise<void>;
+}
+
+/** What changed in a {@link ToolRegistry}. */
+export interface ToolSetChange {
+  kind: "registered" | "unregistered";
+  name: string;
 }
 
 /** Throw from a handler to pick the `error_code` of the failed `ToolResponse`. */
@@ -53,6 +74,8 @@ export const TOOL_ERROR_CODES = {
   invalidResult: "invalid_result",
   failed: "tool_error",
   cancelled: "cancelled",
+  /** `stream_start` for a tool that has no streaming form (the bridge then calls it unary). */
+  streamUnsupported: "stream_unsupported",
 } as const;
 
 /** Thrown by {@link ToolRegistry.register} / {@link validateTool} for an invalid definition. */
@@ -83,11 +106,13 @@ export function validateTool(value: unknown, where = "tool"): asserts value is T
     throw new ToolDefinitionError(`${label}: "inputSchema" is not JSON-serialisable: ${(e as Error).message}`);
   }
   if (typeof t.handler !== "function") throw new ToolDefinitionError(`${label}: "handler" must be a function`);
+  if (t.stream !== undefined && typeof t.stream !== "function") throw new ToolDefinitionError(`${label}: "stream" must be a function when present`);
 }
 
-/** A set of tools keyed by name. */
+/** A set of tools keyed by name. Registering or unregistering notifies {@link onChange} listeners. */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  private readonly listeners = new Set<(change: ToolSetChange) => void>();
 
   /** @param tools initial tools (validated) */
   constructor(tools: Iterable<Tool> = []) {
@@ -102,7 +127,34 @@ export class ToolRegistry {
     validateTool(tool);
     if (this.tools.has(tool.name)) throw new ToolDefinitionError(`tool ${JSON.stringify(tool.name)} is already registered`);
     this.tools.set(tool.name, tool);
+    this.emit({ kind: "registered", name: tool.name });
     return this;
+  }
+
+  /** Removes the tool called `name`; returns whether it was registered. */
+  unregister(name: string): boolean {
+    const removed = this.tools.delete(name);
+    if (removed) this.emit({ kind: "unregistered", name });
+    return removed;
+  }
+
+  /**
+   * Calls `listener` after every change of the tool set.
+   * @returns a function that removes the listener
+   */
+  onChange(listener: (change: ToolSetChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(change: ToolSetChange): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch {
+        /* a listener's failure must not break registration */
+      }
+    }
   }
 
   /** The tool called `name`, if any. */
@@ -155,6 +207,36 @@ export class ToolRegistry {
       };
     }
     return { success: true, result: result as JsonObject };
+  }
+
+  /**
+   * Runs a tool's streaming form; never throws. `emit` receives each chunk as it is produced.
+   * - unknown name → `tool_not_found`; a tool without `stream` → `stream_unsupported` (nothing runs);
+   * - a throw → its {@link ToolError} code, else `tool_error` (or `cancelled` when aborted).
+   * @returns the outcome for `StreamEnd` (a success carries no result: the data went out as chunks)
+   */
+  async callStream(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+    emit: (chunk: ToolChunk) => void,
+  ): Promise<{ success: true } | { success: false; errorCode: string; errorMessage: string }> {
+    const tool = this.tools.get(name);
+    if (!tool) {
+      return { success: false, errorCode: TOOL_ERROR_CODES.notFound, errorMessage: `unknown tool ${JSON.stringify(name)}` };
+    }
+    if (!tool.stream) {
+      return { success: false, errorCode: TOOL_ERROR_CODES.streamUnsupported, errorMessage: `tool ${JSON.stringify(name)} does not stream` };
+    }
+    try {
+      await tool.stream(args, ctx, emit);
+      return { success: true };
+    } catch (e) {
+      if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
+      const message = e instanceof Error ? e.message : String(e);
+      if (ctx.signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
+      return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
+    }
   }
 }
 

@@ -3,11 +3,15 @@
  * (orchestra-protocol.md, "Transport", "Framing and RPC shape", "Orchestrator side").
  *
  * One RPC per client-opened bidirectional stream: read one `PluginRequest` frame, answer with one
- * `PluginResponse` frame (echoing `request_id`) and finish the stream. Served kinds:
- * - `health` → `HealthResult{STATUS_HEALTHY}` at once;
- * - `list_tools` → every registered tool as a `ToolDefinition`;
- * - `tool_call` → routed by name to the {@link ToolRegistry}; failures become
- *   `ToolResponse{success:false, error_code, error_message}`.
+ * `PluginResponse` frame (echoing `request_id`) and finish the stream. Served kinds (see
+ * ./dispatch.ts for the answers):
+ * - unary: `health`, `list_tools`, `tool_call` (routed by name to the {@link ToolRegistry};
+ *   failures become `ToolResponse{success:false, error_code, error_message}`), `list_prompts`,
+ *   `prompt_get`, `storage_read`, `storage_write`, `storage_delete`, `storage_list`;
+ * - streaming: `stream_start` (N × `stream_chunk`, then `stream_end` written together with the
+ *   FIN) and `subscribe` (`event_delivery` frames until the client cancels the stream). During a
+ *   streaming RPC a `stream_cancel` frame from the client, or a reset of the stream, aborts it.
+ *   Tool-set changes of the registry are published on the `tools` topic (`list_changed`).
  *
  * Stream-level errors (RESET_STREAM + STOP_SENDING with a {@link StreamCode}), the server staying up:
  * - any other request kind → `UNSUPPORTED` (5): there is no generic error response in the protocol;
@@ -45,9 +49,13 @@ import {
   writeFrameAndClose,
 } from "../quic/quic-common.js";
 import { formatHostPort } from "../quic/address.js";
+import { encodeFrameParts } from "../quic/frame.js";
 import { builtinTools } from "./builtin-tools.js";
 import { ToolRegistry } from "./registry.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";
+import { dispatchStream, dispatchUnary, EventBus, isStreamingRequest, TOOLS_TOPIC, type OrchestratorServices } from "./dispatch.js";
+import { builtinPrompts, PromptRegistry } from "./prompts.js";
+import { MemoryStorage, sampleStorageEntries } from "./storage.js";
 
 /** Options of {@link startOrchestrator}. */
 export interface OrchestratorOptions {
@@ -61,8 +69,14 @@ export interface OrchestratorOptions {
   certName?: string;
   /** PEM material to use instead of the cert store. */
   tls?: TlsMaterial;
-  /** Tools to serve (default: a registry of the built-ins `echo` and `slow`). */
+  /** Tools to serve (default: a registry of the built-ins `echo`, `slow`, `count`, `stats`). */
   tools?: ToolRegistry;
+  /** Prompts to serve (default: the built-ins `greet` and `review`). */
+  prompts?: PromptRegistry;
+  /** Storage to serve (default: in memory, holding {@link sampleStorageEntries}). */
+  storage?: MemoryStorage;
+  /** Event bus for `subscribe` (default: a fresh one). */
+  events?: EventBus;
   /** Concurrent bidirectional streams granted to each client (`initialMaxStreamsBidi`, default 1000). */
   maxStreams?: number;
   /** QUIC max idle timeout in ms (default 300 000, like existing parties). */
@@ -96,6 +110,10 @@ export interface OrchestratorStats {
   unsupportedRequests: number;
   /** `tool_call` requests routed to the registry. */
   toolCalls: number;
+  /** `stream_start` requests served. */
+  streamCalls?: number;
+  /** `subscribe` requests served. */
+  subscriptions?: number;
   /** Streams currently being handled. */
   activeStreams: number;
   /** Highest {@link activeStreams} seen. */
@@ -118,6 +136,12 @@ export interface RunningOrchestrator {
   certsDir: string | undefined;
   /** The registry being served. */
   tools: ToolRegistry;
+  /** The prompts being served (QUIC server). */
+  prompts?: PromptRegistry;
+  /** The storage being served (QUIC server). */
+  storage?: MemoryStorage;
+  /** The event bus of `subscribe` (QUIC server); `publish` on it reaches subscribed clients. */
+  events?: EventBus;
   /** Live counters. */
   readonly stats: Readonly<OrchestratorStats>;
   /** Aborts running handlers and stops the server (closing client connections). Idempotent. */
@@ -144,6 +168,9 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   const tls =
     options.tls ?? (await ensureCertStore(certsDir ?? defaultCertsDir(), options.certName ?? ORCHESTRATOR_CERT_NAME));
   const tools = options.tools ?? new ToolRegistry(builtinTools());
+  const prompts = options.prompts ?? new PromptRegistry(builtinPrompts());
+  const storage = options.storage ?? new MemoryStorage(sampleStorageEntries());
+  const events = options.events ?? new EventBus();
   const listenHost = options.host ?? "127.0.0.1";
 
   const stats: OrchestratorStats = {
@@ -179,7 +206,9 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     logger: quietQuicLogger("quic-server"),
   });
 
-  const handler = new StreamHandler(tools, stats, running, log);
+  const services: OrchestratorServices = { tools, prompts, storage, events, stats };
+  const stopWatchingTools = tools.onChange((change) => events.publish(TOOLS_TOPIC, "list_changed", { change: change.kind, name: change.name }));
+  const handler = new StreamHandler(services, stats, running, log);
   server.addEventListener(quicEvents.EventQUICServerConnection.name, (evt: Event) => {
     const conn = (evt as unknown as { detail: QUICConnection }).detail;
     stats.connections++;
@@ -205,9 +234,13 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     certPem: tls.certPem,
     certsDir,
     tools,
+    prompts,
+    storage,
+    events,
     stats,
     stop(): Promise<void> {
       stopP ??= (async () => {
+        stopWatchingTools();
         // Tell clients why their calls end (SHUTDOWN) before the library force-closes streams.
         const reason = new StreamAbort(StreamCode.SHUTDOWN, "orchestrator stopping");
         for (const [ac, stream] of running) {
@@ -226,7 +259,7 @@ const FIN_GRACE_MS = 5_000;
 
 class StreamHandler {
   constructor(
-    private readonly tools: ToolRegistry,
+    private readonly services: OrchestratorServices,
     private readonly stats: OrchestratorStats,
     private readonly running: Map<AbortController, QUICStream>,
     private readonly log: Logger,
@@ -288,6 +321,18 @@ class StreamHandler {
       cancel(stream, StreamCode.MALFORMED, "more than one request frame on the stream");
       return;
     }
+    let request: PluginRequest;
+    try {
+      request = fromBinary(PluginRequestSchema, payload);
+    } catch (e) {
+      this.stats.malformedRequests++;
+      cancel(stream, StreamCode.MALFORMED, `undecodable PluginRequest: ${(e as Error).message}`);
+      return;
+    }
+    if (isStreamingRequest(request)) {
+      await this.serveStreaming(stream, reader, request, ac, state);
+      return;
+    }
     // Consume the FIN (and detect trailing bytes) in the background while the request runs.
     const tail = reader.read().then(
       (r) => {
@@ -301,16 +346,7 @@ class StreamHandler {
       () => true,
     );
 
-    let request: PluginRequest;
-    try {
-      request = fromBinary(PluginRequestSchema, payload);
-    } catch (e) {
-      this.stats.malformedRequests++;
-      cancel(stream, StreamCode.MALFORMED, `undecodable PluginRequest: ${(e as Error).message}`);
-      return;
-    }
-
-    const response = await this.dispatch(request, ac.signal);
+    const response = await dispatchUnary(this.services, request, ac.signal);
     if (response === undefined) {
       this.stats.unsupportedRequests++;
       cancel(stream, StreamCode.UNSUPPORTED, `unsupported request kind ${String(request.request.case)}`);
@@ -358,41 +394,93 @@ class StreamHandler {
     if (!finished) cancel(stream, StreamCode.NONE, "request FIN not received");
   }
 
-  /** The response for a served kind, or undefined for an unsupported kind. */
-  private async dispatch(request: PluginRequest, signal: AbortSignal): Promise<PluginResponse | undefined> {
-    const req = request.request;
-    switch (req.case) {
-      case "health":
-        return create(PluginResponseSchema, {
-          requestId: request.requestId,
-          response: { case: "health", value: { status: HealthResult_Status.HEALTHY, message: "ok" } },
-        });
-      case "listTools":
-        return create(PluginResponseSchema, {
-          requestId: request.requestId,
-          response: {
-            case: "listTools",
-            value: {
-              tools: this.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-            },
-          },
-        });
-      case "toolCall": {
-        this.stats.toolCalls++;
-        const outcome = await this.tools.call(req.value.toolName, req.value.arguments ?? {}, { signal });
-        return create(PluginResponseSchema, {
-          requestId: request.requestId,
-          response: {
-            case: "toolCall",
-            value: outcome.success
-              ? { success: true, result: outcome.result }
-              : { success: false, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
-          },
-        });
+  /**
+   * A streaming RPC: frames as the handler emits them, the last one (if any) together with the
+   * FIN. Meanwhile the client's side is read: a `stream_cancel` frame aborts the handler; its FIN
+   * changes nothing.
+   */
+  private async serveStreaming(
+    stream: QUICStream,
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    request: PluginRequest,
+    ac: AbortController,
+    state: { responded: boolean; cancelled: boolean },
+  ): Promise<void> {
+    const tail = readOneFrame(reader).then(
+      ({ payload }) => {
+        let next: PluginRequest | undefined;
+        try {
+          next = fromBinary(PluginRequestSchema, payload);
+        } catch {
+          next = undefined;
+        }
+        if (next?.request.case === "streamCancel") {
+          if (!state.responded && !state.cancelled) {
+            state.cancelled = true;
+            this.stats.streamsCancelled++;
+          }
+          this.log.debug({ requestId: request.requestId }, "stream_cancel received");
+          ac.abort(new StreamAbort(StreamCode.CANCELLED, "client sent stream_cancel"));
+        } else {
+          this.stats.malformedRequests++;
+          ac.abort(new StreamAbort(StreamCode.MALFORMED, "unexpected frame during a streaming RPC"));
+          cancel(stream, StreamCode.MALFORMED, "unexpected frame during a streaming RPC");
+        }
+        return true;
+      },
+      () => true, // FIN (or reset: the stream error listener handles it)
+    );
+    const writer = stream.writable.getWriter();
+    let failed = false;
+    const writeFrame = (frame: PluginResponse, close: boolean): Promise<void> => {
+      const parts = encodeFrameParts(toBinary(PluginResponseSchema, frame)); // throws FrameTooLargeError first
+      const pending = parts.map((part) => writer.write(part));
+      if (close) pending.push(writer.close());
+      const all = Promise.all(pending).then(() => undefined);
+      all.catch(() => {
+        failed = true;
+      });
+      for (const p of pending) p.catch(() => {});
+      return all;
+    };
+    let last: PluginResponse | undefined;
+    try {
+      last = await dispatchStream(this.services, request, ac.signal, (frame) => {
+        if (failed || ac.signal.aborted) return;
+        void writeFrame(frame, false).catch(() => {});
+      });
+    } catch (e) {
+      if (e instanceof FrameTooLargeError) {
+        ac.abort();
+        cancel(stream, StreamCode.FRAME_TOO_LARGE, "stream frame exceeds 16 MiB");
+        return;
       }
-      default:
-        return undefined;
+      throw e;
     }
+    if (ac.signal.aborted || failed) {
+      if (request.request.case === "subscribe" && !state.cancelled && !ac.signal.aborted) cancel(stream, StreamCode.NONE, "subscription ended");
+      return; // cancelled by the client or the server is stopping: nothing more to write
+    }
+    if (!last) {
+      cancel(stream, StreamCode.NONE, "stream ended");
+      return;
+    }
+    try {
+      await writeFrame(last, true);
+    } catch {
+      return;
+    }
+    state.responded = true;
+    this.stats.streamsCompleted++;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      tail,
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), FIN_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) cancel(stream, StreamCode.NONE, "request FIN not received");
   }
 }
 

@@ -1,13 +1,16 @@
 /**
  * MCP tools ⇄ Orchestra protobuf messages (pure functions).
  *
- * MCP side: `tools/list` and `tools/call` of MCP 2025-06-18 (server/tools). Orchestra side:
- * `ListToolsResponse`, `ToolDefinition`, `ToolRequest`, `ToolResponse` (orchestra-protocol.md).
+ * MCP side: `tools/list` and `tools/call` (server/tools, every revision from 2024-11-05; output
+ * shaped per revision through {@link VersionFeatures}). Orchestra side: `ListToolsResponse`,
+ * `ToolDefinition`, `ToolRequest`, `ToolResponse`, and `StreamStart` for calls that report
+ * progress (orchestra-protocol.md).
  */
 import { create } from "@bufbuild/protobuf";
 import { v7 as uuidv7 } from "uuid";
 import {
   PluginRequestSchema,
+  StreamStartSchema,
   ToolRequestSchema,
   type ListToolsResponse,
   type PluginRequest,
@@ -15,6 +18,7 @@ import {
   type ToolResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from "../gen/mcp/2025-06-18/types.js";
+import type { VersionFeatures } from "./features.js";
 import { objectToStruct, structToObject } from "./struct.js";
 
 /** `caller_plugin` the bridge puts on every `ToolRequest` (as the Go bridge does). */
@@ -43,9 +47,10 @@ export function listToolsResponseToResult(response: ListToolsResponse): ListTool
  * - failure: one text block with `error_message` (or `tool error: <error_code>`), `isError: true`;
  * - success: one text block holding the result's `text` string if it has one, else the result as
  *   JSON; when the result is anything other than exactly `{ text: string }` (and not empty) it is
- *   also returned as `structuredContent`.
+ *   also returned as `structuredContent`, in revisions that have it (≥ 2025-06-18; `features`
+ *   absent means yes).
  */
-export function toolResponseToCallToolResult(response: ToolResponse): CallToolResult {
+export function toolResponseToCallToolResult(response: ToolResponse, features?: VersionFeatures): CallToolResult {
   if (!response.success) {
     const text = response.errorMessage || `tool error: ${response.errorCode || "unknown"}`;
     return { content: [{ type: "text", text }], isError: true };
@@ -55,7 +60,7 @@ export function toolResponseToCallToolResult(response: ToolResponse): CallToolRe
   const hasText = typeof result.text === "string";
   const text = hasText ? (result.text as string) : JSON.stringify(result);
   const out: CallToolResult = { content: [{ type: "text", text }] };
-  if (keys.length > 0 && !(hasText && keys.length === 1)) out.structuredContent = result;
+  if (keys.length > 0 && !(hasText && keys.length === 1) && (features?.structuredContent ?? true)) out.structuredContent = result;
   return out;
 }
 
@@ -89,6 +94,36 @@ export function callToolParamsToPluginRequest(params: CallToolRequest["params"],
       }),
     },
   });
+}
+
+/**
+ * MCP `tools/call` params → `PluginRequest{stream_start}` for a call that asked for progress:
+ * `stream_id` is the request id (a fresh UUIDv7), `caller_plugin` "transport.stdio".
+ * @throws StructConversionError when the arguments cannot be carried by a Struct.
+ */
+export function callToolParamsToStreamStart(params: CallToolRequest["params"], requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, {
+    requestId,
+    request: {
+      case: "streamStart",
+      value: create(StreamStartSchema, {
+        streamId: requestId,
+        toolName: params.name,
+        arguments: objectToStruct(params.arguments),
+        callerPlugin: CALLER_PLUGIN,
+      }),
+    },
+  });
+}
+
+/**
+ * The `CallToolResult` for arguments rejected before the network hop, in revisions where input
+ * validation errors are tool execution errors (≥ 2025-11-25): one text block naming the tool and
+ * the first failing JSON pointer, `isError: true`.
+ * @param problem e.g. `/text: must be string (got number)`
+ */
+export function invalidArgumentsResult(toolName: string, problem: string): CallToolResult {
+  return { content: [{ type: "text", text: `Invalid arguments for tool ${toolName}: ${problem}` }], isError: true };
 }
 
 /** A `PluginRequest{list_tools}` with a fresh UUIDv7 request id. */

@@ -166,7 +166,7 @@ describe("QuicSender against the reference orchestrator", () => {
 
   it("an unsupported request kind resets the stream; the sender reports 'protocol'", async () => {
     const before = server.stats.unsupportedRequests;
-    const req = create(PluginRequestSchema, { requestId: rid("lp"), request: { case: "listPrompts", value: {} } });
+    const req = create(PluginRequestSchema, { requestId: rid("boot"), request: { case: "boot", value: {} } });
     const e = await rejection(sender.send(req));
     expect(e.kind).toBe("protocol");
     expect(e.message).toMatch(/does not support/);

@@ -13,8 +13,9 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { McpHandler } from "../../src/bridge/handler.js";
-import type { OutboundMessage } from "../../src/jsonrpc/message.js";
+import type { OutboundLine } from "../../src/jsonrpc/message.js";
 import { SenderError } from "../../src/quic/sender.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -55,22 +56,6 @@ const echoOrchestrator: Reply = (request) => {
   }
 };
 
-function setup(reply: Reply = echoOrchestrator) {
-  const sender = new FakeSender(reply);
-  const out: OutboundMessage[] = [];
-  const handler = new McpHandler({
-    sender,
-    sink: (m) => out.push(m),
-    serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
-    sessionId: "session-1",
-  });
-  const send = async (message: unknown) => {
-    handler.handleLine(typeof message === "string" ? message : JSON.stringify(message));
-    await handler.idle();
-  };
-  return { sender, out, handler, send };
-}
-
 const initialize = {
   jsonrpc: "2.0",
   id: 1,
@@ -78,30 +63,56 @@ const initialize = {
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } },
 };
 
+/**
+ * A handler on a fake orchestrator. By default the session is initialized (protocol 2025-06-18)
+ * and that answer cleared from `out`: a dual-era server rejects other requests before
+ * `initialize` unless they name a per-request version (src/mcp/negotiation.ts).
+ */
+function setup(reply: Reply = echoOrchestrator, { initialized = true }: { initialized?: boolean } = {}) {
+  const sender = new FakeSender(reply);
+  const out: OutboundLine[] = [];
+  const handler = new McpHandler({
+    sender,
+    sink: (m) => out.push(m),
+    serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
+    sessionId: "session-1",
+  });
+  if (initialized) {
+    handler.handleLine(JSON.stringify(initialize));
+    out.length = 0;
+  }
+  const send = async (message: unknown) => {
+    handler.handleLine(typeof message === "string" ? message : JSON.stringify(message));
+    await handler.idle();
+  };
+  return { sender, out, handler, send };
+}
+
+
 describe("McpHandler", () => {
   it("answers the initialize handshake locally with version, capabilities and serverInfo", async () => {
-    const { out, send, sender, handler } = setup();
+    const { out, send, sender, handler } = setup(echoOrchestrator, { initialized: false });
     await send(initialize);
     await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    expect(out).toEqual([
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        result: {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: { listChanged: false } },
-          serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
-        },
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        protocolVersion: "2025-06-18",
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
       },
-    ]);
+    });
     expect(sender.requests).toHaveLength(0);
     expect(handler.initialized).toBe(true);
   });
 
   it("answers initialize with our latest version when the client's is unsupported", async () => {
-    const { out, send } = setup();
+    const { out, send } = setup(echoOrchestrator, { initialized: false });
     await send({ ...initialize, params: { ...initialize.params, protocolVersion: "1999-01-01" } });
-    expect((out[0] as { result: { protocolVersion: string } }).result.protocolVersion).toBe("2025-06-18");
+    const latestInitializeFamily = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v < "2026-07-28").at(-1);
+    expect((out[0] as { result: { protocolVersion: string } }).result.protocolVersion).toBe(latestInitializeFamily);
   });
 
   it("answers ping with an empty result", async () => {
@@ -135,7 +146,9 @@ describe("McpHandler", () => {
   it("maps a successful tools/call to tool_call and back to a text block", async () => {
     const { out, send, sender } = setup();
     await send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hi ✓" } } });
-    const request = sender.requests[0]!;
+    // The tool list is fetched first (argument check against the cached inputSchema).
+    expect(sender.requests.map((r) => r.request.case)).toEqual(["listTools", "toolCall"]);
+    const request = sender.requests[1]!;
     expect(request.request.case).toBe("toolCall");
     if (request.request.case !== "toolCall") throw new Error("unreachable");
     expect(request.request.value.toolName).toBe("echo");
@@ -230,7 +243,7 @@ describe("McpHandler", () => {
   });
 
   it("answers several sequential requests, each once, in order", async () => {
-    const { out, send } = setup();
+    const { out, send } = setup(echoOrchestrator, { initialized: false });
     await send(initialize);
     await send({ jsonrpc: "2.0", id: 2, method: "ping" });
     await send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
@@ -242,6 +255,7 @@ describe("McpHandler", () => {
   it("runs tools/call concurrently and answers out of order", async () => {
     const releases = new Map<string, () => void>();
     const { out, handler } = setup(async (request) => {
+      if (request.request.case === "listTools") return echoOrchestrator(request);
       if (request.request.case !== "toolCall") throw new Error("unexpected");
       const text = String(request.request.value.arguments?.text);
       await new Promise<void>((resolve) => releases.set(text, resolve));
@@ -261,12 +275,16 @@ describe("McpHandler", () => {
   });
 
   it("cancels an in-flight tools/call on notifications/cancelled and sends no response for it", async () => {
-    const { out, handler, sender } = setup(() => new Promise<PluginResponse>(() => {}));
+    const { out, handler, sender } = setup((request) =>
+      request.request.case === "listTools" ? echoOrchestrator(request) : new Promise<PluginResponse>(() => {}),
+    );
     handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "slow", arguments: { ms: 10_000 } } }));
     await new Promise((r) => setTimeout(r, 5));
     handler.handleLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 11, reason: "user" } }));
     await handler.idle();
-    expect(sender.options[0]!.signal!.aborted).toBe(true);
+    const call = sender.requests.findIndex((r) => r.request.case === "toolCall");
+    expect(call).toBeGreaterThanOrEqual(0);
+    expect(sender.options[call]!.signal!.aborted).toBe(true);
     expect(out).toEqual([]);
   });
 

@@ -15,7 +15,8 @@ export type RequestId = string | number;
 /**
  * The notifications a client may send that this schema defines.
  */
-export type ClientNotification = CancelledNotification | InitializedNotification | ProgressNotification;
+export type ClientNotification =
+  CancelledNotification | InitializedNotification | ProgressNotification | RootsListChangedNotification;
 /**
  * Opaque token tying progress notifications to the request that asked for them.
  */
@@ -26,18 +27,34 @@ export type ProgressToken = string | number;
 export type ClientRequest =
   | InitializeRequest
   | PingRequest
+  | ListResourcesRequest
+  | ListResourceTemplatesRequest
+  | ReadResourceRequest
+  | SubscribeRequest
+  | UnsubscribeRequest
   | ListPromptsRequest
   | GetPromptRequest
   | ListToolsRequest
-  | CallToolRequest;
+  | CallToolRequest
+  | SetLevelRequest
+  | CompleteRequest;
 /**
  * An opaque pagination position chosen by the server.
  */
 export type Cursor = string;
 /**
+ * Log severity, as in syslog (RFC 5424 §6.2.1), from debug (least severe) to emergency.
+ */
+export type LoggingLevel =
+  "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+/**
  * The results a client may send back to server requests that this schema defines.
  */
-export type ClientResult = Result;
+export type ClientResult = Result | CreateMessageResult | ListRootsResult | ElicitResult;
+/**
+ * One field of an elicitation form: string, number, boolean or enumeration. Nested objects and arrays are not allowed.
+ */
+export type PrimitiveSchemaDefinition = StringSchema | NumberSchema | BooleanSchema | EnumSchema;
 /**
  * Any single JSON-RPC message that may appear on the wire.
  */
@@ -45,16 +62,32 @@ export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCRespo
 /**
  * The notifications a server may send that this schema defines.
  */
-export type ServerNotification = CancelledNotification | ProgressNotification;
+export type ServerNotification =
+  | CancelledNotification
+  | ProgressNotification
+  | ResourceListChangedNotification
+  | ResourceUpdatedNotification
+  | PromptListChangedNotification
+  | ToolListChangedNotification
+  | LoggingMessageNotification;
 /**
  * The requests a server may send that this schema defines.
  */
-export type ServerRequest = PingRequest;
+export type ServerRequest = PingRequest | CreateMessageRequest | ListRootsRequest | ElicitRequest;
 /**
  * The results a server may send back to client requests that this schema defines.
  */
 export type ServerResult =
-  Result | InitializeResult | ListPromptsResult | GetPromptResult | ListToolsResult | CallToolResult;
+  | Result
+  | InitializeResult
+  | ListResourcesResult
+  | ListResourceTemplatesResult
+  | ReadResourceResult
+  | ListPromptsResult
+  | GetPromptResult
+  | ListToolsResult
+  | CallToolResult
+  | CompleteResult;
 
 /**
  * Hints for the client about how to use or show an object: who it is for, how much it matters, and when it last changed.
@@ -95,6 +128,19 @@ export interface AudioContent {
   };
 }
 /**
+ * The identifying fields shared by named protocol objects: a programmatic name and an optional display title.
+ */
+export interface BaseMetadata {
+  /**
+   * Stable identifier used in code and in requests; also the fallback for display.
+   */
+  name: string;
+  /**
+   * Human-friendly label for user interfaces; when absent, show the name.
+   */
+  title?: string;
+}
+/**
  * The contents of a binary resource, base64-encoded.
  */
 export interface BlobResourceContents {
@@ -116,6 +162,24 @@ export interface BlobResourceContents {
   _meta?: {
     [k: string]: unknown;
   };
+}
+/**
+ * An elicitation form field that takes a yes/no answer.
+ */
+export interface BooleanSchema {
+  type: "boolean";
+  /**
+   * Label shown next to the field.
+   */
+  title?: string;
+  /**
+   * Help text for the field.
+   */
+  description?: string;
+  /**
+   * Value pre-selected in the form.
+   */
+  default?: boolean;
 }
 /**
  * Client asks the server to run one of its tools (method `tools/call`).
@@ -359,6 +423,21 @@ export interface ProgressNotification {
   };
 }
 /**
+ * Client tells the server that its list of roots changed (method `notifications/roots/list_changed`).
+ */
+export interface RootsListChangedNotification {
+  method: "notifications/roots/list_changed";
+  params?: {
+    /**
+     * Protocol-reserved metadata (see the specification's `_meta` rules).
+     */
+    _meta?: {
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+/**
  * The first request a client sends on a new connection (method `initialize`): it proposes a protocol version and states its capabilities.
  */
 export interface InitializeRequest {
@@ -406,6 +485,60 @@ export interface PingRequest {
   };
 }
 /**
+ * Client asks for the concrete resources the server offers (method `resources/list`).
+ */
+export interface ListResourcesRequest {
+  method: "resources/list";
+  params?: {
+    cursor?: Cursor;
+  };
+}
+/**
+ * Client asks for the resource templates the server offers (method `resources/templates/list`).
+ */
+export interface ListResourceTemplatesRequest {
+  method: "resources/templates/list";
+  params?: {
+    cursor?: Cursor;
+  };
+}
+/**
+ * Client asks for the contents of one resource (method `resources/read`).
+ */
+export interface ReadResourceRequest {
+  method: "resources/read";
+  params: {
+    /**
+     * The resource to read; the server decides how to interpret the scheme.
+     */
+    uri: string;
+  };
+}
+/**
+ * Client asks to be told (notifications/resources/updated) when a resource changes (method `resources/subscribe`).
+ */
+export interface SubscribeRequest {
+  method: "resources/subscribe";
+  params: {
+    /**
+     * The resource to watch; the server decides how to interpret the scheme.
+     */
+    uri: string;
+  };
+}
+/**
+ * Client cancels an earlier resources/subscribe (method `resources/unsubscribe`).
+ */
+export interface UnsubscribeRequest {
+  method: "resources/unsubscribe";
+  params: {
+    /**
+     * The resource to stop watching.
+     */
+    uri: string;
+  };
+}
+/**
  * Client asks for the prompts and prompt templates the server offers (method `prompts/list`).
  */
 export interface ListPromptsRequest {
@@ -442,6 +575,75 @@ export interface ListToolsRequest {
   };
 }
 /**
+ * Client sets the minimum severity of the log entries the server sends (method `logging/setLevel`).
+ */
+export interface SetLevelRequest {
+  method: "logging/setLevel";
+  params: {
+    level: LoggingLevel;
+  };
+}
+/**
+ * Client asks the server for completion candidates for one argument of a prompt or resource template (method `completion/complete`).
+ */
+export interface CompleteRequest {
+  method: "completion/complete";
+  params: {
+    /**
+     * What is being completed: a prompt or a resource template.
+     */
+    ref: PromptReference | ResourceTemplateReference;
+    /**
+     * The argument being typed and its partial value.
+     */
+    argument: {
+      /**
+       * Argument name.
+       */
+      name: string;
+      /**
+       * What the user has entered so far.
+       */
+      value: string;
+    };
+    /**
+     * Extra context for the completion.
+     */
+    context?: {
+      /**
+       * Values of arguments the user has already filled in, by name.
+       */
+      arguments?: {
+        [k: string]: string;
+      };
+    };
+  };
+}
+/**
+ * Points at a prompt by name (used by completion/complete).
+ */
+export interface PromptReference {
+  type: "ref/prompt";
+  /**
+   * The prompt's name.
+   */
+  name: string;
+  /**
+   * Display label.
+   */
+  title?: string;
+}
+/**
+ * Points at a resource template by its URI template (used by completion/complete).
+ */
+export interface ResourceTemplateReference {
+  type: "ref/resource";
+  /**
+   * The URI template (or a plain URI) of the resource family.
+   */
+  uri: string;
+}
+/**
  * The common shape of every successful result: an object that may carry `_meta` and anything else.
  */
 export interface Result {
@@ -452,6 +654,275 @@ export interface Result {
     [k: string]: unknown;
   };
   [k: string]: unknown;
+}
+/**
+ * The client's answer to sampling/createMessage: the generated message and which model produced it.
+ */
+export interface CreateMessageResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  role: Role;
+  /**
+   * The generated content: text, an image or audio.
+   */
+  content: TextContent | ImageContent | AudioContent;
+  /**
+   * Name of the model that generated the message.
+   */
+  model: string;
+  /**
+   * Why generation stopped, e.g. "endTurn", "stopSequence", "maxTokens", or another string.
+   */
+  stopReason?: string;
+}
+/**
+ * The client's roots, answering roots/list.
+ */
+export interface ListRootsResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  roots: Root[];
+}
+/**
+ * A directory or file the client lets servers operate in.
+ */
+export interface Root {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  /**
+   * The root's URI; currently it must start with file://.
+   */
+  uri: string;
+  /**
+   * Optional display name.
+   */
+  name?: string;
+}
+/**
+ * The client's answer to elicitation/create.
+ */
+export interface ElicitResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  /**
+   * What the user did: submitted the form (accept), refused it (decline) or dismissed it (cancel).
+   */
+  action: "accept" | "decline" | "cancel";
+  /**
+   * The submitted values, present only with action "accept".
+   */
+  content?: {
+    [k: string]: string | number | boolean;
+  };
+}
+/**
+ * The server's answer to completion/complete.
+ */
+export interface CompleteResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  completion: {
+    /**
+     * Candidate values, best first; the specification caps the list at 100 entries.
+     */
+    values: string[];
+    /**
+     * How many candidates exist in all, which may exceed those returned.
+     */
+    total?: number;
+    /**
+     * True when more candidates exist than were returned.
+     */
+    hasMore?: boolean;
+  };
+}
+/**
+ * Server asks the client to run an LLM generation on its behalf (method `sampling/createMessage`); the client may involve the user and choose the model.
+ */
+export interface CreateMessageRequest {
+  method: "sampling/createMessage";
+  params: {
+    /**
+     * The conversation to continue.
+     */
+    messages: SamplingMessage[];
+    modelPreferences?: ModelPreferences;
+    /**
+     * Optional system prompt; the client may change or drop it.
+     */
+    systemPrompt?: string;
+    /**
+     * Whether the client should add context from MCP servers: none, only this server, or all servers.
+     */
+    includeContext?: "none" | "thisServer" | "allServers";
+    /**
+     * Sampling temperature hint.
+     */
+    temperature?: number;
+    /**
+     * Upper bound on the tokens to generate; the client may sample fewer.
+     */
+    maxTokens: number;
+    /**
+     * Sequences that end generation.
+     */
+    stopSequences?: string[];
+    /**
+     * Provider-specific settings passed through to the model provider.
+     */
+    metadata?: {
+      [k: string]: unknown;
+    };
+  };
+}
+/**
+ * One message of a sampling conversation.
+ */
+export interface SamplingMessage {
+  role: Role;
+  content: TextContent | ImageContent | AudioContent;
+}
+/**
+ * How the server weighs model choices for sampling. Advisory: the client chooses the model.
+ */
+export interface ModelPreferences {
+  /**
+   * Model hints in order of preference; they take precedence over the priorities below.
+   */
+  hints?: ModelHint[];
+  /**
+   * Weight of low cost, from 0 to 1.
+   */
+  costPriority?: number;
+  /**
+   * Weight of low latency, from 0 to 1.
+   */
+  speedPriority?: number;
+  /**
+   * Weight of capability, from 0 to 1.
+   */
+  intelligencePriority?: number;
+}
+/**
+ * A hint towards a model: a name or name fragment the client may match against the models it has (or map to an equivalent one).
+ */
+export interface ModelHint {
+  /**
+   * Full or partial model name, e.g. "sonnet" or "gpt-4".
+   */
+  name?: string;
+}
+/**
+ * Server asks the client to collect structured information from the user through a form (method `elicitation/create`).
+ */
+export interface ElicitRequest {
+  method: "elicitation/create";
+  params: {
+    /**
+     * What to tell the user about the information requested.
+     */
+    message: string;
+    /**
+     * A flat object schema for the answer: top-level properties of primitive types only.
+     */
+    requestedSchema: {
+      type: "object";
+      properties: {
+        [k: string]: PrimitiveSchemaDefinition;
+      };
+      required?: string[];
+    };
+  };
+}
+/**
+ * An elicitation form field that takes free text, optionally of a given format.
+ */
+export interface StringSchema {
+  type: "string";
+  /**
+   * Label shown next to the field.
+   */
+  title?: string;
+  /**
+   * Help text for the field.
+   */
+  description?: string;
+  /**
+   * Fewest characters allowed.
+   */
+  minLength?: number;
+  /**
+   * Most characters allowed.
+   */
+  maxLength?: number;
+  /**
+   * Expected text format.
+   */
+  format?: "email" | "uri" | "date" | "date-time";
+}
+/**
+ * An elicitation form field that takes a number or an integer.
+ */
+export interface NumberSchema {
+  type: "number" | "integer";
+  /**
+   * Label shown next to the field.
+   */
+  title?: string;
+  /**
+   * Help text for the field.
+   */
+  description?: string;
+  /**
+   * Smallest allowed value.
+   */
+  minimum?: number;
+  /**
+   * Largest allowed value.
+   */
+  maximum?: number;
+}
+/**
+ * An elicitation form field whose value is one of a fixed list of strings.
+ */
+export interface EnumSchema {
+  type: "string";
+  /**
+   * Label shown next to the field.
+   */
+  title?: string;
+  /**
+   * Help text for the field.
+   */
+  description?: string;
+  /**
+   * The allowed values.
+   */
+  enum: string[];
+  /**
+   * Display labels for the allowed values, in the same order.
+   */
+  enumNames?: string[];
 }
 /**
  * What the server returns from prompts/get.
@@ -683,6 +1154,116 @@ export interface PromptArgument {
   required?: boolean;
 }
 /**
+ * One page of resource templates.
+ */
+export interface ListResourceTemplatesResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  nextCursor?: Cursor;
+  resourceTemplates: ResourceTemplate[];
+}
+/**
+ * A family of resources described by an RFC 6570 URI template.
+ */
+export interface ResourceTemplate {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  /**
+   * RFC 6570 URI template from which resource URIs are built.
+   */
+  uriTemplate: string;
+  /**
+   * Programmatic name; also the display fallback.
+   */
+  name: string;
+  /**
+   * Display label.
+   */
+  title?: string;
+  /**
+   * What the template is for.
+   */
+  description?: string;
+  /**
+   * Media type of every matching resource, when they all share one.
+   */
+  mimeType?: string;
+  annotations?: Annotations;
+}
+/**
+ * One page of resources.
+ */
+export interface ListResourcesResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  nextCursor?: Cursor;
+  resources: Resource[];
+}
+/**
+ * A piece of data the server can provide, identified by URI.
+ */
+export interface Resource {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Where the resource lives.
+   */
+  uri: string;
+  /**
+   * Programmatic name; also the display fallback.
+   */
+  name: string;
+  /**
+   * Display label.
+   */
+  title?: string;
+  /**
+   * What the resource holds; may help the model decide whether to use it.
+   */
+  description?: string;
+  /**
+   * Media type, when known.
+   */
+  mimeType?: string;
+  /**
+   * Raw size in bytes (before base64 or tokenization), when known; lets hosts show sizes and estimate context use.
+   */
+  size?: number;
+  annotations?: Annotations;
+}
+/**
+ * Server asks the client for its filesystem roots (method `roots/list`).
+ */
+export interface ListRootsRequest {
+  method: "roots/list";
+  params?: {
+    /**
+     * Protocol-reserved metadata (see the specification's `_meta` rules).
+     */
+    _meta?: {
+      progressToken?: ProgressToken;
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+/**
  * One page of tools from tools/list.
  */
 export interface ListToolsResult {
@@ -771,6 +1352,25 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 /**
+ * Server sends one log entry to the client (method `notifications/message`). Without a logging/setLevel request the server picks which entries to send.
+ */
+export interface LoggingMessageNotification {
+  method: "notifications/message";
+  params: {
+    level: LoggingLevel;
+    /**
+     * Name of the component that logged it.
+     */
+    logger?: string;
+    /**
+     * The entry itself: a string or any JSON value.
+     */
+    data: {
+      [k: string]: unknown;
+    };
+  };
+}
+/**
  * The common shape of every notification: a method name and optional params.
  */
 export interface Notification {
@@ -807,6 +1407,33 @@ export interface PaginatedResult {
   nextCursor?: Cursor;
 }
 /**
+ * Server tells the client that its list of prompts changed (method `notifications/prompts/list_changed`).
+ */
+export interface PromptListChangedNotification {
+  method: "notifications/prompts/list_changed";
+  params?: {
+    /**
+     * Protocol-reserved metadata (see the specification's `_meta` rules).
+     */
+    _meta?: {
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+/**
+ * The contents of a resource read; one read may yield several parts (e.g. a directory's files).
+ */
+export interface ReadResourceResult {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  contents: (TextResourceContents | BlobResourceContents)[];
+}
+/**
  * The common shape of every request: a method name and optional params.
  */
 export interface Request {
@@ -817,6 +1444,67 @@ export interface Request {
      */
     _meta?: {
       progressToken?: ProgressToken;
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+/**
+ * Fields common to the contents of a text or binary resource.
+ */
+export interface ResourceContents {
+  /**
+   * Protocol-reserved metadata (see the specification's `_meta` rules).
+   */
+  _meta?: {
+    [k: string]: unknown;
+  };
+  /**
+   * The resource's URI.
+   */
+  uri: string;
+  /**
+   * The resource's media type, when known.
+   */
+  mimeType?: string;
+}
+/**
+ * Server tells the client that its list of resources changed (method `notifications/resources/list_changed`).
+ */
+export interface ResourceListChangedNotification {
+  method: "notifications/resources/list_changed";
+  params?: {
+    /**
+     * Protocol-reserved metadata (see the specification's `_meta` rules).
+     */
+    _meta?: {
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+/**
+ * Server tells a subscribed client that a resource changed (method `notifications/resources/updated`); the client may read it again.
+ */
+export interface ResourceUpdatedNotification {
+  method: "notifications/resources/updated";
+  params: {
+    /**
+     * The resource that changed; may be a sub-resource of the one subscribed to.
+     */
+    uri: string;
+  };
+}
+/**
+ * Server tells the client that its list of tools changed (method `notifications/tools/list_changed`).
+ */
+export interface ToolListChangedNotification {
+  method: "notifications/tools/list_changed";
+  params?: {
+    /**
+     * Protocol-reserved metadata (see the specification's `_meta` rules).
+     */
+    _meta?: {
       [k: string]: unknown;
     };
     [k: string]: unknown;

@@ -7,8 +7,12 @@ import type * as T from "./types.js";
 export declare const Annotations: GeneratedValidator<T.Annotations>;
 /** Validates `AudioContent`. A piece of audio, base64-encoded, exchanged with the model. */
 export declare const AudioContent: GeneratedValidator<T.AudioContent>;
+/** Validates `BaseMetadata`. The identifying fields shared by named protocol objects: a programmatic name and an optional display title. */
+export declare const BaseMetadata: GeneratedValidator<T.BaseMetadata>;
 /** Validates `BlobResourceContents`. The contents of a binary resource, base64-encoded. */
 export declare const BlobResourceContents: GeneratedValidator<T.BlobResourceContents>;
+/** Validates `BooleanSchema`. An elicitation form field that takes a yes/no answer. */
+export declare const BooleanSchema: GeneratedValidator<T.BooleanSchema>;
 /** Validates `CallToolRequest`. Client asks the server to run one of its tools (method `tools/call`). */
 export declare const CallToolRequest: GeneratedValidator<T.CallToolRequest>;
 /** Validates `CallToolResult`. What the server returns from tools/call. Failures of the tool itself are reported here with `isError: true`, not as JSON-RPC errors, so the model can see them. */
@@ -23,14 +27,28 @@ export declare const ClientNotification: GeneratedValidator<T.ClientNotification
 export declare const ClientRequest: GeneratedValidator<T.ClientRequest>;
 /** Validates `ClientResult`. The results a client may send back to server requests that this schema defines. */
 export declare const ClientResult: GeneratedValidator<T.ClientResult>;
+/** Validates `CompleteRequest`. Client asks the server for completion candidates for one argument of a prompt or resource template (method `completion/complete`). */
+export declare const CompleteRequest: GeneratedValidator<T.CompleteRequest>;
+/** Validates `CompleteResult`. The server's answer to completion/complete. */
+export declare const CompleteResult: GeneratedValidator<T.CompleteResult>;
 /** Validates `ContentBlock`. One block of content; the `type` member says which kind. */
 export declare const ContentBlock: GeneratedValidator<T.ContentBlock>;
+/** Validates `CreateMessageRequest`. Server asks the client to run an LLM generation on its behalf (method `sampling/createMessage`); the client may involve the user and choose the model. */
+export declare const CreateMessageRequest: GeneratedValidator<T.CreateMessageRequest>;
+/** Validates `CreateMessageResult`. The client's answer to sampling/createMessage: the generated message and which model produced it. */
+export declare const CreateMessageResult: GeneratedValidator<T.CreateMessageResult>;
 /** Validates `Cursor`. An opaque pagination position chosen by the server. */
 export declare const Cursor: GeneratedValidator<T.Cursor>;
+/** Validates `ElicitRequest`. Server asks the client to collect structured information from the user through a form (method `elicitation/create`). */
+export declare const ElicitRequest: GeneratedValidator<T.ElicitRequest>;
+/** Validates `ElicitResult`. The client's answer to elicitation/create. */
+export declare const ElicitResult: GeneratedValidator<T.ElicitResult>;
 /** Validates `EmbeddedResource`. A resource whose contents are carried inline in a prompt or tool result. */
 export declare const EmbeddedResource: GeneratedValidator<T.EmbeddedResource>;
 /** Validates `EmptyResult`. A result that carries nothing beyond the common result fields (e.g. the reply to ping). */
 export declare const EmptyResult: GeneratedValidator<T.EmptyResult>;
+/** Validates `EnumSchema`. An elicitation form field whose value is one of a fixed list of strings. */
+export declare const EnumSchema: GeneratedValidator<T.EnumSchema>;
 /** Validates `GetPromptRequest`. Client fetches one prompt, filling in its template arguments (method `prompts/get`). */
 export declare const GetPromptRequest: GeneratedValidator<T.GetPromptRequest>;
 /** Validates `GetPromptResult`. What the server returns from prompts/get. */
@@ -59,18 +77,42 @@ export declare const JSONRPCResponse: GeneratedValidator<T.JSONRPCResponse>;
 export declare const ListPromptsRequest: GeneratedValidator<T.ListPromptsRequest>;
 /** Validates `ListPromptsResult`. One page of prompts from prompts/list. */
 export declare const ListPromptsResult: GeneratedValidator<T.ListPromptsResult>;
+/** Validates `ListResourceTemplatesRequest`. Client asks for the resource templates the server offers (method `resources/templates/list`). */
+export declare const ListResourceTemplatesRequest: GeneratedValidator<T.ListResourceTemplatesRequest>;
+/** Validates `ListResourceTemplatesResult`. One page of resource templates. */
+export declare const ListResourceTemplatesResult: GeneratedValidator<T.ListResourceTemplatesResult>;
+/** Validates `ListResourcesRequest`. Client asks for the concrete resources the server offers (method `resources/list`). */
+export declare const ListResourcesRequest: GeneratedValidator<T.ListResourcesRequest>;
+/** Validates `ListResourcesResult`. One page of resources. */
+export declare const ListResourcesResult: GeneratedValidator<T.ListResourcesResult>;
+/** Validates `ListRootsRequest`. Server asks the client for its filesystem roots (method `roots/list`). */
+export declare const ListRootsRequest: GeneratedValidator<T.ListRootsRequest>;
+/** Validates `ListRootsResult`. The client's roots, answering roots/list. */
+export declare const ListRootsResult: GeneratedValidator<T.ListRootsResult>;
 /** Validates `ListToolsRequest`. Client asks for the tools the server offers (method `tools/list`). */
 export declare const ListToolsRequest: GeneratedValidator<T.ListToolsRequest>;
 /** Validates `ListToolsResult`. One page of tools from tools/list. */
 export declare const ListToolsResult: GeneratedValidator<T.ListToolsResult>;
+/** Validates `LoggingLevel`. Log severity, as in syslog (RFC 5424 §6.2.1), from debug (least severe) to emergency. */
+export declare const LoggingLevel: GeneratedValidator<T.LoggingLevel>;
+/** Validates `LoggingMessageNotification`. Server sends one log entry to the client (method `notifications/message`). Without a logging/setLevel request the server picks which entries to send. */
+export declare const LoggingMessageNotification: GeneratedValidator<T.LoggingMessageNotification>;
+/** Validates `ModelHint`. A hint towards a model: a name or name fragment the client may match against the models it has (or map to an equivalent one). */
+export declare const ModelHint: GeneratedValidator<T.ModelHint>;
+/** Validates `ModelPreferences`. How the server weighs model choices for sampling. Advisory: the client chooses the model. */
+export declare const ModelPreferences: GeneratedValidator<T.ModelPreferences>;
 /** Validates `Notification`. The common shape of every notification: a method name and optional params. */
 export declare const Notification: GeneratedValidator<T.Notification>;
+/** Validates `NumberSchema`. An elicitation form field that takes a number or an integer. */
+export declare const NumberSchema: GeneratedValidator<T.NumberSchema>;
 /** Validates `PaginatedRequest`. The common shape of list requests that page through results. */
 export declare const PaginatedRequest: GeneratedValidator<T.PaginatedRequest>;
 /** Validates `PaginatedResult`. The common shape of one page of list results. */
 export declare const PaginatedResult: GeneratedValidator<T.PaginatedResult>;
 /** Validates `PingRequest`. Liveness check that either side may send (method `ping`); the receiver answers promptly with an empty result. */
 export declare const PingRequest: GeneratedValidator<T.PingRequest>;
+/** Validates `PrimitiveSchemaDefinition`. One field of an elicitation form: string, number, boolean or enumeration. Nested objects and arrays are not allowed. */
+export declare const PrimitiveSchemaDefinition: GeneratedValidator<T.PrimitiveSchemaDefinition>;
 /** Validates `ProgressNotification`. Progress report for a long-running request that asked for it with a progressToken (method `notifications/progress`). */
 export declare const ProgressNotification: GeneratedValidator<T.ProgressNotification>;
 /** Validates `ProgressToken`. Opaque token tying progress notifications to the request that asked for them. */
@@ -79,18 +121,44 @@ export declare const ProgressToken: GeneratedValidator<T.ProgressToken>;
 export declare const Prompt: GeneratedValidator<T.Prompt>;
 /** Validates `PromptArgument`. One template argument of a prompt. */
 export declare const PromptArgument: GeneratedValidator<T.PromptArgument>;
+/** Validates `PromptListChangedNotification`. Server tells the client that its list of prompts changed (method `notifications/prompts/list_changed`). */
+export declare const PromptListChangedNotification: GeneratedValidator<T.PromptListChangedNotification>;
 /** Validates `PromptMessage`. One message of a prompt: who says it and what it contains. */
 export declare const PromptMessage: GeneratedValidator<T.PromptMessage>;
+/** Validates `PromptReference`. Points at a prompt by name (used by completion/complete). */
+export declare const PromptReference: GeneratedValidator<T.PromptReference>;
+/** Validates `ReadResourceRequest`. Client asks for the contents of one resource (method `resources/read`). */
+export declare const ReadResourceRequest: GeneratedValidator<T.ReadResourceRequest>;
+/** Validates `ReadResourceResult`. The contents of a resource read; one read may yield several parts (e.g. a directory's files). */
+export declare const ReadResourceResult: GeneratedValidator<T.ReadResourceResult>;
 /** Validates `Request`. The common shape of every request: a method name and optional params. */
 export declare const Request: GeneratedValidator<T.Request>;
 /** Validates `RequestId`. Identifies a JSON-RPC request; a string or an integer, never null. */
 export declare const RequestId: GeneratedValidator<T.RequestId>;
+/** Validates `Resource`. A piece of data the server can provide, identified by URI. */
+export declare const Resource: GeneratedValidator<T.Resource>;
+/** Validates `ResourceContents`. Fields common to the contents of a text or binary resource. */
+export declare const ResourceContents: GeneratedValidator<T.ResourceContents>;
 /** Validates `ResourceLink`. A pointer to a resource the server can read, returned instead of its contents. Links returned by tools need not appear in resources/list. */
 export declare const ResourceLink: GeneratedValidator<T.ResourceLink>;
+/** Validates `ResourceListChangedNotification`. Server tells the client that its list of resources changed (method `notifications/resources/list_changed`). */
+export declare const ResourceListChangedNotification: GeneratedValidator<T.ResourceListChangedNotification>;
+/** Validates `ResourceTemplate`. A family of resources described by an RFC 6570 URI template. */
+export declare const ResourceTemplate: GeneratedValidator<T.ResourceTemplate>;
+/** Validates `ResourceTemplateReference`. Points at a resource template by its URI template (used by completion/complete). */
+export declare const ResourceTemplateReference: GeneratedValidator<T.ResourceTemplateReference>;
+/** Validates `ResourceUpdatedNotification`. Server tells a subscribed client that a resource changed (method `notifications/resources/updated`); the client may read it again. */
+export declare const ResourceUpdatedNotification: GeneratedValidator<T.ResourceUpdatedNotification>;
 /** Validates `Result`. The common shape of every successful result: an object that may carry `_meta` and anything else. */
 export declare const Result: GeneratedValidator<T.Result>;
 /** Validates `Role`. A party in a conversation. */
 export declare const Role: GeneratedValidator<T.Role>;
+/** Validates `Root`. A directory or file the client lets servers operate in. */
+export declare const Root: GeneratedValidator<T.Root>;
+/** Validates `RootsListChangedNotification`. Client tells the server that its list of roots changed (method `notifications/roots/list_changed`). */
+export declare const RootsListChangedNotification: GeneratedValidator<T.RootsListChangedNotification>;
+/** Validates `SamplingMessage`. One message of a sampling conversation. */
+export declare const SamplingMessage: GeneratedValidator<T.SamplingMessage>;
 /** Validates `ServerCapabilities`. Optional features the server offers to the client. Unknown keys are allowed; the set is open. */
 export declare const ServerCapabilities: GeneratedValidator<T.ServerCapabilities>;
 /** Validates `ServerNotification`. The notifications a server may send that this schema defines. */
@@ -99,6 +167,12 @@ export declare const ServerNotification: GeneratedValidator<T.ServerNotification
 export declare const ServerRequest: GeneratedValidator<T.ServerRequest>;
 /** Validates `ServerResult`. The results a server may send back to client requests that this schema defines. */
 export declare const ServerResult: GeneratedValidator<T.ServerResult>;
+/** Validates `SetLevelRequest`. Client sets the minimum severity of the log entries the server sends (method `logging/setLevel`). */
+export declare const SetLevelRequest: GeneratedValidator<T.SetLevelRequest>;
+/** Validates `StringSchema`. An elicitation form field that takes free text, optionally of a given format. */
+export declare const StringSchema: GeneratedValidator<T.StringSchema>;
+/** Validates `SubscribeRequest`. Client asks to be told (notifications/resources/updated) when a resource changes (method `resources/subscribe`). */
+export declare const SubscribeRequest: GeneratedValidator<T.SubscribeRequest>;
 /** Validates `TextContent`. Plain text exchanged with the model. */
 export declare const TextContent: GeneratedValidator<T.TextContent>;
 /** Validates `TextResourceContents`. The contents of a resource that can be represented as text. */
@@ -107,12 +181,18 @@ export declare const TextResourceContents: GeneratedValidator<T.TextResourceCont
 export declare const Tool: GeneratedValidator<T.Tool>;
 /** Validates `ToolAnnotations`. Hints about a tool's behaviour. They are advisory only: a client must not trust them from a server it does not trust. */
 export declare const ToolAnnotations: GeneratedValidator<T.ToolAnnotations>;
+/** Validates `ToolListChangedNotification`. Server tells the client that its list of tools changed (method `notifications/tools/list_changed`). */
+export declare const ToolListChangedNotification: GeneratedValidator<T.ToolListChangedNotification>;
+/** Validates `UnsubscribeRequest`. Client cancels an earlier resources/subscribe (method `resources/unsubscribe`). */
+export declare const UnsubscribeRequest: GeneratedValidator<T.UnsubscribeRequest>;
 
 /** Every validator, keyed by definition name. */
 export declare const validators: Readonly<{
   Annotations: GeneratedValidator<T.Annotations>;
   AudioContent: GeneratedValidator<T.AudioContent>;
+  BaseMetadata: GeneratedValidator<T.BaseMetadata>;
   BlobResourceContents: GeneratedValidator<T.BlobResourceContents>;
+  BooleanSchema: GeneratedValidator<T.BooleanSchema>;
   CallToolRequest: GeneratedValidator<T.CallToolRequest>;
   CallToolResult: GeneratedValidator<T.CallToolResult>;
   CancelledNotification: GeneratedValidator<T.CancelledNotification>;
@@ -120,10 +200,17 @@ export declare const validators: Readonly<{
   ClientNotification: GeneratedValidator<T.ClientNotification>;
   ClientRequest: GeneratedValidator<T.ClientRequest>;
   ClientResult: GeneratedValidator<T.ClientResult>;
+  CompleteRequest: GeneratedValidator<T.CompleteRequest>;
+  CompleteResult: GeneratedValidator<T.CompleteResult>;
   ContentBlock: GeneratedValidator<T.ContentBlock>;
+  CreateMessageRequest: GeneratedValidator<T.CreateMessageRequest>;
+  CreateMessageResult: GeneratedValidator<T.CreateMessageResult>;
   Cursor: GeneratedValidator<T.Cursor>;
+  ElicitRequest: GeneratedValidator<T.ElicitRequest>;
+  ElicitResult: GeneratedValidator<T.ElicitResult>;
   EmbeddedResource: GeneratedValidator<T.EmbeddedResource>;
   EmptyResult: GeneratedValidator<T.EmptyResult>;
+  EnumSchema: GeneratedValidator<T.EnumSchema>;
   GetPromptRequest: GeneratedValidator<T.GetPromptRequest>;
   GetPromptResult: GeneratedValidator<T.GetPromptResult>;
   ImageContent: GeneratedValidator<T.ImageContent>;
@@ -138,28 +225,58 @@ export declare const validators: Readonly<{
   JSONRPCResponse: GeneratedValidator<T.JSONRPCResponse>;
   ListPromptsRequest: GeneratedValidator<T.ListPromptsRequest>;
   ListPromptsResult: GeneratedValidator<T.ListPromptsResult>;
+  ListResourceTemplatesRequest: GeneratedValidator<T.ListResourceTemplatesRequest>;
+  ListResourceTemplatesResult: GeneratedValidator<T.ListResourceTemplatesResult>;
+  ListResourcesRequest: GeneratedValidator<T.ListResourcesRequest>;
+  ListResourcesResult: GeneratedValidator<T.ListResourcesResult>;
+  ListRootsRequest: GeneratedValidator<T.ListRootsRequest>;
+  ListRootsResult: GeneratedValidator<T.ListRootsResult>;
   ListToolsRequest: GeneratedValidator<T.ListToolsRequest>;
   ListToolsResult: GeneratedValidator<T.ListToolsResult>;
+  LoggingLevel: GeneratedValidator<T.LoggingLevel>;
+  LoggingMessageNotification: GeneratedValidator<T.LoggingMessageNotification>;
+  ModelHint: GeneratedValidator<T.ModelHint>;
+  ModelPreferences: GeneratedValidator<T.ModelPreferences>;
   Notification: GeneratedValidator<T.Notification>;
+  NumberSchema: GeneratedValidator<T.NumberSchema>;
   PaginatedRequest: GeneratedValidator<T.PaginatedRequest>;
   PaginatedResult: GeneratedValidator<T.PaginatedResult>;
   PingRequest: GeneratedValidator<T.PingRequest>;
+  PrimitiveSchemaDefinition: GeneratedValidator<T.PrimitiveSchemaDefinition>;
   ProgressNotification: GeneratedValidator<T.ProgressNotification>;
   ProgressToken: GeneratedValidator<T.ProgressToken>;
   Prompt: GeneratedValidator<T.Prompt>;
   PromptArgument: GeneratedValidator<T.PromptArgument>;
+  PromptListChangedNotification: GeneratedValidator<T.PromptListChangedNotification>;
   PromptMessage: GeneratedValidator<T.PromptMessage>;
+  PromptReference: GeneratedValidator<T.PromptReference>;
+  ReadResourceRequest: GeneratedValidator<T.ReadResourceRequest>;
+  ReadResourceResult: GeneratedValidator<T.ReadResourceResult>;
   Request: GeneratedValidator<T.Request>;
   RequestId: GeneratedValidator<T.RequestId>;
+  Resource: GeneratedValidator<T.Resource>;
+  ResourceContents: GeneratedValidator<T.ResourceContents>;
   ResourceLink: GeneratedValidator<T.ResourceLink>;
+  ResourceListChangedNotification: GeneratedValidator<T.ResourceListChangedNotification>;
+  ResourceTemplate: GeneratedValidator<T.ResourceTemplate>;
+  ResourceTemplateReference: GeneratedValidator<T.ResourceTemplateReference>;
+  ResourceUpdatedNotification: GeneratedValidator<T.ResourceUpdatedNotification>;
   Result: GeneratedValidator<T.Result>;
   Role: GeneratedValidator<T.Role>;
+  Root: GeneratedValidator<T.Root>;
+  RootsListChangedNotification: GeneratedValidator<T.RootsListChangedNotification>;
+  SamplingMessage: GeneratedValidator<T.SamplingMessage>;
   ServerCapabilities: GeneratedValidator<T.ServerCapabilities>;
   ServerNotification: GeneratedValidator<T.ServerNotification>;
   ServerRequest: GeneratedValidator<T.ServerRequest>;
   ServerResult: GeneratedValidator<T.ServerResult>;
+  SetLevelRequest: GeneratedValidator<T.SetLevelRequest>;
+  StringSchema: GeneratedValidator<T.StringSchema>;
+  SubscribeRequest: GeneratedValidator<T.SubscribeRequest>;
   TextContent: GeneratedValidator<T.TextContent>;
   TextResourceContents: GeneratedValidator<T.TextResourceContents>;
   Tool: GeneratedValidator<T.Tool>;
   ToolAnnotations: GeneratedValidator<T.ToolAnnotations>;
+  ToolListChangedNotification: GeneratedValidator<T.ToolListChangedNotification>;
+  UnsubscribeRequest: GeneratedValidator<T.UnsubscribeRequest>;
 }>;

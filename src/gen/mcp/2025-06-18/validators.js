@@ -205,8 +205,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-export const BlobResourceContents = validate14;
-const formats2 = __formats.uri;
+export const BaseMetadata = validate14;
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
@@ -214,8 +213,57 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
-      if(((data.blob === undefined) && (missing0 = "blob")) || ((data.uri === undefined) && (missing0 = "uri"))){
+      if((data.name === undefined) && (missing0 = "name")){
         validate14.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        return false;
+      }
+      else {
+        if(data.name !== undefined){
+          const _errs1 = errors;
+          if(typeof data.name !== "string"){
+            validate14.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        }
+        else {
+          var valid0 = true;
+        }
+        if(valid0){
+          if(data.title !== undefined){
+            const _errs3 = errors;
+            if(typeof data.title !== "string"){
+              validate14.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+              return false;
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+        }
+      }
+    }
+    else {
+      validate14.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate14.errors = vErrors;
+  return errors === 0;
+}
+
+export const BlobResourceContents = validate15;
+const formats2 = __formats.uri;
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(errors === 0){
+    if(data && typeof data == "object" && !Array.isArray(data)){
+      let missing0;
+      if(((data.blob === undefined) && (missing0 = "blob")) || ((data.uri === undefined) && (missing0 = "uri"))){
+        validate15.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -226,12 +274,12 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
             if(errors === _errs1){
               if(typeof data0 === "string"){
                 if(!(formats2(data0))){
-                  validate14.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                  validate15.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
                   return false;
                 }
               }
               else {
-                validate14.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                validate15.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
                 return false;
               }
             }
@@ -245,7 +293,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
           if(data.mimeType !== undefined){
             const _errs3 = errors;
             if(typeof data.mimeType !== "string"){
-              validate14.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+              validate15.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
               return false;
             }
             var valid0 = _errs3 === errors;
@@ -261,12 +309,12 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
                 if(errors === _errs5){
                   if(typeof data2 === "string"){
                     if(!(formats0(data2))){
-                      validate14.errors = [{instancePath:instancePath+"/blob",schemaPath:"#/properties/blob/format",keyword:"format",params:{format: "byte"}}];
+                      validate15.errors = [{instancePath:instancePath+"/blob",schemaPath:"#/properties/blob/format",keyword:"format",params:{format: "byte"}}];
                       return false;
                     }
                   }
                   else {
-                    validate14.errors = [{instancePath:instancePath+"/blob",schemaPath:"#/properties/blob/type",keyword:"type",params:{type: "string"}}];
+                    validate15.errors = [{instancePath:instancePath+"/blob",schemaPath:"#/properties/blob/type",keyword:"type",params:{type: "string"}}];
                     return false;
                   }
                 }
@@ -284,7 +332,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
                   if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
                   }
                   else {
-                    validate14.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    validate15.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                     return false;
                   }
                 }
@@ -299,24 +347,103 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate14.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate14.errors = vErrors;
+  validate15.errors = vErrors;
   return errors === 0;
 }
 
-export const CallToolRequest = validate15;
+export const BooleanSchema = validate16;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(errors === 0){
+    if(data && typeof data == "object" && !Array.isArray(data)){
+      let missing0;
+      if((data.type === undefined) && (missing0 = "type")){
+        validate16.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        return false;
+      }
+      else {
+        if(data.type !== undefined){
+          let data0 = data.type;
+          const _errs1 = errors;
+          if(typeof data0 !== "string"){
+            validate16.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            return false;
+          }
+          if("boolean" !== data0){
+            validate16.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "boolean"}}];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        }
+        else {
+          var valid0 = true;
+        }
+        if(valid0){
+          if(data.title !== undefined){
+            const _errs3 = errors;
+            if(typeof data.title !== "string"){
+              validate16.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+              return false;
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+          if(valid0){
+            if(data.description !== undefined){
+              const _errs5 = errors;
+              if(typeof data.description !== "string"){
+                validate16.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                return false;
+              }
+              var valid0 = _errs5 === errors;
+            }
+            else {
+              var valid0 = true;
+            }
+            if(valid0){
+              if(data.default !== undefined){
+                const _errs7 = errors;
+                if(typeof data.default !== "boolean"){
+                  validate16.errors = [{instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"}}];
+                  return false;
+                }
+                var valid0 = _errs7 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+            }
+          }
+        }
+      }
+    }
+    else {
+      validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate16.errors = vErrors;
+  return errors === 0;
+}
+
+export const CallToolRequest = validate17;
+
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate15.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate17.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -324,11 +451,11 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.method;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate15.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            validate17.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("tools/call" !== data0){
-            validate15.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/call"}}];
+            validate17.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/call"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -344,14 +471,14 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 let missing1;
                 if((data1.name === undefined) && (missing1 = "name")){
-                  validate15.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                  validate17.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
                   return false;
                 }
                 else {
                   if(data1.name !== undefined){
                     const _errs5 = errors;
                     if(typeof data1.name !== "string"){
-                      validate15.errors = [{instancePath:instancePath+"/params/name",schemaPath:"#/properties/params/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      validate17.errors = [{instancePath:instancePath+"/params/name",schemaPath:"#/properties/params/properties/name/type",keyword:"type",params:{type: "string"}}];
                       return false;
                     }
                     var valid1 = _errs5 === errors;
@@ -367,7 +494,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
                         if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
                         }
                         else {
-                          validate15.errors = [{instancePath:instancePath+"/params/arguments",schemaPath:"#/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}}];
+                          validate17.errors = [{instancePath:instancePath+"/params/arguments",schemaPath:"#/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}}];
                           return false;
                         }
                       }
@@ -380,7 +507,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
                 }
               }
               else {
-                validate15.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                validate17.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                 return false;
               }
             }
@@ -393,24 +520,24 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate17.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate15.errors = vErrors;
+  validate17.errors = vErrors;
   return errors === 0;
 }
 
-export const CallToolResult = validate16;
+export const CallToolResult = validate18;
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.text === undefined) && (missing0 = "text")) || ((data.type === undefined) && (missing0 = "type"))){
-        validate18.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -418,11 +545,11 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.type;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate18.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("text" !== data0){
-            validate18.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+            validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -434,7 +561,7 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
           if(data.text !== undefined){
             const _errs3 = errors;
             if(typeof data.text !== "string"){
-              validate18.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+              validate20.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
               return false;
             }
             var valid0 = _errs3 === errors;
@@ -462,7 +589,7 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
                   if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
                   }
                   else {
-                    validate18.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    validate20.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                     return false;
                   }
                 }
@@ -477,22 +604,22 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate18.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate18.errors = vErrors;
+  validate20.errors = vErrors;
   return errors === 0;
 }
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if((((data.data === undefined) && (missing0 = "data")) || ((data.mimeType === undefined) && (missing0 = "mimeType"))) || ((data.type === undefined) && (missing0 = "type"))){
-        validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -500,11 +627,11 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.type;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate21.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("image" !== data0){
-            validate21.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+            validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -520,12 +647,12 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
               if(errors === _errs3){
                 if(typeof data1 === "string"){
                   if(!(formats0(data1))){
-                    validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/format",keyword:"format",params:{format: "byte"}}];
+                    validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/format",keyword:"format",params:{format: "byte"}}];
                     return false;
                   }
                 }
                 else {
-                  validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "string"}}];
+                  validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
               }
@@ -539,7 +666,7 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
             if(data.mimeType !== undefined){
               const _errs5 = errors;
               if(typeof data.mimeType !== "string"){
-                validate21.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                validate23.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
                 return false;
               }
               var valid0 = _errs5 === errors;
@@ -567,7 +694,7 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
                     if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
                     }
                     else {
-                      validate21.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                      validate23.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                       return false;
                     }
                   }
@@ -583,22 +710,22 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate23.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate21.errors = vErrors;
+  validate23.errors = vErrors;
   return errors === 0;
 }
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if((((data.name === undefined) && (missing0 = "name")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.uri === undefined) && (missing0 = "uri"))){
-        validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -606,11 +733,11 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.type;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("resource_link" !== data0){
-            validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource_link"}}];
+            validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource_link"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -626,12 +753,12 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
               if(errors === _errs3){
                 if(typeof data1 === "string"){
                   if(!(formats2(data1))){
-                    validate25.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                    validate27.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
                     return false;
                   }
                 }
                 else {
-                  validate25.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                  validate27.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
               }
@@ -645,7 +772,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
             if(data.name !== undefined){
               const _errs5 = errors;
               if(typeof data.name !== "string"){
-                validate25.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                validate27.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
                 return false;
               }
               var valid0 = _errs5 === errors;
@@ -657,7 +784,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
               if(data.title !== undefined){
                 const _errs7 = errors;
                 if(typeof data.title !== "string"){
-                  validate25.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                  validate27.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
                 var valid0 = _errs7 === errors;
@@ -669,7 +796,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                 if(data.description !== undefined){
                   const _errs9 = errors;
                   if(typeof data.description !== "string"){
-                    validate25.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                    validate27.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
                     return false;
                   }
                   var valid0 = _errs9 === errors;
@@ -681,7 +808,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                   if(data.mimeType !== undefined){
                     const _errs11 = errors;
                     if(typeof data.mimeType !== "string"){
-                      validate25.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                      validate27.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
                       return false;
                     }
                     var valid0 = _errs11 === errors;
@@ -694,7 +821,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                       let data6 = data.size;
                       const _errs13 = errors;
                       if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-                        validate25.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
+                        validate27.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
                         return false;
                       }
                       var valid0 = _errs13 === errors;
@@ -722,7 +849,7 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                             if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
                             }
                             else {
-                              validate25.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                              validate27.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                               return false;
                             }
                           }
@@ -742,22 +869,22 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate25.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate25.errors = vErrors;
+  validate27.errors = vErrors;
   return errors === 0;
 }
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.resource === undefined) && (missing0 = "resource")) || ((data.type === undefined) && (missing0 = "type"))){
-        validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -765,11 +892,11 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.type;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("resource" !== data0){
-            validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource"}}];
+            validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -1065,7 +1192,7 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
                 vErrors.push(err15);
               }
               errors++;
-              validate28.errors = vErrors;
+              validate30.errors = vErrors;
               return false;
             }
             else {
@@ -1104,7 +1231,7 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
                   if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
                   }
                   else {
-                    validate28.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    validate30.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                     return false;
                   }
                 }
@@ -1119,30 +1246,30 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate28.errors = vErrors;
+  validate30.errors = vErrors;
   return errors === 0;
 }
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate18(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+  if(!(validate20(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData}))){
-      vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+    if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
       errors = vErrors.length;
     }
     var _valid0 = _errs2 === errors;
@@ -1157,16 +1284,16 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData}))){
-          vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+        if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
           errors = vErrors.length;
         }
         var _valid0 = _errs4 === errors;
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
-            vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+          if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
             errors = vErrors.length;
           }
           var _valid0 = _errs5 === errors;
@@ -1184,7 +1311,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
       vErrors.push(err0);
     }
     errors++;
-    validate17.errors = vErrors;
+    validate19.errors = vErrors;
     return false;
   }
   else {
@@ -1198,18 +1325,18 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
   }
-  validate17.errors = vErrors;
+  validate19.errors = vErrors;
   return errors === 0;
 }
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if((data.content === undefined) && (missing0 = "content")){
-        validate16.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate18.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -1220,7 +1347,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
             if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
             }
             else {
-              validate16.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+              validate18.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
               return false;
             }
           }
@@ -1239,8 +1366,8 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
                 const len0 = data1.length;
                 for(let i0=0; i0<len0; i0++){
                   const _errs6 = errors;
-                  if(!(validate17(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate19(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
                     errors = vErrors.length;
                   }
                   var valid1 = _errs6 === errors;
@@ -1250,7 +1377,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
                 }
               }
               else {
-                validate16.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "array"}}];
+                validate18.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "array"}}];
                 return false;
               }
             }
@@ -1267,7 +1394,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
                 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
                 }
                 else {
-                  validate16.errors = [{instancePath:instancePath+"/structuredContent",schemaPath:"#/properties/structuredContent/type",keyword:"type",params:{type: "object"}}];
+                  validate18.errors = [{instancePath:instancePath+"/structuredContent",schemaPath:"#/properties/structuredContent/type",keyword:"type",params:{type: "object"}}];
                   return false;
                 }
               }
@@ -1280,7 +1407,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
               if(data.isError !== undefined){
                 const _errs10 = errors;
                 if(typeof data.isError !== "boolean"){
-                  validate16.errors = [{instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"}}];
+                  validate18.errors = [{instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"}}];
                   return false;
                 }
                 var valid0 = _errs10 === errors;
@@ -1294,25 +1421,25 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate18.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate16.errors = vErrors;
+  validate18.errors = vErrors;
   return errors === 0;
 }
 
-export const CancelledNotification = validate32;
-const schema26 = {"type":["string","integer"]};
+export const CancelledNotification = validate34;
+const schema28 = {"type":["string","integer"]};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate32.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -1320,11 +1447,11 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.method;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate32.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            validate34.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("notifications/cancelled" !== data0){
-            validate32.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/cancelled"}}];
+            validate34.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/cancelled"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -1340,7 +1467,7 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 let missing1;
                 if((data1.requestId === undefined) && (missing1 = "requestId")){
-                  validate32.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                  validate34.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
                   return false;
                 }
                 else {
@@ -1348,7 +1475,7 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
                     let data2 = data1.requestId;
                     const _errs5 = errors;
                     if((typeof data2 !== "string") && (!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2))))){
-                      validate32.errors = [{instancePath:instancePath+"/params/requestId",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
+                      validate34.errors = [{instancePath:instancePath+"/params/requestId",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
                       return false;
                     }
                     var valid1 = _errs5 === errors;
@@ -1360,7 +1487,7 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
                     if(data1.reason !== undefined){
                       const _errs8 = errors;
                       if(typeof data1.reason !== "string"){
-                        validate32.errors = [{instancePath:instancePath+"/params/reason",schemaPath:"#/properties/params/properties/reason/type",keyword:"type",params:{type: "string"}}];
+                        validate34.errors = [{instancePath:instancePath+"/params/reason",schemaPath:"#/properties/params/properties/reason/type",keyword:"type",params:{type: "string"}}];
                         return false;
                       }
                       var valid1 = _errs8 === errors;
@@ -1372,7 +1499,7 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
                 }
               }
               else {
-                validate32.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                validate34.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                 return false;
               }
             }
@@ -1385,17 +1512,17 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate32.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
 
-export const ClientCapabilities = validate33;
+export const ClientCapabilities = validate35;
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1412,7 +1539,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
                 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 }
                 else {
-                  validate33.errors = [{instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                  validate35.errors = [{instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
                   return false;
                 }
               }
@@ -1423,7 +1550,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
             }
           }
           else {
-            validate33.errors = [{instancePath:instancePath+"/experimental",schemaPath:"#/properties/experimental/type",keyword:"type",params:{type: "object"}}];
+            validate35.errors = [{instancePath:instancePath+"/experimental",schemaPath:"#/properties/experimental/type",keyword:"type",params:{type: "object"}}];
             return false;
           }
         }
@@ -1440,13 +1567,13 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
             if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
               if(data2.listChanged !== undefined){
                 if(typeof data2.listChanged !== "boolean"){
-                  validate33.errors = [{instancePath:instancePath+"/roots/listChanged",schemaPath:"#/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                  validate35.errors = [{instancePath:instancePath+"/roots/listChanged",schemaPath:"#/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
                   return false;
                 }
               }
             }
             else {
-              validate33.errors = [{instancePath:instancePath+"/roots",schemaPath:"#/properties/roots/type",keyword:"type",params:{type: "object"}}];
+              validate35.errors = [{instancePath:instancePath+"/roots",schemaPath:"#/properties/roots/type",keyword:"type",params:{type: "object"}}];
               return false;
             }
           }
@@ -1463,7 +1590,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
               if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
               }
               else {
-                validate33.errors = [{instancePath:instancePath+"/sampling",schemaPath:"#/properties/sampling/type",keyword:"type",params:{type: "object"}}];
+                validate35.errors = [{instancePath:instancePath+"/sampling",schemaPath:"#/properties/sampling/type",keyword:"type",params:{type: "object"}}];
                 return false;
               }
             }
@@ -1480,7 +1607,7 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
                 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                 }
                 else {
-                  validate33.errors = [{instancePath:instancePath+"/elicitation",schemaPath:"#/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
+                  validate35.errors = [{instancePath:instancePath+"/elicitation",schemaPath:"#/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
                   return false;
                 }
               }
@@ -1494,25 +1621,25 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate33.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
 
-export const ClientNotification = validate34;
-const schema31 = {"type":["string","integer"]};
+export const ClientNotification = validate36;
+const schema33 = {"type":["string","integer"]};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate38.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -1520,11 +1647,11 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.method;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate36.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            validate38.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("notifications/progress" !== data0){
-            validate36.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/progress"}}];
+            validate38.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/progress"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -1540,7 +1667,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 let missing1;
                 if(((data1.progress === undefined) && (missing1 = "progress")) || ((data1.progressToken === undefined) && (missing1 = "progressToken"))){
-                  validate36.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                  validate38.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
                   return false;
                 }
                 else {
@@ -1548,7 +1675,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
                     let data2 = data1.progressToken;
                     const _errs5 = errors;
                     if((typeof data2 !== "string") && (!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2))))){
-                      validate36.errors = [{instancePath:instancePath+"/params/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
+                      validate38.errors = [{instancePath:instancePath+"/params/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
                       return false;
                     }
                     var valid1 = _errs5 === errors;
@@ -1561,7 +1688,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
                       let data3 = data1.progress;
                       const _errs8 = errors;
                       if(!((typeof data3 == "number") && (isFinite(data3)))){
-                        validate36.errors = [{instancePath:instancePath+"/params/progress",schemaPath:"#/properties/params/properties/progress/type",keyword:"type",params:{type: "number"}}];
+                        validate38.errors = [{instancePath:instancePath+"/params/progress",schemaPath:"#/properties/params/properties/progress/type",keyword:"type",params:{type: "number"}}];
                         return false;
                       }
                       var valid1 = _errs8 === errors;
@@ -1574,7 +1701,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
                         let data4 = data1.total;
                         const _errs10 = errors;
                         if(!((typeof data4 == "number") && (isFinite(data4)))){
-                          validate36.errors = [{instancePath:instancePath+"/params/total",schemaPath:"#/properties/params/properties/total/type",keyword:"type",params:{type: "number"}}];
+                          validate38.errors = [{instancePath:instancePath+"/params/total",schemaPath:"#/properties/params/properties/total/type",keyword:"type",params:{type: "number"}}];
                           return false;
                         }
                         var valid1 = _errs10 === errors;
@@ -1586,7 +1713,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
                         if(data1.message !== undefined){
                           const _errs12 = errors;
                           if(typeof data1.message !== "string"){
-                            validate36.errors = [{instancePath:instancePath+"/params/message",schemaPath:"#/properties/params/properties/message/type",keyword:"type",params:{type: "string"}}];
+                            validate38.errors = [{instancePath:instancePath+"/params/message",schemaPath:"#/properties/params/properties/message/type",keyword:"type",params:{type: "string"}}];
                             return false;
                           }
                           var valid1 = _errs12 === errors;
@@ -1600,7 +1727,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
                 }
               }
               else {
-                validate36.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                validate38.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                 return false;
               }
             }
@@ -1613,22 +1740,22 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
     else {
-      validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
       return false;
     }
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
     errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -1737,24 +1864,127 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs13 = errors;
-      if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
-        vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+      if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
         errors = vErrors.length;
       }
       var _valid0 = _errs13 === errors;
       valid0 = valid0 || _valid0;
+      if(!valid0){
+        const _errs14 = errors;
+        const _errs15 = errors;
+        if(errors === _errs15){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing1;
+            if((data.method === undefined) && (missing1 = "method")){
+              const err6 = {instancePath,schemaPath:"#/definitions/RootsListChangedNotification/required",keyword:"required",params:{missingProperty: missing1}};
+              if(vErrors === null){
+                vErrors = [err6];
+              }
+              else {
+                vErrors.push(err6);
+              }
+              errors++;
+            }
+            else {
+              if(data.method !== undefined){
+                let data3 = data.method;
+                const _errs17 = errors;
+                if(typeof data3 !== "string"){
+                  const err7 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/RootsListChangedNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                  if(vErrors === null){
+                    vErrors = [err7];
+                  }
+                  else {
+                    vErrors.push(err7);
+                  }
+                  errors++;
+                }
+                if("notifications/roots/list_changed" !== data3){
+                  const err8 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/RootsListChangedNotification/properties/method/const",keyword:"const",params:{allowedValue: "notifications/roots/list_changed"}};
+                  if(vErrors === null){
+                    vErrors = [err8];
+                  }
+                  else {
+                    vErrors.push(err8);
+                  }
+                  errors++;
+                }
+                var valid5 = _errs17 === errors;
+              }
+              else {
+                var valid5 = true;
+              }
+              if(valid5){
+                if(data.params !== undefined){
+                  let data4 = data.params;
+                  const _errs19 = errors;
+                  if(errors === _errs19){
+                    if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                      if(data4._meta !== undefined){
+                        let data5 = data4._meta;
+                        const _errs22 = errors;
+                        if(errors === _errs22){
+                          if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                          }
+                          else {
+                            const err9 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/RootsListChangedNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                            if(vErrors === null){
+                              vErrors = [err9];
+                            }
+                            else {
+                              vErrors.push(err9);
+                            }
+                            errors++;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      const err10 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/RootsListChangedNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                      if(vErrors === null){
+                        vErrors = [err10];
+                      }
+                      else {
+                        vErrors.push(err10);
+                      }
+                      errors++;
+                    }
+                  }
+                  var valid5 = _errs19 === errors;
+                }
+                else {
+                  var valid5 = true;
+                }
+              }
+            }
+          }
+          else {
+            const err11 = {instancePath,schemaPath:"#/definitions/RootsListChangedNotification/type",keyword:"type",params:{type: "object"}};
+            if(vErrors === null){
+              vErrors = [err11];
+            }
+            else {
+              vErrors.push(err11);
+            }
+            errors++;
+          }
+        }
+        var _valid0 = _errs14 === errors;
+        valid0 = valid0 || _valid0;
+      }
     }
   }
   if(!valid0){
-    const err6 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+    const err12 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
     if(vErrors === null){
-      vErrors = [err6];
+      vErrors = [err12];
     }
     else {
-      vErrors.push(err6);
+      vErrors.push(err12);
     }
     errors++;
-    validate34.errors = vErrors;
+    validate36.errors = vErrors;
     return false;
   }
   else {
@@ -1768,20 +1998,20 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
       }
     }
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
 
-export const ClientRequest = validate38;
+export const ClientRequest = validate40;
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
       if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
@@ -1789,11 +2019,11 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
           let data0 = data.method;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate39.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            validate41.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
           if("initialize" !== data0){
-            validate39.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "initialize"}}];
+            validate41.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "initialize"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -1809,14 +2039,14 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 let missing1;
                 if((((data1.capabilities === undefined) && (missing1 = "capabilities")) || ((data1.clientInfo === undefined) && (missing1 = "clientInfo"))) || ((data1.protocolVersion === undefined) && (missing1 = "protocolVersion"))){
-                  validate39.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                  validate41.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
                   return false;
                 }
                 else {
                   if(data1.protocolVersion !== undefined){
                     const _errs5 = errors;
                     if(typeof data1.protocolVersion !== "string"){
-                      validate39.errors = [{instancePath:instancePath+"/params/protocolVersion",schemaPath:"#/properties/params/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
+                      validate41.errors = [{instancePath:instancePath+"/params/protocolVersion",schemaPath:"#/properties/params/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
                       return false;
                     }
                     var valid1 = _errs5 === errors;
@@ -1843,7 +2073,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                     if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                                     }
                                     else {
-                                      validate39.errors = [{instancePath:instancePath+"/params/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ClientCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                      validate41.errors = [{instancePath:instancePath+"/params/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ClientCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
                                       return false;
                                     }
                                   }
@@ -1854,7 +2084,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                 }
                               }
                               else {
-                                validate39.errors = [{instancePath:instancePath+"/params/capabilities/experimental",schemaPath:"#/definitions/ClientCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
+                                validate41.errors = [{instancePath:instancePath+"/params/capabilities/experimental",schemaPath:"#/definitions/ClientCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
                                 return false;
                               }
                             }
@@ -1871,13 +2101,13 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
                                   if(data6.listChanged !== undefined){
                                     if(typeof data6.listChanged !== "boolean"){
-                                      validate39.errors = [{instancePath:instancePath+"/params/capabilities/roots/listChanged",schemaPath:"#/definitions/ClientCapabilities/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                      validate41.errors = [{instancePath:instancePath+"/params/capabilities/roots/listChanged",schemaPath:"#/definitions/ClientCapabilities/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
                                       return false;
                                     }
                                   }
                                 }
                                 else {
-                                  validate39.errors = [{instancePath:instancePath+"/params/capabilities/roots",schemaPath:"#/definitions/ClientCapabilities/properties/roots/type",keyword:"type",params:{type: "object"}}];
+                                  validate41.errors = [{instancePath:instancePath+"/params/capabilities/roots",schemaPath:"#/definitions/ClientCapabilities/properties/roots/type",keyword:"type",params:{type: "object"}}];
                                   return false;
                                 }
                               }
@@ -1894,7 +2124,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
                                   }
                                   else {
-                                    validate39.errors = [{instancePath:instancePath+"/params/capabilities/sampling",schemaPath:"#/definitions/ClientCapabilities/properties/sampling/type",keyword:"type",params:{type: "object"}}];
+                                    validate41.errors = [{instancePath:instancePath+"/params/capabilities/sampling",schemaPath:"#/definitions/ClientCapabilities/properties/sampling/type",keyword:"type",params:{type: "object"}}];
                                     return false;
                                   }
                                 }
@@ -1911,7 +2141,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                     if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
                                     }
                                     else {
-                                      validate39.errors = [{instancePath:instancePath+"/params/capabilities/elicitation",schemaPath:"#/definitions/ClientCapabilities/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
+                                      validate41.errors = [{instancePath:instancePath+"/params/capabilities/elicitation",schemaPath:"#/definitions/ClientCapabilities/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
                                       return false;
                                     }
                                   }
@@ -1925,7 +2155,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                           }
                         }
                         else {
-                          validate39.errors = [{instancePath:instancePath+"/params/capabilities",schemaPath:"#/definitions/ClientCapabilities/type",keyword:"type",params:{type: "object"}}];
+                          validate41.errors = [{instancePath:instancePath+"/params/capabilities",schemaPath:"#/definitions/ClientCapabilities/type",keyword:"type",params:{type: "object"}}];
                           return false;
                         }
                       }
@@ -1943,14 +2173,14 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                           if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
                             let missing2;
                             if(((data10.name === undefined) && (missing2 = "name")) || ((data10.version === undefined) && (missing2 = "version"))){
-                              validate39.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing2}}];
+                              validate41.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing2}}];
                               return false;
                             }
                             else {
                               if(data10.name !== undefined){
                                 const _errs29 = errors;
                                 if(typeof data10.name !== "string"){
-                                  validate39.errors = [{instancePath:instancePath+"/params/clientInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                  validate41.errors = [{instancePath:instancePath+"/params/clientInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
                                   return false;
                                 }
                                 var valid7 = _errs29 === errors;
@@ -1962,7 +2192,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                 if(data10.title !== undefined){
                                   const _errs31 = errors;
                                   if(typeof data10.title !== "string"){
-                                    validate39.errors = [{instancePath:instancePath+"/params/clientInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                    validate41.errors = [{instancePath:instancePath+"/params/clientInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
                                     return false;
                                   }
                                   var valid7 = _errs31 === errors;
@@ -1974,7 +2204,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                                   if(data10.version !== undefined){
                                     const _errs33 = errors;
                                     if(typeof data10.version !== "string"){
-                                      validate39.errors = [{instancePath:instancePath+"/params/clientInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
+                                      validate41.errors = [{instancePath:instancePath+"/params/clientInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
                                       return false;
                                     }
                                     var valid7 = _errs33 === errors;
@@ -1987,7 +2217,7 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                             }
                           }
                           else {
-                            validate39.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
+                            validate41.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
                             return false;
                           }
                         }
@@ -1996,81 +2226,6 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
                       else {
                         var valid1 = true;
                       }
-                    }
-                  }
-                }
-              }
-              else {
-                validate39.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate39.errors = vErrors;
-  return errors === 0;
-}
-
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate41.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("ping" !== data0){
-            validate41.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "ping"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1._meta !== undefined){
-                  let data2 = data1._meta;
-                  const _errs6 = errors;
-                  if(errors === _errs6){
-                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                      if(data2.progressToken !== undefined){
-                        let data3 = data2.progressToken;
-                        if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
-                          validate41.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                          return false;
-                        }
-                      }
-                    }
-                    else {
-                      validate41.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                      return false;
                     }
                   }
                 }
@@ -2115,8 +2270,8 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
             validate43.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
-          if("prompts/list" !== data0){
-            validate43.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/list"}}];
+          if("ping" !== data0){
+            validate43.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "ping"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -2130,10 +2285,23 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
             const _errs3 = errors;
             if(errors === _errs3){
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1.cursor !== undefined){
-                  if(typeof data1.cursor !== "string"){
-                    validate43.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-                    return false;
+                if(data1._meta !== undefined){
+                  let data2 = data1._meta;
+                  const _errs6 = errors;
+                  if(errors === _errs6){
+                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                      if(data2.progressToken !== undefined){
+                        let data3 = data2.progressToken;
+                        if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
+                          validate43.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate43.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
                   }
                 }
               }
@@ -2177,8 +2345,8 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
             validate45.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
-          if("tools/list" !== data0){
-            validate45.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/list"}}];
+          if("resources/list" !== data0){
+            validate45.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/list"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -2221,549 +2389,26 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-    errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const _errs2 = errors;
-    if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
-      vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-      errors = vErrors.length;
-    }
-    var _valid0 = _errs2 === errors;
-    valid0 = valid0 || _valid0;
-    if(!valid0){
-      const _errs3 = errors;
-      if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
-        vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-        errors = vErrors.length;
-      }
-      var _valid0 = _errs3 === errors;
-      valid0 = valid0 || _valid0;
-      if(!valid0){
-        const _errs4 = errors;
-        const _errs5 = errors;
-        if(errors === _errs5){
-          if(data && typeof data == "object" && !Array.isArray(data)){
-            let missing0;
-            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-              const err0 = {instancePath,schemaPath:"#/definitions/GetPromptRequest/required",keyword:"required",params:{missingProperty: missing0}};
-              if(vErrors === null){
-                vErrors = [err0];
-              }
-              else {
-                vErrors.push(err0);
-              }
-              errors++;
-            }
-            else {
-              if(data.method !== undefined){
-                let data0 = data.method;
-                const _errs7 = errors;
-                if(typeof data0 !== "string"){
-                  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/GetPromptRequest/properties/method/type",keyword:"type",params:{type: "string"}};
-                  if(vErrors === null){
-                    vErrors = [err1];
-                  }
-                  else {
-                    vErrors.push(err1);
-                  }
-                  errors++;
-                }
-                if("prompts/get" !== data0){
-                  const err2 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/GetPromptRequest/properties/method/const",keyword:"const",params:{allowedValue: "prompts/get"}};
-                  if(vErrors === null){
-                    vErrors = [err2];
-                  }
-                  else {
-                    vErrors.push(err2);
-                  }
-                  errors++;
-                }
-                var valid2 = _errs7 === errors;
-              }
-              else {
-                var valid2 = true;
-              }
-              if(valid2){
-                if(data.params !== undefined){
-                  let data1 = data.params;
-                  const _errs9 = errors;
-                  if(errors === _errs9){
-                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                      let missing1;
-                      if((data1.name === undefined) && (missing1 = "name")){
-                        const err3 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/GetPromptRequest/properties/params/required",keyword:"required",params:{missingProperty: missing1}};
-                        if(vErrors === null){
-                          vErrors = [err3];
-                        }
-                        else {
-                          vErrors.push(err3);
-                        }
-                        errors++;
-                      }
-                      else {
-                        if(data1.name !== undefined){
-                          const _errs11 = errors;
-                          if(typeof data1.name !== "string"){
-                            const err4 = {instancePath:instancePath+"/params/name",schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/name/type",keyword:"type",params:{type: "string"}};
-                            if(vErrors === null){
-                              vErrors = [err4];
-                            }
-                            else {
-                              vErrors.push(err4);
-                            }
-                            errors++;
-                          }
-                          var valid3 = _errs11 === errors;
-                        }
-                        else {
-                          var valid3 = true;
-                        }
-                        if(valid3){
-                          if(data1.arguments !== undefined){
-                            let data3 = data1.arguments;
-                            const _errs13 = errors;
-                            if(errors === _errs13){
-                              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                                for(const key0 in data3){
-                                  const _errs16 = errors;
-                                  if(typeof data3[key0] !== "string"){
-                                    const err5 = {instancePath:instancePath+"/params/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}};
-                                    if(vErrors === null){
-                                      vErrors = [err5];
-                                    }
-                                    else {
-                                      vErrors.push(err5);
-                                    }
-                                    errors++;
-                                  }
-                                  var valid4 = _errs16 === errors;
-                                  if(!valid4){
-                                    break;
-                                  }
-                                }
-                              }
-                              else {
-                                const err6 = {instancePath:instancePath+"/params/arguments",schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}};
-                                if(vErrors === null){
-                                  vErrors = [err6];
-                                }
-                                else {
-                                  vErrors.push(err6);
-                                }
-                                errors++;
-                              }
-                            }
-                            var valid3 = _errs13 === errors;
-                          }
-                          else {
-                            var valid3 = true;
-                          }
-                        }
-                      }
-                    }
-                    else {
-                      const err7 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/GetPromptRequest/properties/params/type",keyword:"type",params:{type: "object"}};
-                      if(vErrors === null){
-                        vErrors = [err7];
-                      }
-                      else {
-                        vErrors.push(err7);
-                      }
-                      errors++;
-                    }
-                  }
-                  var valid2 = _errs9 === errors;
-                }
-                else {
-                  var valid2 = true;
-                }
-              }
-            }
-          }
-          else {
-            const err8 = {instancePath,schemaPath:"#/definitions/GetPromptRequest/type",keyword:"type",params:{type: "object"}};
-            if(vErrors === null){
-              vErrors = [err8];
-            }
-            else {
-              vErrors.push(err8);
-            }
-            errors++;
-          }
-        }
-        var _valid0 = _errs4 === errors;
-        valid0 = valid0 || _valid0;
-        if(!valid0){
-          const _errs18 = errors;
-          if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
-            vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
-            errors = vErrors.length;
-          }
-          var _valid0 = _errs18 === errors;
-          valid0 = valid0 || _valid0;
-          if(!valid0){
-            const _errs19 = errors;
-            const _errs20 = errors;
-            if(errors === _errs20){
-              if(data && typeof data == "object" && !Array.isArray(data)){
-                let missing2;
-                if(((data.method === undefined) && (missing2 = "method")) || ((data.params === undefined) && (missing2 = "params"))){
-                  const err9 = {instancePath,schemaPath:"#/definitions/CallToolRequest/required",keyword:"required",params:{missingProperty: missing2}};
-                  if(vErrors === null){
-                    vErrors = [err9];
-                  }
-                  else {
-                    vErrors.push(err9);
-                  }
-                  errors++;
-                }
-                else {
-                  if(data.method !== undefined){
-                    let data5 = data.method;
-                    const _errs22 = errors;
-                    if(typeof data5 !== "string"){
-                      const err10 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/CallToolRequest/properties/method/type",keyword:"type",params:{type: "string"}};
-                      if(vErrors === null){
-                        vErrors = [err10];
-                      }
-                      else {
-                        vErrors.push(err10);
-                      }
-                      errors++;
-                    }
-                    if("tools/call" !== data5){
-                      const err11 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/CallToolRequest/properties/method/const",keyword:"const",params:{allowedValue: "tools/call"}};
-                      if(vErrors === null){
-                        vErrors = [err11];
-                      }
-                      else {
-                        vErrors.push(err11);
-                      }
-                      errors++;
-                    }
-                    var valid6 = _errs22 === errors;
-                  }
-                  else {
-                    var valid6 = true;
-                  }
-                  if(valid6){
-                    if(data.params !== undefined){
-                      let data6 = data.params;
-                      const _errs24 = errors;
-                      if(errors === _errs24){
-                        if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                          let missing3;
-                          if((data6.name === undefined) && (missing3 = "name")){
-                            const err12 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/CallToolRequest/properties/params/required",keyword:"required",params:{missingProperty: missing3}};
-                            if(vErrors === null){
-                              vErrors = [err12];
-                            }
-                            else {
-                              vErrors.push(err12);
-                            }
-                            errors++;
-                          }
-                          else {
-                            if(data6.name !== undefined){
-                              const _errs26 = errors;
-                              if(typeof data6.name !== "string"){
-                                const err13 = {instancePath:instancePath+"/params/name",schemaPath:"#/definitions/CallToolRequest/properties/params/properties/name/type",keyword:"type",params:{type: "string"}};
-                                if(vErrors === null){
-                                  vErrors = [err13];
-                                }
-                                else {
-                                  vErrors.push(err13);
-                                }
-                                errors++;
-                              }
-                              var valid7 = _errs26 === errors;
-                            }
-                            else {
-                              var valid7 = true;
-                            }
-                            if(valid7){
-                              if(data6.arguments !== undefined){
-                                let data8 = data6.arguments;
-                                const _errs28 = errors;
-                                if(errors === _errs28){
-                                  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-                                  }
-                                  else {
-                                    const err14 = {instancePath:instancePath+"/params/arguments",schemaPath:"#/definitions/CallToolRequest/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}};
-                                    if(vErrors === null){
-                                      vErrors = [err14];
-                                    }
-                                    else {
-                                      vErrors.push(err14);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                var valid7 = _errs28 === errors;
-                              }
-                              else {
-                                var valid7 = true;
-                              }
-                            }
-                          }
-                        }
-                        else {
-                          const err15 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/CallToolRequest/properties/params/type",keyword:"type",params:{type: "object"}};
-                          if(vErrors === null){
-                            vErrors = [err15];
-                          }
-                          else {
-                            vErrors.push(err15);
-                          }
-                          errors++;
-                        }
-                      }
-                      var valid6 = _errs24 === errors;
-                    }
-                    else {
-                      var valid6 = true;
-                    }
-                  }
-                }
-              }
-              else {
-                const err16 = {instancePath,schemaPath:"#/definitions/CallToolRequest/type",keyword:"type",params:{type: "object"}};
-                if(vErrors === null){
-                  vErrors = [err16];
-                }
-                else {
-                  vErrors.push(err16);
-                }
-                errors++;
-              }
-            }
-            var _valid0 = _errs19 === errors;
-            valid0 = valid0 || _valid0;
-          }
-        }
-      }
-    }
-  }
-  if(!valid0){
-    const err17 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err17];
-    }
-    else {
-      vErrors.push(err17);
-    }
-    errors++;
-    validate38.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate38.errors = vErrors;
-  return errors === 0;
-}
-
-export const ClientResult = validate47;
-
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  const _errs2 = errors;
-  if(errors === _errs2){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data._meta !== undefined){
-        let data0 = data._meta;
-        const _errs5 = errors;
-        if(errors === _errs5){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-          }
-          else {
-            const err0 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
-          }
-        }
-      }
-    }
-    else {
-      const err1 = {instancePath,schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}};
-      if(vErrors === null){
-        vErrors = [err1];
-      }
-      else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err2];
-    }
-    else {
-      vErrors.push(err2);
-    }
-    errors++;
-    validate47.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate47.errors = vErrors;
-  return errors === 0;
-}
-
-export const ContentBlock = validate48;
-
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate18(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
-    errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const _errs2 = errors;
-    if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData}))){
-      vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
-      errors = vErrors.length;
-    }
-    var _valid0 = _errs2 === errors;
-    valid0 = valid0 || _valid0;
-    if(!valid0){
-      const _errs3 = errors;
-      if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
-        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
-        errors = vErrors.length;
-      }
-      var _valid0 = _errs3 === errors;
-      valid0 = valid0 || _valid0;
-      if(!valid0){
-        const _errs4 = errors;
-        if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData}))){
-          vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-          errors = vErrors.length;
-        }
-        var _valid0 = _errs4 === errors;
-        valid0 = valid0 || _valid0;
-        if(!valid0){
-          const _errs5 = errors;
-          if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
-            vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-            errors = vErrors.length;
-          }
-          var _valid0 = _errs5 === errors;
-          valid0 = valid0 || _valid0;
-        }
-      }
-    }
-  }
-  if(!valid0){
-    const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err0];
-    }
-    else {
-      vErrors.push(err0);
-    }
-    errors++;
-    validate48.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate48.errors = vErrors;
-  return errors === 0;
-}
-
-export const Cursor = validate54;
-
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data !== "string"){
-    validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-    return false;
-  }
-  validate54.errors = vErrors;
-  return errors === 0;
-}
-
-export const EmbeddedResource = validate55;
-
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       let missing0;
-      if(((data.resource === undefined) && (missing0 = "resource")) || ((data.type === undefined) && (missing0 = "type"))){
-        validate55.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+      if((data.method === undefined) && (missing0 = "method")){
+        validate47.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
         return false;
       }
       else {
-        if(data.type !== undefined){
-          let data0 = data.type;
+        if(data.method !== undefined){
+          let data0 = data.method;
           const _errs1 = errors;
           if(typeof data0 !== "string"){
-            validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate47.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
             return false;
           }
-          if("resource" !== data0){
-            validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource"}}];
+          if("resources/templates/list" !== data0){
+            validate47.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/templates/list"}}];
             return false;
           }
           var valid0 = _errs1 === errors;
@@ -2772,106 +2417,372 @@ function validate55(data, {instancePath="", parentData, parentDataProperty, root
           var valid0 = true;
         }
         if(valid0){
-          if(data.resource !== undefined){
-            let data1 = data.resource;
+          if(data.params !== undefined){
+            let data1 = data.params;
             const _errs3 = errors;
-            const _errs4 = errors;
-            let valid1 = false;
-            const _errs5 = errors;
-            const _errs6 = errors;
-            if(errors === _errs6){
+            if(errors === _errs3){
+              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                if(data1.cursor !== undefined){
+                  if(typeof data1.cursor !== "string"){
+                    validate47.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                }
+              }
+              else {
+                validate47.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+        }
+      }
+    }
+    else {
+      validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate47.errors = vErrors;
+  return errors === 0;
+}
+
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(errors === 0){
+    if(data && typeof data == "object" && !Array.isArray(data)){
+      let missing0;
+      if((data.method === undefined) && (missing0 = "method")){
+        validate49.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        return false;
+      }
+      else {
+        if(data.method !== undefined){
+          let data0 = data.method;
+          const _errs1 = errors;
+          if(typeof data0 !== "string"){
+            validate49.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            return false;
+          }
+          if("prompts/list" !== data0){
+            validate49.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/list"}}];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        }
+        else {
+          var valid0 = true;
+        }
+        if(valid0){
+          if(data.params !== undefined){
+            let data1 = data.params;
+            const _errs3 = errors;
+            if(errors === _errs3){
+              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                if(data1.cursor !== undefined){
+                  if(typeof data1.cursor !== "string"){
+                    validate49.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                }
+              }
+              else {
+                validate49.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+        }
+      }
+    }
+    else {
+      validate49.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate49.errors = vErrors;
+  return errors === 0;
+}
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(errors === 0){
+    if(data && typeof data == "object" && !Array.isArray(data)){
+      let missing0;
+      if((data.method === undefined) && (missing0 = "method")){
+        validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        return false;
+      }
+      else {
+        if(data.method !== undefined){
+          let data0 = data.method;
+          const _errs1 = errors;
+          if(typeof data0 !== "string"){
+            validate51.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            return false;
+          }
+          if("tools/list" !== data0){
+            validate51.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/list"}}];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        }
+        else {
+          var valid0 = true;
+        }
+        if(valid0){
+          if(data.params !== undefined){
+            let data1 = data.params;
+            const _errs3 = errors;
+            if(errors === _errs3){
+              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                if(data1.cursor !== undefined){
+                  if(typeof data1.cursor !== "string"){
+                    validate51.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                }
+              }
+              else {
+                validate51.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+        }
+      }
+    }
+    else {
+      validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate51.errors = vErrors;
+  return errors === 0;
+}
+
+const schema55 = {"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(errors === 0){
+    if(data && typeof data == "object" && !Array.isArray(data)){
+      let missing0;
+      if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+        validate53.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+        return false;
+      }
+      else {
+        if(data.method !== undefined){
+          let data0 = data.method;
+          const _errs1 = errors;
+          if(typeof data0 !== "string"){
+            validate53.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            return false;
+          }
+          if("logging/setLevel" !== data0){
+            validate53.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "logging/setLevel"}}];
+            return false;
+          }
+          var valid0 = _errs1 === errors;
+        }
+        else {
+          var valid0 = true;
+        }
+        if(valid0){
+          if(data.params !== undefined){
+            let data1 = data.params;
+            const _errs3 = errors;
+            if(errors === _errs3){
               if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
                 let missing1;
-                if(((data1.text === undefined) && (missing1 = "text")) || ((data1.uri === undefined) && (missing1 = "uri"))){
-                  const err0 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/TextResourceContents/required",keyword:"required",params:{missingProperty: missing1}};
-                  if(vErrors === null){
-                    vErrors = [err0];
-                  }
-                  else {
-                    vErrors.push(err0);
-                  }
-                  errors++;
+                if((data1.level === undefined) && (missing1 = "level")){
+                  validate53.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                  return false;
                 }
                 else {
-                  if(data1.uri !== undefined){
-                    let data2 = data1.uri;
-                    const _errs8 = errors;
-                    if(errors === _errs8){
-                      if(errors === _errs8){
-                        if(typeof data2 === "string"){
-                          if(!(formats2(data2))){
-                            const err1 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
-                            if(vErrors === null){
-                              vErrors = [err1];
-                            }
-                            else {
-                              vErrors.push(err1);
-                            }
-                            errors++;
-                          }
-                        }
-                        else {
-                          const err2 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
-                          if(vErrors === null){
-                            vErrors = [err2];
-                          }
-                          else {
-                            vErrors.push(err2);
-                          }
-                          errors++;
-                        }
-                      }
+                  if(data1.level !== undefined){
+                    let data2 = data1.level;
+                    if(typeof data2 !== "string"){
+                      validate53.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/type",keyword:"type",params:{type: "string"}}];
+                      return false;
                     }
-                    var valid3 = _errs8 === errors;
+                    if(!((((((((data2 === "debug") || (data2 === "info")) || (data2 === "notice")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical")) || (data2 === "alert")) || (data2 === "emergency"))){
+                      validate53.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/enum",keyword:"enum",params:{allowedValues: schema55.enum}}];
+                      return false;
+                    }
                   }
-                  else {
-                    var valid3 = true;
-                  }
-                  if(valid3){
-                    if(data1.mimeType !== undefined){
-                      const _errs10 = errors;
-                      if(typeof data1.mimeType !== "string"){
-                        const err3 = {instancePath:instancePath+"/resource/mimeType",schemaPath:"#/definitions/TextResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
-                        if(vErrors === null){
-                          vErrors = [err3];
-                        }
-                        else {
-                          vErrors.push(err3);
-                        }
-                        errors++;
-                      }
-                      var valid3 = _errs10 === errors;
-                    }
-                    else {
-                      var valid3 = true;
-                    }
-                    if(valid3){
-                      if(data1.text !== undefined){
-                        const _errs12 = errors;
-                        if(typeof data1.text !== "string"){
-                          const err4 = {instancePath:instancePath+"/resource/text",schemaPath:"#/definitions/TextResourceContents/properties/text/type",keyword:"type",params:{type: "string"}};
-                          if(vErrors === null){
-                            vErrors = [err4];
-                          }
-                          else {
-                            vErrors.push(err4);
-                          }
-                          errors++;
-                        }
-                        var valid3 = _errs12 === errors;
+                }
+              }
+              else {
+                validate53.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                return false;
+              }
+            }
+            var valid0 = _errs3 === errors;
+          }
+          else {
+            var valid0 = true;
+          }
+        }
+      }
+    }
+    else {
+      validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+      return false;
+    }
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+}
+
+const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
+
+      function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate55.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate55.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("completion/complete" !== data0){
+                  validate55.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "completion/complete"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.argument === undefined) && (missing1 = "argument")) || ((data1.ref === undefined) && (missing1 = "ref"))){
+                        validate55.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
                       }
                       else {
-                        var valid3 = true;
-                      }
-                      if(valid3){
-                        if(data1._meta !== undefined){
-                          let data5 = data1._meta;
-                          const _errs14 = errors;
-                          if(errors === _errs14){
-                            if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                        if(data1.ref !== undefined){
+                          let data2 = data1.ref;
+                          const _errs5 = errors;
+                          const _errs6 = errors;
+                          let valid2 = false;
+                          const _errs7 = errors;
+                          const _errs8 = errors;
+                          if(errors === _errs8){
+                            if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                              let missing2;
+                              if(((data2.name === undefined) && (missing2 = "name")) || ((data2.type === undefined) && (missing2 = "type"))){
+                                const err0 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/PromptReference/required",keyword:"required",params:{missingProperty: missing2}};
+                                if(vErrors === null){
+                                  vErrors = [err0];
+                                }
+                                else {
+                                  vErrors.push(err0);
+                                }
+                                errors++;
+                              }
+                              else {
+                                if(data2.type !== undefined){
+                                  let data3 = data2.type;
+                                  const _errs10 = errors;
+                                  if(typeof data3 !== "string"){
+                                    const err1 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/PromptReference/properties/type/type",keyword:"type",params:{type: "string"}};
+                                    if(vErrors === null){
+                                      vErrors = [err1];
+                                    }
+                                    else {
+                                      vErrors.push(err1);
+                                    }
+                                    errors++;
+                                  }
+                                  if("ref/prompt" !== data3){
+                                    const err2 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/PromptReference/properties/type/const",keyword:"const",params:{allowedValue: "ref/prompt"}};
+                                    if(vErrors === null){
+                                      vErrors = [err2];
+                                    }
+                                    else {
+                                      vErrors.push(err2);
+                                    }
+                                    errors++;
+                                  }
+                                  var valid4 = _errs10 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data2.name !== undefined){
+                                    const _errs12 = errors;
+                                    if(typeof data2.name !== "string"){
+                                      const err3 = {instancePath:instancePath+"/params/ref/name",schemaPath:"#/definitions/PromptReference/properties/name/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err3];
+                                      }
+                                      else {
+                                        vErrors.push(err3);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid4 = _errs12 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                  if(valid4){
+                                    if(data2.title !== undefined){
+                                      const _errs14 = errors;
+                                      if(typeof data2.title !== "string"){
+                                        const err4 = {instancePath:instancePath+"/params/ref/title",schemaPath:"#/definitions/PromptReference/properties/title/type",keyword:"type",params:{type: "string"}};
+                                        if(vErrors === null){
+                                          vErrors = [err4];
+                                        }
+                                        else {
+                                          vErrors.push(err4);
+                                        }
+                                        errors++;
+                                      }
+                                      var valid4 = _errs14 === errors;
+                                    }
+                                    else {
+                                      var valid4 = true;
+                                    }
+                                  }
+                                }
+                              }
                             }
                             else {
-                              const err5 = {instancePath:instancePath+"/resource/_meta",schemaPath:"#/definitions/TextResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                              const err5 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/PromptReference/type",keyword:"type",params:{type: "object"}};
                               if(vErrors === null){
                                 vErrors = [err5];
                               }
@@ -2881,2587 +2792,217 @@ function validate55(data, {instancePath="", parentData, parentDataProperty, root
                               errors++;
                             }
                           }
-                          var valid3 = _errs14 === errors;
-                        }
-                        else {
-                          var valid3 = true;
-                        }
-                      }
-                    }
-                  }
-                }
-              }
-              else {
-                const err6 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/TextResourceContents/type",keyword:"type",params:{type: "object"}};
-                if(vErrors === null){
-                  vErrors = [err6];
-                }
-                else {
-                  vErrors.push(err6);
-                }
-                errors++;
-              }
-            }
-            var _valid0 = _errs5 === errors;
-            valid1 = valid1 || _valid0;
-            if(!valid1){
-              const _errs17 = errors;
-              const _errs18 = errors;
-              if(errors === _errs18){
-                if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                  let missing2;
-                  if(((data1.blob === undefined) && (missing2 = "blob")) || ((data1.uri === undefined) && (missing2 = "uri"))){
-                    const err7 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/BlobResourceContents/required",keyword:"required",params:{missingProperty: missing2}};
-                    if(vErrors === null){
-                      vErrors = [err7];
-                    }
-                    else {
-                      vErrors.push(err7);
-                    }
-                    errors++;
-                  }
-                  else {
-                    if(data1.uri !== undefined){
-                      let data6 = data1.uri;
-                      const _errs20 = errors;
-                      if(errors === _errs20){
-                        if(errors === _errs20){
-                          if(typeof data6 === "string"){
-                            if(!(formats2(data6))){
-                              const err8 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
-                              if(vErrors === null){
-                                vErrors = [err8];
-                              }
-                              else {
-                                vErrors.push(err8);
-                              }
-                              errors++;
-                            }
-                          }
-                          else {
-                            const err9 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
-                            if(vErrors === null){
-                              vErrors = [err9];
-                            }
-                            else {
-                              vErrors.push(err9);
-                            }
-                            errors++;
-                          }
-                        }
-                      }
-                      var valid5 = _errs20 === errors;
-                    }
-                    else {
-                      var valid5 = true;
-                    }
-                    if(valid5){
-                      if(data1.mimeType !== undefined){
-                        const _errs22 = errors;
-                        if(typeof data1.mimeType !== "string"){
-                          const err10 = {instancePath:instancePath+"/resource/mimeType",schemaPath:"#/definitions/BlobResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
-                          if(vErrors === null){
-                            vErrors = [err10];
-                          }
-                          else {
-                            vErrors.push(err10);
-                          }
-                          errors++;
-                        }
-                        var valid5 = _errs22 === errors;
-                      }
-                      else {
-                        var valid5 = true;
-                      }
-                      if(valid5){
-                        if(data1.blob !== undefined){
-                          let data8 = data1.blob;
-                          const _errs24 = errors;
-                          if(errors === _errs24){
-                            if(errors === _errs24){
-                              if(typeof data8 === "string"){
-                                if(!(formats0(data8))){
-                                  const err11 = {instancePath:instancePath+"/resource/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/format",keyword:"format",params:{format: "byte"}};
+                          var _valid0 = _errs7 === errors;
+                          valid2 = valid2 || _valid0;
+                          if(!valid2){
+                            const _errs16 = errors;
+                            const _errs17 = errors;
+                            if(errors === _errs17){
+                              if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                                let missing3;
+                                if(((data2.type === undefined) && (missing3 = "type")) || ((data2.uri === undefined) && (missing3 = "uri"))){
+                                  const err6 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/ResourceTemplateReference/required",keyword:"required",params:{missingProperty: missing3}};
                                   if(vErrors === null){
-                                    vErrors = [err11];
+                                    vErrors = [err6];
                                   }
                                   else {
-                                    vErrors.push(err11);
+                                    vErrors.push(err6);
                                   }
                                   errors++;
                                 }
-                              }
-                              else {
-                                const err12 = {instancePath:instancePath+"/resource/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/type",keyword:"type",params:{type: "string"}};
-                                if(vErrors === null){
-                                  vErrors = [err12];
-                                }
                                 else {
-                                  vErrors.push(err12);
-                                }
-                                errors++;
-                              }
-                            }
-                          }
-                          var valid5 = _errs24 === errors;
-                        }
-                        else {
-                          var valid5 = true;
-                        }
-                        if(valid5){
-                          if(data1._meta !== undefined){
-                            let data9 = data1._meta;
-                            const _errs26 = errors;
-                            if(errors === _errs26){
-                              if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-                              }
-                              else {
-                                const err13 = {instancePath:instancePath+"/resource/_meta",schemaPath:"#/definitions/BlobResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
-                                if(vErrors === null){
-                                  vErrors = [err13];
-                                }
-                                else {
-                                  vErrors.push(err13);
-                                }
-                                errors++;
-                              }
-                            }
-                            var valid5 = _errs26 === errors;
-                          }
-                          else {
-                            var valid5 = true;
-                          }
-                        }
-                      }
-                    }
-                  }
-                }
-                else {
-                  const err14 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/BlobResourceContents/type",keyword:"type",params:{type: "object"}};
-                  if(vErrors === null){
-                    vErrors = [err14];
-                  }
-                  else {
-                    vErrors.push(err14);
-                  }
-                  errors++;
-                }
-              }
-              var _valid0 = _errs17 === errors;
-              valid1 = valid1 || _valid0;
-            }
-            if(!valid1){
-              const err15 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/anyOf",keyword:"anyOf",params:{}};
-              if(vErrors === null){
-                vErrors = [err15];
-              }
-              else {
-                vErrors.push(err15);
-              }
-              errors++;
-              validate55.errors = vErrors;
-              return false;
-            }
-            else {
-              errors = _errs4;
-              if(vErrors !== null){
-                if(_errs4){
-                  vErrors.length = _errs4;
-                }
-                else {
-                  vErrors = null;
-                }
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.annotations !== undefined){
-              const _errs29 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-                errors = vErrors.length;
-              }
-              var valid0 = _errs29 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data._meta !== undefined){
-                let data11 = data._meta;
-                const _errs30 = errors;
-                if(errors === _errs30){
-                  if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-                  }
-                  else {
-                    validate55.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs30 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate55.errors = vErrors;
-  return errors === 0;
-}
-
-export const EmptyResult = validate57;
-
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data._meta !== undefined){
-        let data0 = data._meta;
-        const _errs2 = errors;
-        if(errors === _errs2){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-          }
-          else {
-            validate57.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-            return false;
-          }
-        }
-      }
-    }
-    else {
-      validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate57.errors = vErrors;
-  return errors === 0;
-}
-
-export const GetPromptRequest = validate58;
-
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate58.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("prompts/get" !== data0){
-            validate58.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/get"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                let missing1;
-                if((data1.name === undefined) && (missing1 = "name")){
-                  validate58.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
-                  return false;
-                }
-                else {
-                  if(data1.name !== undefined){
-                    const _errs5 = errors;
-                    if(typeof data1.name !== "string"){
-                      validate58.errors = [{instancePath:instancePath+"/params/name",schemaPath:"#/properties/params/properties/name/type",keyword:"type",params:{type: "string"}}];
-                      return false;
-                    }
-                    var valid1 = _errs5 === errors;
-                  }
-                  else {
-                    var valid1 = true;
-                  }
-                  if(valid1){
-                    if(data1.arguments !== undefined){
-                      let data3 = data1.arguments;
-                      const _errs7 = errors;
-                      if(errors === _errs7){
-                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                          for(const key0 in data3){
-                            const _errs10 = errors;
-                            if(typeof data3[key0] !== "string"){
-                              validate58.errors = [{instancePath:instancePath+"/params/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/params/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}}];
-                              return false;
-                            }
-                            var valid2 = _errs10 === errors;
-                            if(!valid2){
-                              break;
-                            }
-                          }
-                        }
-                        else {
-                          validate58.errors = [{instancePath:instancePath+"/params/arguments",schemaPath:"#/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}}];
-                          return false;
-                        }
-                      }
-                      var valid1 = _errs7 === errors;
-                    }
-                    else {
-                      var valid1 = true;
-                    }
-                  }
-                }
-              }
-              else {
-                validate58.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate58.errors = vErrors;
-  return errors === 0;
-}
-
-export const GetPromptResult = validate59;
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
-        validate60.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.role !== undefined){
-          let data0 = data.role;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate60.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if(!((data0 === "assistant") || (data0 === "user"))){
-            validate60.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.content !== undefined){
-            const _errs4 = errors;
-            if(!(validate17(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-              vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
-              errors = vErrors.length;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate60.errors = vErrors;
-  return errors === 0;
-}
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.messages === undefined) && (missing0 = "messages")){
-        validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate59.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.description !== undefined){
-            const _errs4 = errors;
-            if(typeof data.description !== "string"){
-              validate59.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.messages !== undefined){
-              let data2 = data.messages;
-              const _errs6 = errors;
-              if(errors === _errs6){
-                if(Array.isArray(data2)){
-                  var valid1 = true;
-                  const len0 = data2.length;
-                  for(let i0=0; i0<len0; i0++){
-                    const _errs8 = errors;
-                    if(!(validate60(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
-                      errors = vErrors.length;
-                    }
-                    var valid1 = _errs8 === errors;
-                    if(!valid1){
-                      break;
-                    }
-                  }
-                }
-                else {
-                  validate59.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate59.errors = vErrors;
-  return errors === 0;
-}
-
-export const ImageContent = validate63;
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.data === undefined) && (missing0 = "data")) || ((data.mimeType === undefined) && (missing0 = "mimeType"))) || ((data.type === undefined) && (missing0 = "type"))){
-        validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.type !== undefined){
-          let data0 = data.type;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("image" !== data0){
-            validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.data !== undefined){
-            let data1 = data.data;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(errors === _errs3){
-                if(typeof data1 === "string"){
-                  if(!(formats0(data1))){
-                    validate63.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/format",keyword:"format",params:{format: "byte"}}];
-                    return false;
-                  }
-                }
-                else {
-                  validate63.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "string"}}];
-                  return false;
-                }
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.mimeType !== undefined){
-              const _errs5 = errors;
-              if(typeof data.mimeType !== "string"){
-                validate63.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs5 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.annotations !== undefined){
-                const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-                  errors = vErrors.length;
-                }
-                var valid0 = _errs7 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-              if(valid0){
-                if(data._meta !== undefined){
-                  let data4 = data._meta;
-                  const _errs8 = errors;
-                  if(errors === _errs8){
-                    if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                    }
-                    else {
-                      validate63.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                      return false;
-                    }
-                  }
-                  var valid0 = _errs8 === errors;
-                }
-                else {
-                  var valid0 = true;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate63.errors = vErrors;
-  return errors === 0;
-}
-
-export const Implementation = validate65;
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.name === undefined) && (missing0 = "name")) || ((data.version === undefined) && (missing0 = "version"))){
-        validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.name !== undefined){
-          const _errs1 = errors;
-          if(typeof data.name !== "string"){
-            validate65.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.title !== undefined){
-            const _errs3 = errors;
-            if(typeof data.title !== "string"){
-              validate65.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.version !== undefined){
-              const _errs5 = errors;
-              if(typeof data.version !== "string"){
-                validate65.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs5 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate65.errors = vErrors;
-  return errors === 0;
-}
-
-export const InitializeRequest = validate66;
-
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate66.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("initialize" !== data0){
-            validate66.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "initialize"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                let missing1;
-                if((((data1.capabilities === undefined) && (missing1 = "capabilities")) || ((data1.clientInfo === undefined) && (missing1 = "clientInfo"))) || ((data1.protocolVersion === undefined) && (missing1 = "protocolVersion"))){
-                  validate66.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
-                  return false;
-                }
-                else {
-                  if(data1.protocolVersion !== undefined){
-                    const _errs5 = errors;
-                    if(typeof data1.protocolVersion !== "string"){
-                      validate66.errors = [{instancePath:instancePath+"/params/protocolVersion",schemaPath:"#/properties/params/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
-                      return false;
-                    }
-                    var valid1 = _errs5 === errors;
-                  }
-                  else {
-                    var valid1 = true;
-                  }
-                  if(valid1){
-                    if(data1.capabilities !== undefined){
-                      let data3 = data1.capabilities;
-                      const _errs7 = errors;
-                      const _errs8 = errors;
-                      if(errors === _errs8){
-                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                          if(data3.experimental !== undefined){
-                            let data4 = data3.experimental;
-                            const _errs10 = errors;
-                            if(errors === _errs10){
-                              if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                                for(const key0 in data4){
-                                  let data5 = data4[key0];
-                                  const _errs13 = errors;
-                                  if(errors === _errs13){
-                                    if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-                                    }
-                                    else {
-                                      validate66.errors = [{instancePath:instancePath+"/params/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ClientCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                                      return false;
-                                    }
-                                  }
-                                  var valid4 = _errs13 === errors;
-                                  if(!valid4){
-                                    break;
-                                  }
-                                }
-                              }
-                              else {
-                                validate66.errors = [{instancePath:instancePath+"/params/capabilities/experimental",schemaPath:"#/definitions/ClientCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
-                                return false;
-                              }
-                            }
-                            var valid3 = _errs10 === errors;
-                          }
-                          else {
-                            var valid3 = true;
-                          }
-                          if(valid3){
-                            if(data3.roots !== undefined){
-                              let data6 = data3.roots;
-                              const _errs16 = errors;
-                              if(errors === _errs16){
-                                if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                                  if(data6.listChanged !== undefined){
-                                    if(typeof data6.listChanged !== "boolean"){
-                                      validate66.errors = [{instancePath:instancePath+"/params/capabilities/roots/listChanged",schemaPath:"#/definitions/ClientCapabilities/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                                      return false;
-                                    }
-                                  }
-                                }
-                                else {
-                                  validate66.errors = [{instancePath:instancePath+"/params/capabilities/roots",schemaPath:"#/definitions/ClientCapabilities/properties/roots/type",keyword:"type",params:{type: "object"}}];
-                                  return false;
-                                }
-                              }
-                              var valid3 = _errs16 === errors;
-                            }
-                            else {
-                              var valid3 = true;
-                            }
-                            if(valid3){
-                              if(data3.sampling !== undefined){
-                                let data8 = data3.sampling;
-                                const _errs20 = errors;
-                                if(errors === _errs20){
-                                  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-                                  }
-                                  else {
-                                    validate66.errors = [{instancePath:instancePath+"/params/capabilities/sampling",schemaPath:"#/definitions/ClientCapabilities/properties/sampling/type",keyword:"type",params:{type: "object"}}];
-                                    return false;
-                                  }
-                                }
-                                var valid3 = _errs20 === errors;
-                              }
-                              else {
-                                var valid3 = true;
-                              }
-                              if(valid3){
-                                if(data3.elicitation !== undefined){
-                                  let data9 = data3.elicitation;
-                                  const _errs23 = errors;
-                                  if(errors === _errs23){
-                                    if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-                                    }
-                                    else {
-                                      validate66.errors = [{instancePath:instancePath+"/params/capabilities/elicitation",schemaPath:"#/definitions/ClientCapabilities/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
-                                      return false;
-                                    }
-                                  }
-                                  var valid3 = _errs23 === errors;
-                                }
-                                else {
-                                  var valid3 = true;
-                                }
-                              }
-                            }
-                          }
-                        }
-                        else {
-                          validate66.errors = [{instancePath:instancePath+"/params/capabilities",schemaPath:"#/definitions/ClientCapabilities/type",keyword:"type",params:{type: "object"}}];
-                          return false;
-                        }
-                      }
-                      var valid1 = _errs7 === errors;
-                    }
-                    else {
-                      var valid1 = true;
-                    }
-                    if(valid1){
-                      if(data1.clientInfo !== undefined){
-                        let data10 = data1.clientInfo;
-                        const _errs26 = errors;
-                        const _errs27 = errors;
-                        if(errors === _errs27){
-                          if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-                            let missing2;
-                            if(((data10.name === undefined) && (missing2 = "name")) || ((data10.version === undefined) && (missing2 = "version"))){
-                              validate66.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing2}}];
-                              return false;
-                            }
-                            else {
-                              if(data10.name !== undefined){
-                                const _errs29 = errors;
-                                if(typeof data10.name !== "string"){
-                                  validate66.errors = [{instancePath:instancePath+"/params/clientInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
-                                  return false;
-                                }
-                                var valid7 = _errs29 === errors;
-                              }
-                              else {
-                                var valid7 = true;
-                              }
-                              if(valid7){
-                                if(data10.title !== undefined){
-                                  const _errs31 = errors;
-                                  if(typeof data10.title !== "string"){
-                                    validate66.errors = [{instancePath:instancePath+"/params/clientInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
-                                    return false;
-                                  }
-                                  var valid7 = _errs31 === errors;
-                                }
-                                else {
-                                  var valid7 = true;
-                                }
-                                if(valid7){
-                                  if(data10.version !== undefined){
-                                    const _errs33 = errors;
-                                    if(typeof data10.version !== "string"){
-                                      validate66.errors = [{instancePath:instancePath+"/params/clientInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
-                                      return false;
-                                    }
-                                    var valid7 = _errs33 === errors;
-                                  }
-                                  else {
-                                    var valid7 = true;
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else {
-                            validate66.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
-                            return false;
-                          }
-                        }
-                        var valid1 = _errs26 === errors;
-                      }
-                      else {
-                        var valid1 = true;
-                      }
-                    }
-                  }
-                }
-              }
-              else {
-                validate66.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate66.errors = vErrors;
-  return errors === 0;
-}
-
-export const InitializeResult = validate67;
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.capabilities === undefined) && (missing0 = "capabilities")) || ((data.protocolVersion === undefined) && (missing0 = "protocolVersion"))) || ((data.serverInfo === undefined) && (missing0 = "serverInfo"))){
-        validate67.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate67.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.protocolVersion !== undefined){
-            const _errs4 = errors;
-            if(typeof data.protocolVersion !== "string"){
-              validate67.errors = [{instancePath:instancePath+"/protocolVersion",schemaPath:"#/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.capabilities !== undefined){
-              let data2 = data.capabilities;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if(errors === _errs7){
-                if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                  if(data2.experimental !== undefined){
-                    let data3 = data2.experimental;
-                    const _errs9 = errors;
-                    if(errors === _errs9){
-                      if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                        for(const key0 in data3){
-                          let data4 = data3[key0];
-                          const _errs12 = errors;
-                          if(errors === _errs12){
-                            if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                            }
-                            else {
-                              validate67.errors = [{instancePath:instancePath+"/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ServerCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                              return false;
-                            }
-                          }
-                          var valid3 = _errs12 === errors;
-                          if(!valid3){
-                            break;
-                          }
-                        }
-                      }
-                      else {
-                        validate67.errors = [{instancePath:instancePath+"/capabilities/experimental",schemaPath:"#/definitions/ServerCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
-                        return false;
-                      }
-                    }
-                    var valid2 = _errs9 === errors;
-                  }
-                  else {
-                    var valid2 = true;
-                  }
-                  if(valid2){
-                    if(data2.logging !== undefined){
-                      let data5 = data2.logging;
-                      const _errs15 = errors;
-                      if(errors === _errs15){
-                        if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-                        }
-                        else {
-                          validate67.errors = [{instancePath:instancePath+"/capabilities/logging",schemaPath:"#/definitions/ServerCapabilities/properties/logging/type",keyword:"type",params:{type: "object"}}];
-                          return false;
-                        }
-                      }
-                      var valid2 = _errs15 === errors;
-                    }
-                    else {
-                      var valid2 = true;
-                    }
-                    if(valid2){
-                      if(data2.completions !== undefined){
-                        let data6 = data2.completions;
-                        const _errs18 = errors;
-                        if(errors === _errs18){
-                          if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                          }
-                          else {
-                            validate67.errors = [{instancePath:instancePath+"/capabilities/completions",schemaPath:"#/definitions/ServerCapabilities/properties/completions/type",keyword:"type",params:{type: "object"}}];
-                            return false;
-                          }
-                        }
-                        var valid2 = _errs18 === errors;
-                      }
-                      else {
-                        var valid2 = true;
-                      }
-                      if(valid2){
-                        if(data2.prompts !== undefined){
-                          let data7 = data2.prompts;
-                          const _errs21 = errors;
-                          if(errors === _errs21){
-                            if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-                              if(data7.listChanged !== undefined){
-                                if(typeof data7.listChanged !== "boolean"){
-                                  validate67.errors = [{instancePath:instancePath+"/capabilities/prompts/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/prompts/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                                  return false;
-                                }
-                              }
-                            }
-                            else {
-                              validate67.errors = [{instancePath:instancePath+"/capabilities/prompts",schemaPath:"#/definitions/ServerCapabilities/properties/prompts/type",keyword:"type",params:{type: "object"}}];
-                              return false;
-                            }
-                          }
-                          var valid2 = _errs21 === errors;
-                        }
-                        else {
-                          var valid2 = true;
-                        }
-                        if(valid2){
-                          if(data2.resources !== undefined){
-                            let data9 = data2.resources;
-                            const _errs25 = errors;
-                            if(errors === _errs25){
-                              if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-                                if(data9.subscribe !== undefined){
-                                  const _errs27 = errors;
-                                  if(typeof data9.subscribe !== "boolean"){
-                                    validate67.errors = [{instancePath:instancePath+"/capabilities/resources/subscribe",schemaPath:"#/definitions/ServerCapabilities/properties/resources/properties/subscribe/type",keyword:"type",params:{type: "boolean"}}];
-                                    return false;
-                                  }
-                                  var valid5 = _errs27 === errors;
-                                }
-                                else {
-                                  var valid5 = true;
-                                }
-                                if(valid5){
-                                  if(data9.listChanged !== undefined){
-                                    const _errs29 = errors;
-                                    if(typeof data9.listChanged !== "boolean"){
-                                      validate67.errors = [{instancePath:instancePath+"/capabilities/resources/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/resources/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                                      return false;
-                                    }
-                                    var valid5 = _errs29 === errors;
-                                  }
-                                  else {
-                                    var valid5 = true;
-                                  }
-                                }
-                              }
-                              else {
-                                validate67.errors = [{instancePath:instancePath+"/capabilities/resources",schemaPath:"#/definitions/ServerCapabilities/properties/resources/type",keyword:"type",params:{type: "object"}}];
-                                return false;
-                              }
-                            }
-                            var valid2 = _errs25 === errors;
-                          }
-                          else {
-                            var valid2 = true;
-                          }
-                          if(valid2){
-                            if(data2.tools !== undefined){
-                              let data12 = data2.tools;
-                              const _errs31 = errors;
-                              if(errors === _errs31){
-                                if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-                                  if(data12.listChanged !== undefined){
-                                    if(typeof data12.listChanged !== "boolean"){
-                                      validate67.errors = [{instancePath:instancePath+"/capabilities/tools/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/tools/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                                      return false;
-                                    }
-                                  }
-                                }
-                                else {
-                                  validate67.errors = [{instancePath:instancePath+"/capabilities/tools",schemaPath:"#/definitions/ServerCapabilities/properties/tools/type",keyword:"type",params:{type: "object"}}];
-                                  return false;
-                                }
-                              }
-                              var valid2 = _errs31 === errors;
-                            }
-                            else {
-                              var valid2 = true;
-                            }
-                          }
-                        }
-                      }
-                    }
-                  }
-                }
-                else {
-                  validate67.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/definitions/ServerCapabilities/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.serverInfo !== undefined){
-                let data14 = data.serverInfo;
-                const _errs35 = errors;
-                const _errs36 = errors;
-                if(errors === _errs36){
-                  if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-                    let missing1;
-                    if(((data14.name === undefined) && (missing1 = "name")) || ((data14.version === undefined) && (missing1 = "version"))){
-                      validate67.errors = [{instancePath:instancePath+"/serverInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing1}}];
-                      return false;
-                    }
-                    else {
-                      if(data14.name !== undefined){
-                        const _errs38 = errors;
-                        if(typeof data14.name !== "string"){
-                          validate67.errors = [{instancePath:instancePath+"/serverInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
-                          return false;
-                        }
-                        var valid8 = _errs38 === errors;
-                      }
-                      else {
-                        var valid8 = true;
-                      }
-                      if(valid8){
-                        if(data14.title !== undefined){
-                          const _errs40 = errors;
-                          if(typeof data14.title !== "string"){
-                            validate67.errors = [{instancePath:instancePath+"/serverInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
-                            return false;
-                          }
-                          var valid8 = _errs40 === errors;
-                        }
-                        else {
-                          var valid8 = true;
-                        }
-                        if(valid8){
-                          if(data14.version !== undefined){
-                            const _errs42 = errors;
-                            if(typeof data14.version !== "string"){
-                              validate67.errors = [{instancePath:instancePath+"/serverInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
-                              return false;
-                            }
-                            var valid8 = _errs42 === errors;
-                          }
-                          else {
-                            var valid8 = true;
-                          }
-                        }
-                      }
-                    }
-                  }
-                  else {
-                    validate67.errors = [{instancePath:instancePath+"/serverInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs35 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-              if(valid0){
-                if(data.instructions !== undefined){
-                  const _errs44 = errors;
-                  if(typeof data.instructions !== "string"){
-                    validate67.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"}}];
-                    return false;
-                  }
-                  var valid0 = _errs44 === errors;
-                }
-                else {
-                  var valid0 = true;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate67.errors = vErrors;
-  return errors === 0;
-}
-
-export const InitializedNotification = validate68;
-
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate68.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("notifications/initialized" !== data0){
-            validate68.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/initialized"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1._meta !== undefined){
-                  let data2 = data1._meta;
-                  const _errs6 = errors;
-                  if(errors === _errs6){
-                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                    }
-                    else {
-                      validate68.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                      return false;
-                    }
-                  }
-                }
-              }
-              else {
-                validate68.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate68.errors = vErrors;
-  return errors === 0;
-}
-
-export const JSONRPCError = validate69;
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.error === undefined) && (missing0 = "error")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))){
-        validate69.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate69.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate69.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.id !== undefined){
-            let data1 = data.id;
-            const _errs3 = errors;
-            if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-              validate69.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.error !== undefined){
-              let data2 = data.error;
-              const _errs6 = errors;
-              if(errors === _errs6){
-                if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                  let missing1;
-                  if(((data2.code === undefined) && (missing1 = "code")) || ((data2.message === undefined) && (missing1 = "message"))){
-                    validate69.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: missing1}}];
-                    return false;
-                  }
-                  else {
-                    if(data2.code !== undefined){
-                      let data3 = data2.code;
-                      const _errs8 = errors;
-                      if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-                        validate69.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "integer"}}];
-                        return false;
-                      }
-                      var valid2 = _errs8 === errors;
-                    }
-                    else {
-                      var valid2 = true;
-                    }
-                    if(valid2){
-                      if(data2.message !== undefined){
-                        const _errs10 = errors;
-                        if(typeof data2.message !== "string"){
-                          validate69.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"}}];
-                          return false;
-                        }
-                        var valid2 = _errs10 === errors;
-                      }
-                      else {
-                        var valid2 = true;
-                      }
-                    }
-                  }
-                }
-                else {
-                  validate69.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate69.errors = vErrors;
-  return errors === 0;
-}
-
-export const JSONRPCMessage = validate70;
-
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.method === undefined) && (missing0 = "method"))){
-        validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate71.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate71.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.id !== undefined){
-            let data1 = data.id;
-            const _errs3 = errors;
-            if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-              validate71.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.method !== undefined){
-              const _errs6 = errors;
-              if(typeof data.method !== "string"){
-                validate71.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.params !== undefined){
-                let data3 = data.params;
-                const _errs8 = errors;
-                if(errors === _errs8){
-                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                    if(data3._meta !== undefined){
-                      let data4 = data3._meta;
-                      const _errs11 = errors;
-                      if(errors === _errs11){
-                        if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                          if(data4.progressToken !== undefined){
-                            let data5 = data4.progressToken;
-                            if((typeof data5 !== "string") && (!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))))){
-                              validate71.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                              return false;
-                            }
-                          }
-                        }
-                        else {
-                          validate71.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  else {
-                    validate71.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs8 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate71.errors = vErrors;
-  return errors === 0;
-}
-
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.result === undefined) && (missing0 = "result"))){
-        validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate73.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate73.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.id !== undefined){
-            let data1 = data.id;
-            const _errs3 = errors;
-            if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-              validate73.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.result !== undefined){
-              let data2 = data.result;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if(errors === _errs7){
-                if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                  if(data2._meta !== undefined){
-                    let data3 = data2._meta;
-                    const _errs10 = errors;
-                    if(errors === _errs10){
-                      if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                      }
-                      else {
-                        validate73.errors = [{instancePath:instancePath+"/result/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                else {
-                  validate73.errors = [{instancePath:instancePath+"/result",schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate73.errors = vErrors;
-  return errors === 0;
-}
-
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-    errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const _errs2 = errors;
-    const _errs3 = errors;
-    if(errors === _errs3){
-      if(data && typeof data == "object" && !Array.isArray(data)){
-        let missing0;
-        if(((data.jsonrpc === undefined) && (missing0 = "jsonrpc")) || ((data.method === undefined) && (missing0 = "method"))){
-          const err0 = {instancePath,schemaPath:"#/definitions/JSONRPCNotification/required",keyword:"required",params:{missingProperty: missing0}};
-          if(vErrors === null){
-            vErrors = [err0];
-          }
-          else {
-            vErrors.push(err0);
-          }
-          errors++;
-        }
-        else {
-          if(data.jsonrpc !== undefined){
-            let data0 = data.jsonrpc;
-            const _errs5 = errors;
-            if(typeof data0 !== "string"){
-              const err1 = {instancePath:instancePath+"/jsonrpc",schemaPath:"#/definitions/JSONRPCNotification/properties/jsonrpc/type",keyword:"type",params:{type: "string"}};
-              if(vErrors === null){
-                vErrors = [err1];
-              }
-              else {
-                vErrors.push(err1);
-              }
-              errors++;
-            }
-            if("2.0" !== data0){
-              const err2 = {instancePath:instancePath+"/jsonrpc",schemaPath:"#/definitions/JSONRPCNotification/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}};
-              if(vErrors === null){
-                vErrors = [err2];
-              }
-              else {
-                vErrors.push(err2);
-              }
-              errors++;
-            }
-            var valid2 = _errs5 === errors;
-          }
-          else {
-            var valid2 = true;
-          }
-          if(valid2){
-            if(data.method !== undefined){
-              const _errs7 = errors;
-              if(typeof data.method !== "string"){
-                const err3 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/JSONRPCNotification/properties/method/type",keyword:"type",params:{type: "string"}};
-                if(vErrors === null){
-                  vErrors = [err3];
-                }
-                else {
-                  vErrors.push(err3);
-                }
-                errors++;
-              }
-              var valid2 = _errs7 === errors;
-            }
-            else {
-              var valid2 = true;
-            }
-            if(valid2){
-              if(data.params !== undefined){
-                let data2 = data.params;
-                const _errs9 = errors;
-                if(errors === _errs9){
-                  if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                    if(data2._meta !== undefined){
-                      let data3 = data2._meta;
-                      const _errs12 = errors;
-                      if(errors === _errs12){
-                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                        }
-                        else {
-                          const err4 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/JSONRPCNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
-                          if(vErrors === null){
-                            vErrors = [err4];
-                          }
-                          else {
-                            vErrors.push(err4);
-                          }
-                          errors++;
-                        }
-                      }
-                    }
-                  }
-                  else {
-                    const err5 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/JSONRPCNotification/properties/params/type",keyword:"type",params:{type: "object"}};
-                    if(vErrors === null){
-                      vErrors = [err5];
-                    }
-                    else {
-                      vErrors.push(err5);
-                    }
-                    errors++;
-                  }
-                }
-                var valid2 = _errs9 === errors;
-              }
-              else {
-                var valid2 = true;
-              }
-            }
-          }
-        }
-      }
-      else {
-        const err6 = {instancePath,schemaPath:"#/definitions/JSONRPCNotification/type",keyword:"type",params:{type: "object"}};
-        if(vErrors === null){
-          vErrors = [err6];
-        }
-        else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    var _valid0 = _errs2 === errors;
-    valid0 = valid0 || _valid0;
-    if(!valid0){
-      const _errs15 = errors;
-      if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData}))){
-        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
-        errors = vErrors.length;
-      }
-      var _valid0 = _errs15 === errors;
-      valid0 = valid0 || _valid0;
-      if(!valid0){
-        const _errs16 = errors;
-        if(!(validate69(data, {instancePath,parentData,parentDataProperty,rootData}))){
-          vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-          errors = vErrors.length;
-        }
-        var _valid0 = _errs16 === errors;
-        valid0 = valid0 || _valid0;
-      }
-    }
-  }
-  if(!valid0){
-    const err7 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err7];
-    }
-    else {
-      vErrors.push(err7);
-    }
-    errors++;
-    validate70.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-}
-
-export const JSONRPCNotification = validate76;
-
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.jsonrpc === undefined) && (missing0 = "jsonrpc")) || ((data.method === undefined) && (missing0 = "method"))){
-        validate76.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate76.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate76.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.method !== undefined){
-            const _errs3 = errors;
-            if(typeof data.method !== "string"){
-              validate76.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.params !== undefined){
-              let data2 = data.params;
-              const _errs5 = errors;
-              if(errors === _errs5){
-                if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                  if(data2._meta !== undefined){
-                    let data3 = data2._meta;
-                    const _errs8 = errors;
-                    if(errors === _errs8){
-                      if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                      }
-                      else {
-                        validate76.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                else {
-                  validate76.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs5 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate76.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate76.errors = vErrors;
-  return errors === 0;
-}
-
-export const JSONRPCRequest = validate77;
-
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.method === undefined) && (missing0 = "method"))){
-        validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate77.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate77.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.id !== undefined){
-            let data1 = data.id;
-            const _errs3 = errors;
-            if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-              validate77.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.method !== undefined){
-              const _errs6 = errors;
-              if(typeof data.method !== "string"){
-                validate77.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.params !== undefined){
-                let data3 = data.params;
-                const _errs8 = errors;
-                if(errors === _errs8){
-                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                    if(data3._meta !== undefined){
-                      let data4 = data3._meta;
-                      const _errs11 = errors;
-                      if(errors === _errs11){
-                        if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                          if(data4.progressToken !== undefined){
-                            let data5 = data4.progressToken;
-                            if((typeof data5 !== "string") && (!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))))){
-                              validate77.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                              return false;
-                            }
-                          }
-                        }
-                        else {
-                          validate77.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                          return false;
-                        }
-                      }
-                    }
-                  }
-                  else {
-                    validate77.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs8 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate77.errors = vErrors;
-  return errors === 0;
-}
-
-export const JSONRPCResponse = validate78;
-
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.result === undefined) && (missing0 = "result"))){
-        validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.jsonrpc !== undefined){
-          let data0 = data.jsonrpc;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate78.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("2.0" !== data0){
-            validate78.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.id !== undefined){
-            let data1 = data.id;
-            const _errs3 = errors;
-            if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-              validate78.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema26.type}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.result !== undefined){
-              let data2 = data.result;
-              const _errs6 = errors;
-              const _errs7 = errors;
-              if(errors === _errs7){
-                if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                  if(data2._meta !== undefined){
-                    let data3 = data2._meta;
-                    const _errs10 = errors;
-                    if(errors === _errs10){
-                      if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                      }
-                      else {
-                        validate78.errors = [{instancePath:instancePath+"/result/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                        return false;
-                      }
-                    }
-                  }
-                }
-                else {
-                  validate78.errors = [{instancePath:instancePath+"/result",schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate78.errors = vErrors;
-  return errors === 0;
-}
-
-export const ListPromptsRequest = validate79;
-
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate79.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("prompts/list" !== data0){
-            validate79.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/list"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1.cursor !== undefined){
-                  if(typeof data1.cursor !== "string"){
-                    validate79.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-                    return false;
-                  }
-                }
-              }
-              else {
-                validate79.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate79.errors = vErrors;
-  return errors === 0;
-}
-
-export const ListPromptsResult = validate80;
-
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.name === undefined) && (missing0 = "name")){
-        validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate81.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.name !== undefined){
-            const _errs4 = errors;
-            if(typeof data.name !== "string"){
-              validate81.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.title !== undefined){
-              const _errs6 = errors;
-              if(typeof data.title !== "string"){
-                validate81.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.description !== undefined){
-                const _errs8 = errors;
-                if(typeof data.description !== "string"){
-                  validate81.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
-                  return false;
-                }
-                var valid0 = _errs8 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-              if(valid0){
-                if(data.arguments !== undefined){
-                  let data4 = data.arguments;
-                  const _errs10 = errors;
-                  if(errors === _errs10){
-                    if(Array.isArray(data4)){
-                      var valid1 = true;
-                      const len0 = data4.length;
-                      for(let i0=0; i0<len0; i0++){
-                        let data5 = data4[i0];
-                        const _errs12 = errors;
-                        const _errs13 = errors;
-                        if(errors === _errs13){
-                          if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-                            let missing1;
-                            if((data5.name === undefined) && (missing1 = "name")){
-                              validate81.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/required",keyword:"required",params:{missingProperty: missing1}}];
-                              return false;
-                            }
-                            else {
-                              if(data5.name !== undefined){
-                                const _errs15 = errors;
-                                if(typeof data5.name !== "string"){
-                                  validate81.errors = [{instancePath:instancePath+"/arguments/" + i0+"/name",schemaPath:"#/definitions/PromptArgument/properties/name/type",keyword:"type",params:{type: "string"}}];
-                                  return false;
-                                }
-                                var valid3 = _errs15 === errors;
-                              }
-                              else {
-                                var valid3 = true;
-                              }
-                              if(valid3){
-                                if(data5.title !== undefined){
-                                  const _errs17 = errors;
-                                  if(typeof data5.title !== "string"){
-                                    validate81.errors = [{instancePath:instancePath+"/arguments/" + i0+"/title",schemaPath:"#/definitions/PromptArgument/properties/title/type",keyword:"type",params:{type: "string"}}];
-                                    return false;
-                                  }
-                                  var valid3 = _errs17 === errors;
-                                }
-                                else {
-                                  var valid3 = true;
-                                }
-                                if(valid3){
-                                  if(data5.description !== undefined){
+                                  if(data2.type !== undefined){
+                                    let data6 = data2.type;
                                     const _errs19 = errors;
-                                    if(typeof data5.description !== "string"){
-                                      validate81.errors = [{instancePath:instancePath+"/arguments/" + i0+"/description",schemaPath:"#/definitions/PromptArgument/properties/description/type",keyword:"type",params:{type: "string"}}];
-                                      return false;
+                                    if(typeof data6 !== "string"){
+                                      const err7 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/ResourceTemplateReference/properties/type/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err7];
+                                      }
+                                      else {
+                                        vErrors.push(err7);
+                                      }
+                                      errors++;
                                     }
-                                    var valid3 = _errs19 === errors;
+                                    if("ref/resource" !== data6){
+                                      const err8 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/ResourceTemplateReference/properties/type/const",keyword:"const",params:{allowedValue: "ref/resource"}};
+                                      if(vErrors === null){
+                                        vErrors = [err8];
+                                      }
+                                      else {
+                                        vErrors.push(err8);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid6 = _errs19 === errors;
                                   }
                                   else {
-                                    var valid3 = true;
+                                    var valid6 = true;
                                   }
-                                  if(valid3){
-                                    if(data5.required !== undefined){
+                                  if(valid6){
+                                    if(data2.uri !== undefined){
+                                      let data7 = data2.uri;
                                       const _errs21 = errors;
-                                      if(typeof data5.required !== "boolean"){
-                                        validate81.errors = [{instancePath:instancePath+"/arguments/" + i0+"/required",schemaPath:"#/definitions/PromptArgument/properties/required/type",keyword:"type",params:{type: "boolean"}}];
-                                        return false;
+                                      if(errors === _errs21){
+                                        if(errors === _errs21){
+                                          if(typeof data7 === "string"){
+                                            if(!(formats22.test(data7))){
+                                              const err9 = {instancePath:instancePath+"/params/ref/uri",schemaPath:"#/definitions/ResourceTemplateReference/properties/uri/format",keyword:"format",params:{format: "uri-template"}};
+                                              if(vErrors === null){
+                                                vErrors = [err9];
+                                              }
+                                              else {
+                                                vErrors.push(err9);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          else {
+                                            const err10 = {instancePath:instancePath+"/params/ref/uri",schemaPath:"#/definitions/ResourceTemplateReference/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                            if(vErrors === null){
+                                              vErrors = [err10];
+                                            }
+                                            else {
+                                              vErrors.push(err10);
+                                            }
+                                            errors++;
+                                          }
+                                        }
                                       }
-                                      var valid3 = _errs21 === errors;
+                                      var valid6 = _errs21 === errors;
                                     }
                                     else {
-                                      var valid3 = true;
+                                      var valid6 = true;
                                     }
                                   }
                                 }
                               }
+                              else {
+                                const err11 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/ResourceTemplateReference/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err11];
+                                }
+                                else {
+                                  vErrors.push(err11);
+                                }
+                                errors++;
+                              }
                             }
+                            var _valid0 = _errs16 === errors;
+                            valid2 = valid2 || _valid0;
+                          }
+                          if(!valid2){
+                            const err12 = {instancePath:instancePath+"/params/ref",schemaPath:"#/properties/params/properties/ref/anyOf",keyword:"anyOf",params:{}};
+                            if(vErrors === null){
+                              vErrors = [err12];
+                            }
+                            else {
+                              vErrors.push(err12);
+                            }
+                            errors++;
+                            validate55.errors = vErrors;
+                            return false;
                           }
                           else {
-                            validate81.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/type",keyword:"type",params:{type: "object"}}];
-                            return false;
+                            errors = _errs6;
+                            if(vErrors !== null){
+                              if(_errs6){
+                                vErrors.length = _errs6;
+                              }
+                              else {
+                                vErrors = null;
+                              }
+                            }
                           }
-                        }
-                        var valid1 = _errs12 === errors;
-                        if(!valid1){
-                          break;
-                        }
-                      }
-                    }
-                    else {
-                      validate81.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "array"}}];
-                      return false;
-                    }
-                  }
-                  var valid0 = _errs10 === errors;
-                }
-                else {
-                  var valid0 = true;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate81.errors = vErrors;
-  return errors === 0;
-}
-
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.prompts === undefined) && (missing0 = "prompts")){
-        validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate80.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.nextCursor !== undefined){
-            const _errs4 = errors;
-            if(typeof data.nextCursor !== "string"){
-              validate80.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.prompts !== undefined){
-              let data2 = data.prompts;
-              const _errs7 = errors;
-              if(errors === _errs7){
-                if(Array.isArray(data2)){
-                  var valid2 = true;
-                  const len0 = data2.length;
-                  for(let i0=0; i0<len0; i0++){
-                    const _errs9 = errors;
-                    if(!(validate81(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
-                      errors = vErrors.length;
-                    }
-                    var valid2 = _errs9 === errors;
-                    if(!valid2){
-                      break;
-                    }
-                  }
-                }
-                else {
-                  validate80.errors = [{instancePath:instancePath+"/prompts",schemaPath:"#/properties/prompts/type",keyword:"type",params:{type: "array"}}];
-                  return false;
-                }
-              }
-              var valid0 = _errs7 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate80.errors = vErrors;
-  return errors === 0;
-}
-
-export const ListToolsRequest = validate83;
-
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate83.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("tools/list" !== data0){
-            validate83.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/list"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1.cursor !== undefined){
-                  if(typeof data1.cursor !== "string"){
-                    validate83.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-                    return false;
-                  }
-                }
-              }
-              else {
-                validate83.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate83.errors = vErrors;
-  return errors === 0;
-}
-
-export const ListToolsResult = validate84;
-
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.inputSchema === undefined) && (missing0 = "inputSchema")) || ((data.name === undefined) && (missing0 = "name"))){
-        validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate85.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.name !== undefined){
-            const _errs4 = errors;
-            if(typeof data.name !== "string"){
-              validate85.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.title !== undefined){
-              const _errs6 = errors;
-              if(typeof data.title !== "string"){
-                validate85.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.description !== undefined){
-                const _errs8 = errors;
-                if(typeof data.description !== "string"){
-                  validate85.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
-                  return false;
-                }
-                var valid0 = _errs8 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-              if(valid0){
-                if(data.inputSchema !== undefined){
-                  let data4 = data.inputSchema;
-                  const _errs10 = errors;
-                  if(errors === _errs10){
-                    if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                      let missing1;
-                      if((data4.type === undefined) && (missing1 = "type")){
-                        validate85.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/required",keyword:"required",params:{missingProperty: missing1}}];
-                        return false;
-                      }
-                      else {
-                        if(data4.type !== undefined){
-                          let data5 = data4.type;
-                          const _errs13 = errors;
-                          if(typeof data5 !== "string"){
-                            validate85.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
-                            return false;
-                          }
-                          if("object" !== data5){
-                            validate85.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
-                            return false;
-                          }
-                          var valid1 = _errs13 === errors;
+                          var valid1 = _errs5 === errors;
                         }
                         else {
                           var valid1 = true;
                         }
                         if(valid1){
-                          if(data4.properties !== undefined){
-                            let data6 = data4.properties;
-                            const _errs15 = errors;
-                            if(errors === _errs15){
-                              if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                                for(const key0 in data6){
-                                  let data7 = data6[key0];
-                                  const _errs18 = errors;
-                                  if(errors === _errs18){
-                                    if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-                                    }
-                                    else {
-                                      validate85.errors = [{instancePath:instancePath+"/inputSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                          if(data1.argument !== undefined){
+                            let data8 = data1.argument;
+                            const _errs23 = errors;
+                            if(errors === _errs23){
+                              if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+                                let missing4;
+                                if(((data8.name === undefined) && (missing4 = "name")) || ((data8.value === undefined) && (missing4 = "value"))){
+                                  validate55.errors = [{instancePath:instancePath+"/params/argument",schemaPath:"#/properties/params/properties/argument/required",keyword:"required",params:{missingProperty: missing4}}];
+                                  return false;
+                                }
+                                else {
+                                  if(data8.name !== undefined){
+                                    const _errs25 = errors;
+                                    if(typeof data8.name !== "string"){
+                                      validate55.errors = [{instancePath:instancePath+"/params/argument/name",schemaPath:"#/properties/params/properties/argument/properties/name/type",keyword:"type",params:{type: "string"}}];
                                       return false;
                                     }
+                                    var valid7 = _errs25 === errors;
                                   }
-                                  var valid2 = _errs18 === errors;
-                                  if(!valid2){
-                                    break;
+                                  else {
+                                    var valid7 = true;
+                                  }
+                                  if(valid7){
+                                    if(data8.value !== undefined){
+                                      const _errs27 = errors;
+                                      if(typeof data8.value !== "string"){
+                                        validate55.errors = [{instancePath:instancePath+"/params/argument/value",schemaPath:"#/properties/params/properties/argument/properties/value/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                      var valid7 = _errs27 === errors;
+                                    }
+                                    else {
+                                      var valid7 = true;
+                                    }
                                   }
                                 }
                               }
                               else {
-                                validate85.errors = [{instancePath:instancePath+"/inputSchema/properties",schemaPath:"#/properties/inputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                validate55.errors = [{instancePath:instancePath+"/params/argument",schemaPath:"#/properties/params/properties/argument/type",keyword:"type",params:{type: "object"}}];
                                 return false;
                               }
                             }
-                            var valid1 = _errs15 === errors;
+                            var valid1 = _errs23 === errors;
                           }
                           else {
                             var valid1 = true;
                           }
                           if(valid1){
-                            if(data4.required !== undefined){
-                              let data8 = data4.required;
-                              const _errs21 = errors;
-                              if(errors === _errs21){
-                                if(Array.isArray(data8)){
-                                  var valid3 = true;
-                                  const len0 = data8.length;
-                                  for(let i0=0; i0<len0; i0++){
-                                    const _errs23 = errors;
-                                    if(typeof data8[i0] !== "string"){
-                                      validate85.errors = [{instancePath:instancePath+"/inputSchema/required/" + i0,schemaPath:"#/properties/inputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
-                                      return false;
-                                    }
-                                    var valid3 = _errs23 === errors;
-                                    if(!valid3){
-                                      break;
+                            if(data1.context !== undefined){
+                              let data11 = data1.context;
+                              const _errs29 = errors;
+                              if(errors === _errs29){
+                                if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+                                  if(data11.arguments !== undefined){
+                                    let data12 = data11.arguments;
+                                    const _errs31 = errors;
+                                    if(errors === _errs31){
+                                      if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                        for(const key0 in data12){
+                                          const _errs34 = errors;
+                                          if(typeof data12[key0] !== "string"){
+                                            validate55.errors = [{instancePath:instancePath+"/params/context/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/params/properties/context/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid9 = _errs34 === errors;
+                                          if(!valid9){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate55.errors = [{instancePath:instancePath+"/params/context/arguments",schemaPath:"#/properties/params/properties/context/properties/arguments/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
                                     }
                                   }
                                 }
                                 else {
-                                  validate85.errors = [{instancePath:instancePath+"/inputSchema/required",schemaPath:"#/properties/inputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                  validate55.errors = [{instancePath:instancePath+"/params/context",schemaPath:"#/properties/params/properties/context/type",keyword:"type",params:{type: "object"}}];
                                   return false;
                                 }
                               }
-                              var valid1 = _errs21 === errors;
+                              var valid1 = _errs29 === errors;
                             }
                             else {
                               var valid1 = true;
@@ -5471,200 +3012,774 @@ function validate85(data, {instancePath="", parentData, parentDataProperty, root
                       }
                     }
                     else {
-                      validate85.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/type",keyword:"type",params:{type: "object"}}];
+                      validate55.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                       return false;
                     }
                   }
-                  var valid0 = _errs10 === errors;
+                  var valid0 = _errs3 === errors;
                 }
                 else {
                   var valid0 = true;
                 }
-                if(valid0){
-                  if(data.outputSchema !== undefined){
-                    let data10 = data.outputSchema;
-                    const _errs25 = errors;
-                    if(errors === _errs25){
-                      if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-                        let missing2;
-                        if((data10.type === undefined) && (missing2 = "type")){
-                          validate85.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/required",keyword:"required",params:{missingProperty: missing2}}];
-                          return false;
-                        }
-                        else {
-                          if(data10.type !== undefined){
-                            let data11 = data10.type;
-                            const _errs28 = errors;
-                            if(typeof data11 !== "string"){
-                              validate85.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
-                              return false;
-                            }
-                            if("object" !== data11){
-                              validate85.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
-                              return false;
-                            }
-                            var valid4 = _errs28 === errors;
-                          }
-                          else {
-                            var valid4 = true;
-                          }
-                          if(valid4){
-                            if(data10.properties !== undefined){
-                              let data12 = data10.properties;
-                              const _errs30 = errors;
-                              if(errors === _errs30){
-                                if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-                                  for(const key1 in data12){
-                                    let data13 = data12[key1];
-                                    const _errs33 = errors;
-                                    if(errors === _errs33){
-                                      if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-                                      }
-                                      else {
-                                        validate85.errors = [{instancePath:instancePath+"/outputSchema/properties/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                                        return false;
-                                      }
-                                    }
-                                    var valid5 = _errs33 === errors;
-                                    if(!valid5){
-                                      break;
-                                    }
-                                  }
-                                }
-                                else {
-                                  validate85.errors = [{instancePath:instancePath+"/outputSchema/properties",schemaPath:"#/properties/outputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
-                                  return false;
-                                }
-                              }
-                              var valid4 = _errs30 === errors;
-                            }
-                            else {
-                              var valid4 = true;
-                            }
-                            if(valid4){
-                              if(data10.required !== undefined){
-                                let data14 = data10.required;
-                                const _errs36 = errors;
-                                if(errors === _errs36){
-                                  if(Array.isArray(data14)){
-                                    var valid6 = true;
-                                    const len1 = data14.length;
-                                    for(let i1=0; i1<len1; i1++){
-                                      const _errs38 = errors;
-                                      if(typeof data14[i1] !== "string"){
-                                        validate85.errors = [{instancePath:instancePath+"/outputSchema/required/" + i1,schemaPath:"#/properties/outputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
-                                        return false;
-                                      }
-                                      var valid6 = _errs38 === errors;
-                                      if(!valid6){
-                                        break;
-                                      }
-                                    }
-                                  }
-                                  else {
-                                    validate85.errors = [{instancePath:instancePath+"/outputSchema/required",schemaPath:"#/properties/outputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
-                                    return false;
-                                  }
-                                }
-                                var valid4 = _errs36 === errors;
-                              }
-                              else {
-                                var valid4 = true;
-                              }
-                            }
-                          }
-                        }
+              }
+            }
+          }
+          else {
+            validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate55.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+          errors = vErrors.length;
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs2 = errors;
+          if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs2 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs3 = errors;
+            if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs3 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs4 = errors;
+              if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+                errors = vErrors.length;
+              }
+              var _valid0 = _errs4 === errors;
+              valid0 = valid0 || _valid0;
+              if(!valid0){
+                const _errs5 = errors;
+                const _errs6 = errors;
+                if(errors === _errs6){
+                  if(data && typeof data == "object" && !Array.isArray(data)){
+                    let missing0;
+                    if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+                      const err0 = {instancePath,schemaPath:"#/definitions/ReadResourceRequest/required",keyword:"required",params:{missingProperty: missing0}};
+                      if(vErrors === null){
+                        vErrors = [err0];
                       }
                       else {
-                        validate85.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/type",keyword:"type",params:{type: "object"}}];
-                        return false;
+                        vErrors.push(err0);
+                      }
+                      errors++;
+                    }
+                    else {
+                      if(data.method !== undefined){
+                        let data0 = data.method;
+                        const _errs8 = errors;
+                        if(typeof data0 !== "string"){
+                          const err1 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ReadResourceRequest/properties/method/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err1];
+                          }
+                          else {
+                            vErrors.push(err1);
+                          }
+                          errors++;
+                        }
+                        if("resources/read" !== data0){
+                          const err2 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ReadResourceRequest/properties/method/const",keyword:"const",params:{allowedValue: "resources/read"}};
+                          if(vErrors === null){
+                            vErrors = [err2];
+                          }
+                          else {
+                            vErrors.push(err2);
+                          }
+                          errors++;
+                        }
+                        var valid2 = _errs8 === errors;
+                      }
+                      else {
+                        var valid2 = true;
+                      }
+                      if(valid2){
+                        if(data.params !== undefined){
+                          let data1 = data.params;
+                          const _errs10 = errors;
+                          if(errors === _errs10){
+                            if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                              let missing1;
+                              if((data1.uri === undefined) && (missing1 = "uri")){
+                                const err3 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ReadResourceRequest/properties/params/required",keyword:"required",params:{missingProperty: missing1}};
+                                if(vErrors === null){
+                                  vErrors = [err3];
+                                }
+                                else {
+                                  vErrors.push(err3);
+                                }
+                                errors++;
+                              }
+                              else {
+                                if(data1.uri !== undefined){
+                                  let data2 = data1.uri;
+                                  const _errs12 = errors;
+                                  if(errors === _errs12){
+                                    if(errors === _errs12){
+                                      if(typeof data2 === "string"){
+                                        if(!(formats2(data2))){
+                                          const err4 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/ReadResourceRequest/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                          if(vErrors === null){
+                                            vErrors = [err4];
+                                          }
+                                          else {
+                                            vErrors.push(err4);
+                                          }
+                                          errors++;
+                                        }
+                                      }
+                                      else {
+                                        const err5 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/ReadResourceRequest/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                        if(vErrors === null){
+                                          vErrors = [err5];
+                                        }
+                                        else {
+                                          vErrors.push(err5);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              const err6 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ReadResourceRequest/properties/params/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err6];
+                              }
+                              else {
+                                vErrors.push(err6);
+                              }
+                              errors++;
+                            }
+                          }
+                          var valid2 = _errs10 === errors;
+                        }
+                        else {
+                          var valid2 = true;
+                        }
                       }
                     }
-                    var valid0 = _errs25 === errors;
                   }
                   else {
-                    var valid0 = true;
+                    const err7 = {instancePath,schemaPath:"#/definitions/ReadResourceRequest/type",keyword:"type",params:{type: "object"}};
+                    if(vErrors === null){
+                      vErrors = [err7];
+                    }
+                    else {
+                      vErrors.push(err7);
+                    }
+                    errors++;
                   }
-                  if(valid0){
-                    if(data.annotations !== undefined){
-                      let data16 = data.annotations;
-                      const _errs40 = errors;
-                      const _errs41 = errors;
-                      if(errors === _errs41){
-                        if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-                          if(data16.title !== undefined){
-                            const _errs43 = errors;
-                            if(typeof data16.title !== "string"){
-                              validate85.errors = [{instancePath:instancePath+"/annotations/title",schemaPath:"#/definitions/ToolAnnotations/properties/title/type",keyword:"type",params:{type: "string"}}];
-                              return false;
+                }
+                var _valid0 = _errs5 === errors;
+                valid0 = valid0 || _valid0;
+                if(!valid0){
+                  const _errs14 = errors;
+                  const _errs15 = errors;
+                  if(errors === _errs15){
+                    if(data && typeof data == "object" && !Array.isArray(data)){
+                      let missing2;
+                      if(((data.method === undefined) && (missing2 = "method")) || ((data.params === undefined) && (missing2 = "params"))){
+                        const err8 = {instancePath,schemaPath:"#/definitions/SubscribeRequest/required",keyword:"required",params:{missingProperty: missing2}};
+                        if(vErrors === null){
+                          vErrors = [err8];
+                        }
+                        else {
+                          vErrors.push(err8);
+                        }
+                        errors++;
+                      }
+                      else {
+                        if(data.method !== undefined){
+                          let data3 = data.method;
+                          const _errs17 = errors;
+                          if(typeof data3 !== "string"){
+                            const err9 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/SubscribeRequest/properties/method/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err9];
                             }
-                            var valid8 = _errs43 === errors;
+                            else {
+                              vErrors.push(err9);
+                            }
+                            errors++;
+                          }
+                          if("resources/subscribe" !== data3){
+                            const err10 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/SubscribeRequest/properties/method/const",keyword:"const",params:{allowedValue: "resources/subscribe"}};
+                            if(vErrors === null){
+                              vErrors = [err10];
+                            }
+                            else {
+                              vErrors.push(err10);
+                            }
+                            errors++;
+                          }
+                          var valid5 = _errs17 === errors;
+                        }
+                        else {
+                          var valid5 = true;
+                        }
+                        if(valid5){
+                          if(data.params !== undefined){
+                            let data4 = data.params;
+                            const _errs19 = errors;
+                            if(errors === _errs19){
+                              if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                                let missing3;
+                                if((data4.uri === undefined) && (missing3 = "uri")){
+                                  const err11 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/SubscribeRequest/properties/params/required",keyword:"required",params:{missingProperty: missing3}};
+                                  if(vErrors === null){
+                                    vErrors = [err11];
+                                  }
+                                  else {
+                                    vErrors.push(err11);
+                                  }
+                                  errors++;
+                                }
+                                else {
+                                  if(data4.uri !== undefined){
+                                    let data5 = data4.uri;
+                                    const _errs21 = errors;
+                                    if(errors === _errs21){
+                                      if(errors === _errs21){
+                                        if(typeof data5 === "string"){
+                                          if(!(formats2(data5))){
+                                            const err12 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/SubscribeRequest/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                            if(vErrors === null){
+                                              vErrors = [err12];
+                                            }
+                                            else {
+                                              vErrors.push(err12);
+                                            }
+                                            errors++;
+                                          }
+                                        }
+                                        else {
+                                          const err13 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/SubscribeRequest/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                          if(vErrors === null){
+                                            vErrors = [err13];
+                                          }
+                                          else {
+                                            vErrors.push(err13);
+                                          }
+                                          errors++;
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                const err14 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/SubscribeRequest/properties/params/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err14];
+                                }
+                                else {
+                                  vErrors.push(err14);
+                                }
+                                errors++;
+                              }
+                            }
+                            var valid5 = _errs19 === errors;
+                          }
+                          else {
+                            var valid5 = true;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      const err15 = {instancePath,schemaPath:"#/definitions/SubscribeRequest/type",keyword:"type",params:{type: "object"}};
+                      if(vErrors === null){
+                        vErrors = [err15];
+                      }
+                      else {
+                        vErrors.push(err15);
+                      }
+                      errors++;
+                    }
+                  }
+                  var _valid0 = _errs14 === errors;
+                  valid0 = valid0 || _valid0;
+                  if(!valid0){
+                    const _errs23 = errors;
+                    const _errs24 = errors;
+                    if(errors === _errs24){
+                      if(data && typeof data == "object" && !Array.isArray(data)){
+                        let missing4;
+                        if(((data.method === undefined) && (missing4 = "method")) || ((data.params === undefined) && (missing4 = "params"))){
+                          const err16 = {instancePath,schemaPath:"#/definitions/UnsubscribeRequest/required",keyword:"required",params:{missingProperty: missing4}};
+                          if(vErrors === null){
+                            vErrors = [err16];
+                          }
+                          else {
+                            vErrors.push(err16);
+                          }
+                          errors++;
+                        }
+                        else {
+                          if(data.method !== undefined){
+                            let data6 = data.method;
+                            const _errs26 = errors;
+                            if(typeof data6 !== "string"){
+                              const err17 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/UnsubscribeRequest/properties/method/type",keyword:"type",params:{type: "string"}};
+                              if(vErrors === null){
+                                vErrors = [err17];
+                              }
+                              else {
+                                vErrors.push(err17);
+                              }
+                              errors++;
+                            }
+                            if("resources/unsubscribe" !== data6){
+                              const err18 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/UnsubscribeRequest/properties/method/const",keyword:"const",params:{allowedValue: "resources/unsubscribe"}};
+                              if(vErrors === null){
+                                vErrors = [err18];
+                              }
+                              else {
+                                vErrors.push(err18);
+                              }
+                              errors++;
+                            }
+                            var valid8 = _errs26 === errors;
                           }
                           else {
                             var valid8 = true;
                           }
                           if(valid8){
-                            if(data16.readOnlyHint !== undefined){
-                              const _errs45 = errors;
-                              if(typeof data16.readOnlyHint !== "boolean"){
-                                validate85.errors = [{instancePath:instancePath+"/annotations/readOnlyHint",schemaPath:"#/definitions/ToolAnnotations/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
-                                return false;
+                            if(data.params !== undefined){
+                              let data7 = data.params;
+                              const _errs28 = errors;
+                              if(errors === _errs28){
+                                if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+                                  let missing5;
+                                  if((data7.uri === undefined) && (missing5 = "uri")){
+                                    const err19 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/UnsubscribeRequest/properties/params/required",keyword:"required",params:{missingProperty: missing5}};
+                                    if(vErrors === null){
+                                      vErrors = [err19];
+                                    }
+                                    else {
+                                      vErrors.push(err19);
+                                    }
+                                    errors++;
+                                  }
+                                  else {
+                                    if(data7.uri !== undefined){
+                                      let data8 = data7.uri;
+                                      const _errs30 = errors;
+                                      if(errors === _errs30){
+                                        if(errors === _errs30){
+                                          if(typeof data8 === "string"){
+                                            if(!(formats2(data8))){
+                                              const err20 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/UnsubscribeRequest/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                              if(vErrors === null){
+                                                vErrors = [err20];
+                                              }
+                                              else {
+                                                vErrors.push(err20);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          else {
+                                            const err21 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/UnsubscribeRequest/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                            if(vErrors === null){
+                                              vErrors = [err21];
+                                            }
+                                            else {
+                                              vErrors.push(err21);
+                                            }
+                                            errors++;
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                else {
+                                  const err22 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/UnsubscribeRequest/properties/params/type",keyword:"type",params:{type: "object"}};
+                                  if(vErrors === null){
+                                    vErrors = [err22];
+                                  }
+                                  else {
+                                    vErrors.push(err22);
+                                  }
+                                  errors++;
+                                }
                               }
-                              var valid8 = _errs45 === errors;
+                              var valid8 = _errs28 === errors;
                             }
                             else {
                               var valid8 = true;
                             }
-                            if(valid8){
-                              if(data16.destructiveHint !== undefined){
-                                const _errs47 = errors;
-                                if(typeof data16.destructiveHint !== "boolean"){
-                                  validate85.errors = [{instancePath:instancePath+"/annotations/destructiveHint",schemaPath:"#/definitions/ToolAnnotations/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
-                                  return false;
-                                }
-                                var valid8 = _errs47 === errors;
+                          }
+                        }
+                      }
+                      else {
+                        const err23 = {instancePath,schemaPath:"#/definitions/UnsubscribeRequest/type",keyword:"type",params:{type: "object"}};
+                        if(vErrors === null){
+                          vErrors = [err23];
+                        }
+                        else {
+                          vErrors.push(err23);
+                        }
+                        errors++;
+                      }
+                    }
+                    var _valid0 = _errs23 === errors;
+                    valid0 = valid0 || _valid0;
+                    if(!valid0){
+                      const _errs32 = errors;
+                      if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs32 === errors;
+                      valid0 = valid0 || _valid0;
+                      if(!valid0){
+                        const _errs33 = errors;
+                        const _errs34 = errors;
+                        if(errors === _errs34){
+                          if(data && typeof data == "object" && !Array.isArray(data)){
+                            let missing6;
+                            if(((data.method === undefined) && (missing6 = "method")) || ((data.params === undefined) && (missing6 = "params"))){
+                              const err24 = {instancePath,schemaPath:"#/definitions/GetPromptRequest/required",keyword:"required",params:{missingProperty: missing6}};
+                              if(vErrors === null){
+                                vErrors = [err24];
                               }
                               else {
-                                var valid8 = true;
+                                vErrors.push(err24);
                               }
-                              if(valid8){
-                                if(data16.idempotentHint !== undefined){
-                                  const _errs49 = errors;
-                                  if(typeof data16.idempotentHint !== "boolean"){
-                                    validate85.errors = [{instancePath:instancePath+"/annotations/idempotentHint",schemaPath:"#/definitions/ToolAnnotations/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
-                                    return false;
-                                  }
-                                  var valid8 = _errs49 === errors;
-                                }
-                                else {
-                                  var valid8 = true;
-                                }
-                                if(valid8){
-                                  if(data16.openWorldHint !== undefined){
-                                    const _errs51 = errors;
-                                    if(typeof data16.openWorldHint !== "boolean"){
-                                      validate85.errors = [{instancePath:instancePath+"/annotations/openWorldHint",schemaPath:"#/definitions/ToolAnnotations/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
-                                      return false;
-                                    }
-                                    var valid8 = _errs51 === errors;
+                              errors++;
+                            }
+                            else {
+                              if(data.method !== undefined){
+                                let data9 = data.method;
+                                const _errs36 = errors;
+                                if(typeof data9 !== "string"){
+                                  const err25 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/GetPromptRequest/properties/method/type",keyword:"type",params:{type: "string"}};
+                                  if(vErrors === null){
+                                    vErrors = [err25];
                                   }
                                   else {
-                                    var valid8 = true;
+                                    vErrors.push(err25);
                                   }
+                                  errors++;
+                                }
+                                if("prompts/get" !== data9){
+                                  const err26 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/GetPromptRequest/properties/method/const",keyword:"const",params:{allowedValue: "prompts/get"}};
+                                  if(vErrors === null){
+                                    vErrors = [err26];
+                                  }
+                                  else {
+                                    vErrors.push(err26);
+                                  }
+                                  errors++;
+                                }
+                                var valid11 = _errs36 === errors;
+                              }
+                              else {
+                                var valid11 = true;
+                              }
+                              if(valid11){
+                                if(data.params !== undefined){
+                                  let data10 = data.params;
+                                  const _errs38 = errors;
+                                  if(errors === _errs38){
+                                    if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                                      let missing7;
+                                      if((data10.name === undefined) && (missing7 = "name")){
+                                        const err27 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/GetPromptRequest/properties/params/required",keyword:"required",params:{missingProperty: missing7}};
+                                        if(vErrors === null){
+                                          vErrors = [err27];
+                                        }
+                                        else {
+                                          vErrors.push(err27);
+                                        }
+                                        errors++;
+                                      }
+                                      else {
+                                        if(data10.name !== undefined){
+                                          const _errs40 = errors;
+                                          if(typeof data10.name !== "string"){
+                                            const err28 = {instancePath:instancePath+"/params/name",schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/name/type",keyword:"type",params:{type: "string"}};
+                                            if(vErrors === null){
+                                              vErrors = [err28];
+                                            }
+                                            else {
+                                              vErrors.push(err28);
+                                            }
+                                            errors++;
+                                          }
+                                          var valid12 = _errs40 === errors;
+                                        }
+                                        else {
+                                          var valid12 = true;
+                                        }
+                                        if(valid12){
+                                          if(data10.arguments !== undefined){
+                                            let data12 = data10.arguments;
+                                            const _errs42 = errors;
+                                            if(errors === _errs42){
+                                              if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                                for(const key0 in data12){
+                                                  const _errs45 = errors;
+                                                  if(typeof data12[key0] !== "string"){
+                                                    const err29 = {instancePath:instancePath+"/params/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}};
+                                                    if(vErrors === null){
+                                                      vErrors = [err29];
+                                                    }
+                                                    else {
+                                                      vErrors.push(err29);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                  var valid13 = _errs45 === errors;
+                                                  if(!valid13){
+                                                    break;
+                                                  }
+                                                }
+                                              }
+                                              else {
+                                                const err30 = {instancePath:instancePath+"/params/arguments",schemaPath:"#/definitions/GetPromptRequest/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}};
+                                                if(vErrors === null){
+                                                  vErrors = [err30];
+                                                }
+                                                else {
+                                                  vErrors.push(err30);
+                                                }
+                                                errors++;
+                                              }
+                                            }
+                                            var valid12 = _errs42 === errors;
+                                          }
+                                          else {
+                                            var valid12 = true;
+                                          }
+                                        }
+                                      }
+                                    }
+                                    else {
+                                      const err31 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/GetPromptRequest/properties/params/type",keyword:"type",params:{type: "object"}};
+                                      if(vErrors === null){
+                                        vErrors = [err31];
+                                      }
+                                      else {
+                                        vErrors.push(err31);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                  var valid11 = _errs38 === errors;
+                                }
+                                else {
+                                  var valid11 = true;
                                 }
                               }
                             }
                           }
+                          else {
+                            const err32 = {instancePath,schemaPath:"#/definitions/GetPromptRequest/type",keyword:"type",params:{type: "object"}};
+                            if(vErrors === null){
+                              vErrors = [err32];
+                            }
+                            else {
+                              vErrors.push(err32);
+                            }
+                            errors++;
+                          }
                         }
-                        else {
-                          validate85.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/definitions/ToolAnnotations/type",keyword:"type",params:{type: "object"}}];
-                          return false;
+                        var _valid0 = _errs33 === errors;
+                        valid0 = valid0 || _valid0;
+                        if(!valid0){
+                          const _errs47 = errors;
+                          if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                            vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+                            errors = vErrors.length;
+                          }
+                          var _valid0 = _errs47 === errors;
+                          valid0 = valid0 || _valid0;
+                          if(!valid0){
+                            const _errs48 = errors;
+                            const _errs49 = errors;
+                            if(errors === _errs49){
+                              if(data && typeof data == "object" && !Array.isArray(data)){
+                                let missing8;
+                                if(((data.method === undefined) && (missing8 = "method")) || ((data.params === undefined) && (missing8 = "params"))){
+                                  const err33 = {instancePath,schemaPath:"#/definitions/CallToolRequest/required",keyword:"required",params:{missingProperty: missing8}};
+                                  if(vErrors === null){
+                                    vErrors = [err33];
+                                  }
+                                  else {
+                                    vErrors.push(err33);
+                                  }
+                                  errors++;
+                                }
+                                else {
+                                  if(data.method !== undefined){
+                                    let data14 = data.method;
+                                    const _errs51 = errors;
+                                    if(typeof data14 !== "string"){
+                                      const err34 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/CallToolRequest/properties/method/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err34];
+                                      }
+                                      else {
+                                        vErrors.push(err34);
+                                      }
+                                      errors++;
+                                    }
+                                    if("tools/call" !== data14){
+                                      const err35 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/CallToolRequest/properties/method/const",keyword:"const",params:{allowedValue: "tools/call"}};
+                                      if(vErrors === null){
+                                        vErrors = [err35];
+                                      }
+                                      else {
+                                        vErrors.push(err35);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid15 = _errs51 === errors;
+                                  }
+                                  else {
+                                    var valid15 = true;
+                                  }
+                                  if(valid15){
+                                    if(data.params !== undefined){
+                                      let data15 = data.params;
+                                      const _errs53 = errors;
+                                      if(errors === _errs53){
+                                        if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+                                          let missing9;
+                                          if((data15.name === undefined) && (missing9 = "name")){
+                                            const err36 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/CallToolRequest/properties/params/required",keyword:"required",params:{missingProperty: missing9}};
+                                            if(vErrors === null){
+                                              vErrors = [err36];
+                                            }
+                                            else {
+                                              vErrors.push(err36);
+                                            }
+                                            errors++;
+                                          }
+                                          else {
+                                            if(data15.name !== undefined){
+                                              const _errs55 = errors;
+                                              if(typeof data15.name !== "string"){
+                                                const err37 = {instancePath:instancePath+"/params/name",schemaPath:"#/definitions/CallToolRequest/properties/params/properties/name/type",keyword:"type",params:{type: "string"}};
+                                                if(vErrors === null){
+                                                  vErrors = [err37];
+                                                }
+                                                else {
+                                                  vErrors.push(err37);
+                                                }
+                                                errors++;
+                                              }
+                                              var valid16 = _errs55 === errors;
+                                            }
+                                            else {
+                                              var valid16 = true;
+                                            }
+                                            if(valid16){
+                                              if(data15.arguments !== undefined){
+                                                let data17 = data15.arguments;
+                                                const _errs57 = errors;
+                                                if(errors === _errs57){
+                                                  if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+                                                  }
+                                                  else {
+                                                    const err38 = {instancePath:instancePath+"/params/arguments",schemaPath:"#/definitions/CallToolRequest/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}};
+                                                    if(vErrors === null){
+                                                      vErrors = [err38];
+                                                    }
+                                                    else {
+                                                      vErrors.push(err38);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                }
+                                                var valid16 = _errs57 === errors;
+                                              }
+                                              else {
+                                                var valid16 = true;
+                                              }
+                                            }
+                                          }
+                                        }
+                                        else {
+                                          const err39 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/CallToolRequest/properties/params/type",keyword:"type",params:{type: "object"}};
+                                          if(vErrors === null){
+                                            vErrors = [err39];
+                                          }
+                                          else {
+                                            vErrors.push(err39);
+                                          }
+                                          errors++;
+                                        }
+                                      }
+                                      var valid15 = _errs53 === errors;
+                                    }
+                                    else {
+                                      var valid15 = true;
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                const err40 = {instancePath,schemaPath:"#/definitions/CallToolRequest/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err40];
+                                }
+                                else {
+                                  vErrors.push(err40);
+                                }
+                                errors++;
+                              }
+                            }
+                            var _valid0 = _errs48 === errors;
+                            valid0 = valid0 || _valid0;
+                            if(!valid0){
+                              const _errs60 = errors;
+                              if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                                errors = vErrors.length;
+                              }
+                              var _valid0 = _errs60 === errors;
+                              valid0 = valid0 || _valid0;
+                              if(!valid0){
+                                const _errs61 = errors;
+                                if(!(validate55(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                  vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+                                  errors = vErrors.length;
+                                }
+                                var _valid0 = _errs61 === errors;
+                                valid0 = valid0 || _valid0;
+                              }
+                            }
+                          }
                         }
                       }
-                      var valid0 = _errs40 === errors;
-                    }
-                    else {
-                      var valid0 = true;
                     }
                   }
                 }
@@ -5672,536 +3787,1274 @@ function validate85(data, {instancePath="", parentData, parentDataProperty, root
             }
           }
         }
-      }
-    }
-    else {
-      validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate85.errors = vErrors;
-  return errors === 0;
-}
-
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.tools === undefined) && (missing0 = "tools")){
-        validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate84.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.nextCursor !== undefined){
-            const _errs4 = errors;
-            if(typeof data.nextCursor !== "string"){
-              validate84.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
+        if(!valid0){
+          const err41 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err41];
           }
           else {
-            var valid0 = true;
+            vErrors.push(err41);
           }
-          if(valid0){
-            if(data.tools !== undefined){
-              let data2 = data.tools;
-              const _errs7 = errors;
-              if(errors === _errs7){
-                if(Array.isArray(data2)){
-                  var valid2 = true;
-                  const len0 = data2.length;
-                  for(let i0=0; i0<len0; i0++){
+          errors++;
+          validate40.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate40.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ClientResult = validate57;
+      const schema65 = {"type":"object","properties":{"_meta":{"type":"object","additionalProperties":{}},"action":{"type":"string","enum":["accept","decline","cancel"]},"content":{"type":"object","additionalProperties":{"type":["string","integer","boolean"]}}},"required":["action"]};
+
+      function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.content === undefined) && (missing0 = "content")) || ((data.model === undefined) && (missing0 = "model"))) || ((data.role === undefined) && (missing0 = "role"))){
+              validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate58.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.role !== undefined){
+                  let data1 = data.role;
+                  const _errs4 = errors;
+                  if(typeof data1 !== "string"){
+                    validate58.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  if(!((data1 === "assistant") || (data1 === "user"))){
+                    validate58.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.content !== undefined){
+                    let data2 = data.content;
+                    const _errs7 = errors;
+                    const _errs8 = errors;
+                    let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate85(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+                    if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
                       errors = vErrors.length;
                     }
-                    var valid2 = _errs9 === errors;
+                    var _valid0 = _errs9 === errors;
+                    valid2 = valid2 || _valid0;
                     if(!valid2){
+                      const _errs10 = errors;
+                      if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                        vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs10 === errors;
+                      valid2 = valid2 || _valid0;
+                      if(!valid2){
+                        const _errs11 = errors;
+                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                          errors = vErrors.length;
+                        }
+                        var _valid0 = _errs11 === errors;
+                        valid2 = valid2 || _valid0;
+                      }
+                    }
+                    if(!valid2){
+                      const err0 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/anyOf",keyword:"anyOf",params:{}};
+                      if(vErrors === null){
+                        vErrors = [err0];
+                      }
+                      else {
+                        vErrors.push(err0);
+                      }
+                      errors++;
+                      validate58.errors = vErrors;
+                      return false;
+                    }
+                    else {
+                      errors = _errs8;
+                      if(vErrors !== null){
+                        if(_errs8){
+                          vErrors.length = _errs8;
+                        }
+                        else {
+                          vErrors = null;
+                        }
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.model !== undefined){
+                      const _errs12 = errors;
+                      if(typeof data.model !== "string"){
+                        validate58.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs12 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.stopReason !== undefined){
+                        const _errs14 = errors;
+                        if(typeof data.stopReason !== "string"){
+                          validate58.errors = [{instancePath:instancePath+"/stopReason",schemaPath:"#/properties/stopReason/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs14 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate58.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.roots === undefined) && (missing0 = "roots")){
+              validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate63.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.roots !== undefined){
+                  let data1 = data.roots;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(Array.isArray(data1)){
+                      var valid1 = true;
+                      const len0 = data1.length;
+                      for(let i0=0; i0<len0; i0++){
+                        let data2 = data1[i0];
+                        const _errs6 = errors;
+                        const _errs7 = errors;
+                        if(errors === _errs7){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            let missing1;
+                            if((data2.uri === undefined) && (missing1 = "uri")){
+                              validate63.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/definitions/Root/required",keyword:"required",params:{missingProperty: missing1}}];
+                              return false;
+                            }
+                            else {
+                              if(data2._meta !== undefined){
+                                let data3 = data2._meta;
+                                const _errs9 = errors;
+                                if(errors === _errs9){
+                                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                                  }
+                                  else {
+                                    validate63.errors = [{instancePath:instancePath+"/roots/" + i0+"/_meta",schemaPath:"#/definitions/Root/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                                    return false;
+                                  }
+                                }
+                                var valid3 = _errs9 === errors;
+                              }
+                              else {
+                                var valid3 = true;
+                              }
+                              if(valid3){
+                                if(data2.uri !== undefined){
+                                  let data4 = data2.uri;
+                                  const _errs12 = errors;
+                                  if(errors === _errs12){
+                                    if(errors === _errs12){
+                                      if(typeof data4 === "string"){
+                                        if(!(formats2(data4))){
+                                          validate63.errors = [{instancePath:instancePath+"/roots/" + i0+"/uri",schemaPath:"#/definitions/Root/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                          return false;
+                                        }
+                                      }
+                                      else {
+                                        validate63.errors = [{instancePath:instancePath+"/roots/" + i0+"/uri",schemaPath:"#/definitions/Root/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                    }
+                                  }
+                                  var valid3 = _errs12 === errors;
+                                }
+                                else {
+                                  var valid3 = true;
+                                }
+                                if(valid3){
+                                  if(data2.name !== undefined){
+                                    const _errs14 = errors;
+                                    if(typeof data2.name !== "string"){
+                                      validate63.errors = [{instancePath:instancePath+"/roots/" + i0+"/name",schemaPath:"#/definitions/Root/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                      return false;
+                                    }
+                                    var valid3 = _errs14 === errors;
+                                  }
+                                  else {
+                                    var valid3 = true;
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            validate63.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/definitions/Root/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid1 = _errs6 === errors;
+                        if(!valid1){
+                          break;
+                        }
+                      }
+                    }
+                    else {
+                      validate63.errors = [{instancePath:instancePath+"/roots",schemaPath:"#/properties/roots/type",keyword:"type",params:{type: "array"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate63.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        const _errs2 = errors;
+        if(errors === _errs2){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data._meta !== undefined){
+              let data0 = data._meta;
+              const _errs5 = errors;
+              if(errors === _errs5){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                }
+                else {
+                  const err0 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err0];
+                  }
+                  else {
+                    vErrors.push(err0);
+                  }
+                  errors++;
+                }
+              }
+            }
+          }
+          else {
+            const err1 = {instancePath,schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}};
+            if(vErrors === null){
+              vErrors = [err1];
+            }
+            else {
+              vErrors.push(err1);
+            }
+            errors++;
+          }
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs8 = errors;
+          if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs8 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs9 = errors;
+            if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs9 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs10 = errors;
+              const _errs11 = errors;
+              if(errors === _errs11){
+                if(data && typeof data == "object" && !Array.isArray(data)){
+                  let missing0;
+                  if((data.action === undefined) && (missing0 = "action")){
+                    const err2 = {instancePath,schemaPath:"#/definitions/ElicitResult/required",keyword:"required",params:{missingProperty: missing0}};
+                    if(vErrors === null){
+                      vErrors = [err2];
+                    }
+                    else {
+                      vErrors.push(err2);
+                    }
+                    errors++;
+                  }
+                  else {
+                    if(data._meta !== undefined){
+                      let data1 = data._meta;
+                      const _errs13 = errors;
+                      if(errors === _errs13){
+                        if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                        }
+                        else {
+                          const err3 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/ElicitResult/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                          if(vErrors === null){
+                            vErrors = [err3];
+                          }
+                          else {
+                            vErrors.push(err3);
+                          }
+                          errors++;
+                        }
+                      }
+                      var valid4 = _errs13 === errors;
+                    }
+                    else {
+                      var valid4 = true;
+                    }
+                    if(valid4){
+                      if(data.action !== undefined){
+                        let data2 = data.action;
+                        const _errs16 = errors;
+                        if(typeof data2 !== "string"){
+                          const err4 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/ElicitResult/properties/action/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err4];
+                          }
+                          else {
+                            vErrors.push(err4);
+                          }
+                          errors++;
+                        }
+                        if(!(((data2 === "accept") || (data2 === "decline")) || (data2 === "cancel"))){
+                          const err5 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/ElicitResult/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum}};
+                          if(vErrors === null){
+                            vErrors = [err5];
+                          }
+                          else {
+                            vErrors.push(err5);
+                          }
+                          errors++;
+                        }
+                        var valid4 = _errs16 === errors;
+                      }
+                      else {
+                        var valid4 = true;
+                      }
+                      if(valid4){
+                        if(data.content !== undefined){
+                          let data3 = data.content;
+                          const _errs18 = errors;
+                          if(errors === _errs18){
+                            if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                              for(const key0 in data3){
+                                let data4 = data3[key0];
+                                const _errs21 = errors;
+                                if(((typeof data4 !== "string") && (!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))))) && (typeof data4 !== "boolean")){
+                                  const err6 = {instancePath:instancePath+"/content/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ElicitResult/properties/content/additionalProperties/type",keyword:"type",params:{type: schema65.properties.content.additionalProperties.type}};
+                                  if(vErrors === null){
+                                    vErrors = [err6];
+                                  }
+                                  else {
+                                    vErrors.push(err6);
+                                  }
+                                  errors++;
+                                }
+                                var valid5 = _errs21 === errors;
+                                if(!valid5){
+                                  break;
+                                }
+                              }
+                            }
+                            else {
+                              const err7 = {instancePath:instancePath+"/content",schemaPath:"#/definitions/ElicitResult/properties/content/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err7];
+                              }
+                              else {
+                                vErrors.push(err7);
+                              }
+                              errors++;
+                            }
+                          }
+                          var valid4 = _errs18 === errors;
+                        }
+                        else {
+                          var valid4 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+                else {
+                  const err8 = {instancePath,schemaPath:"#/definitions/ElicitResult/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err8];
+                  }
+                  else {
+                    vErrors.push(err8);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs10 === errors;
+              valid0 = valid0 || _valid0;
+            }
+          }
+        }
+        if(!valid0){
+          const err9 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err9];
+          }
+          else {
+            vErrors.push(err9);
+          }
+          errors++;
+          validate57.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate57.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const CompleteRequest = validate65;
+
+      function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate65.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("completion/complete" !== data0){
+                  validate65.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "completion/complete"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.argument === undefined) && (missing1 = "argument")) || ((data1.ref === undefined) && (missing1 = "ref"))){
+                        validate65.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.ref !== undefined){
+                          let data2 = data1.ref;
+                          const _errs5 = errors;
+                          const _errs6 = errors;
+                          let valid2 = false;
+                          const _errs7 = errors;
+                          const _errs8 = errors;
+                          if(errors === _errs8){
+                            if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                              let missing2;
+                              if(((data2.name === undefined) && (missing2 = "name")) || ((data2.type === undefined) && (missing2 = "type"))){
+                                const err0 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/PromptReference/required",keyword:"required",params:{missingProperty: missing2}};
+                                if(vErrors === null){
+                                  vErrors = [err0];
+                                }
+                                else {
+                                  vErrors.push(err0);
+                                }
+                                errors++;
+                              }
+                              else {
+                                if(data2.type !== undefined){
+                                  let data3 = data2.type;
+                                  const _errs10 = errors;
+                                  if(typeof data3 !== "string"){
+                                    const err1 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/PromptReference/properties/type/type",keyword:"type",params:{type: "string"}};
+                                    if(vErrors === null){
+                                      vErrors = [err1];
+                                    }
+                                    else {
+                                      vErrors.push(err1);
+                                    }
+                                    errors++;
+                                  }
+                                  if("ref/prompt" !== data3){
+                                    const err2 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/PromptReference/properties/type/const",keyword:"const",params:{allowedValue: "ref/prompt"}};
+                                    if(vErrors === null){
+                                      vErrors = [err2];
+                                    }
+                                    else {
+                                      vErrors.push(err2);
+                                    }
+                                    errors++;
+                                  }
+                                  var valid4 = _errs10 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data2.name !== undefined){
+                                    const _errs12 = errors;
+                                    if(typeof data2.name !== "string"){
+                                      const err3 = {instancePath:instancePath+"/params/ref/name",schemaPath:"#/definitions/PromptReference/properties/name/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err3];
+                                      }
+                                      else {
+                                        vErrors.push(err3);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid4 = _errs12 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                  if(valid4){
+                                    if(data2.title !== undefined){
+                                      const _errs14 = errors;
+                                      if(typeof data2.title !== "string"){
+                                        const err4 = {instancePath:instancePath+"/params/ref/title",schemaPath:"#/definitions/PromptReference/properties/title/type",keyword:"type",params:{type: "string"}};
+                                        if(vErrors === null){
+                                          vErrors = [err4];
+                                        }
+                                        else {
+                                          vErrors.push(err4);
+                                        }
+                                        errors++;
+                                      }
+                                      var valid4 = _errs14 === errors;
+                                    }
+                                    else {
+                                      var valid4 = true;
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              const err5 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/PromptReference/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err5];
+                              }
+                              else {
+                                vErrors.push(err5);
+                              }
+                              errors++;
+                            }
+                          }
+                          var _valid0 = _errs7 === errors;
+                          valid2 = valid2 || _valid0;
+                          if(!valid2){
+                            const _errs16 = errors;
+                            const _errs17 = errors;
+                            if(errors === _errs17){
+                              if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                                let missing3;
+                                if(((data2.type === undefined) && (missing3 = "type")) || ((data2.uri === undefined) && (missing3 = "uri"))){
+                                  const err6 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/ResourceTemplateReference/required",keyword:"required",params:{missingProperty: missing3}};
+                                  if(vErrors === null){
+                                    vErrors = [err6];
+                                  }
+                                  else {
+                                    vErrors.push(err6);
+                                  }
+                                  errors++;
+                                }
+                                else {
+                                  if(data2.type !== undefined){
+                                    let data6 = data2.type;
+                                    const _errs19 = errors;
+                                    if(typeof data6 !== "string"){
+                                      const err7 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/ResourceTemplateReference/properties/type/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err7];
+                                      }
+                                      else {
+                                        vErrors.push(err7);
+                                      }
+                                      errors++;
+                                    }
+                                    if("ref/resource" !== data6){
+                                      const err8 = {instancePath:instancePath+"/params/ref/type",schemaPath:"#/definitions/ResourceTemplateReference/properties/type/const",keyword:"const",params:{allowedValue: "ref/resource"}};
+                                      if(vErrors === null){
+                                        vErrors = [err8];
+                                      }
+                                      else {
+                                        vErrors.push(err8);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid6 = _errs19 === errors;
+                                  }
+                                  else {
+                                    var valid6 = true;
+                                  }
+                                  if(valid6){
+                                    if(data2.uri !== undefined){
+                                      let data7 = data2.uri;
+                                      const _errs21 = errors;
+                                      if(errors === _errs21){
+                                        if(errors === _errs21){
+                                          if(typeof data7 === "string"){
+                                            if(!(formats22.test(data7))){
+                                              const err9 = {instancePath:instancePath+"/params/ref/uri",schemaPath:"#/definitions/ResourceTemplateReference/properties/uri/format",keyword:"format",params:{format: "uri-template"}};
+                                              if(vErrors === null){
+                                                vErrors = [err9];
+                                              }
+                                              else {
+                                                vErrors.push(err9);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          else {
+                                            const err10 = {instancePath:instancePath+"/params/ref/uri",schemaPath:"#/definitions/ResourceTemplateReference/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                            if(vErrors === null){
+                                              vErrors = [err10];
+                                            }
+                                            else {
+                                              vErrors.push(err10);
+                                            }
+                                            errors++;
+                                          }
+                                        }
+                                      }
+                                      var valid6 = _errs21 === errors;
+                                    }
+                                    else {
+                                      var valid6 = true;
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                const err11 = {instancePath:instancePath+"/params/ref",schemaPath:"#/definitions/ResourceTemplateReference/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err11];
+                                }
+                                else {
+                                  vErrors.push(err11);
+                                }
+                                errors++;
+                              }
+                            }
+                            var _valid0 = _errs16 === errors;
+                            valid2 = valid2 || _valid0;
+                          }
+                          if(!valid2){
+                            const err12 = {instancePath:instancePath+"/params/ref",schemaPath:"#/properties/params/properties/ref/anyOf",keyword:"anyOf",params:{}};
+                            if(vErrors === null){
+                              vErrors = [err12];
+                            }
+                            else {
+                              vErrors.push(err12);
+                            }
+                            errors++;
+                            validate65.errors = vErrors;
+                            return false;
+                          }
+                          else {
+                            errors = _errs6;
+                            if(vErrors !== null){
+                              if(_errs6){
+                                vErrors.length = _errs6;
+                              }
+                              else {
+                                vErrors = null;
+                              }
+                            }
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.argument !== undefined){
+                            let data8 = data1.argument;
+                            const _errs23 = errors;
+                            if(errors === _errs23){
+                              if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+                                let missing4;
+                                if(((data8.name === undefined) && (missing4 = "name")) || ((data8.value === undefined) && (missing4 = "value"))){
+                                  validate65.errors = [{instancePath:instancePath+"/params/argument",schemaPath:"#/properties/params/properties/argument/required",keyword:"required",params:{missingProperty: missing4}}];
+                                  return false;
+                                }
+                                else {
+                                  if(data8.name !== undefined){
+                                    const _errs25 = errors;
+                                    if(typeof data8.name !== "string"){
+                                      validate65.errors = [{instancePath:instancePath+"/params/argument/name",schemaPath:"#/properties/params/properties/argument/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                      return false;
+                                    }
+                                    var valid7 = _errs25 === errors;
+                                  }
+                                  else {
+                                    var valid7 = true;
+                                  }
+                                  if(valid7){
+                                    if(data8.value !== undefined){
+                                      const _errs27 = errors;
+                                      if(typeof data8.value !== "string"){
+                                        validate65.errors = [{instancePath:instancePath+"/params/argument/value",schemaPath:"#/properties/params/properties/argument/properties/value/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                      var valid7 = _errs27 === errors;
+                                    }
+                                    else {
+                                      var valid7 = true;
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                validate65.errors = [{instancePath:instancePath+"/params/argument",schemaPath:"#/properties/params/properties/argument/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid1 = _errs23 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                          if(valid1){
+                            if(data1.context !== undefined){
+                              let data11 = data1.context;
+                              const _errs29 = errors;
+                              if(errors === _errs29){
+                                if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+                                  if(data11.arguments !== undefined){
+                                    let data12 = data11.arguments;
+                                    const _errs31 = errors;
+                                    if(errors === _errs31){
+                                      if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                        for(const key0 in data12){
+                                          const _errs34 = errors;
+                                          if(typeof data12[key0] !== "string"){
+                                            validate65.errors = [{instancePath:instancePath+"/params/context/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/params/properties/context/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid9 = _errs34 === errors;
+                                          if(!valid9){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate65.errors = [{instancePath:instancePath+"/params/context/arguments",schemaPath:"#/properties/params/properties/context/properties/arguments/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
+                                    }
+                                  }
+                                }
+                                else {
+                                  validate65.errors = [{instancePath:instancePath+"/params/context",schemaPath:"#/properties/params/properties/context/type",keyword:"type",params:{type: "object"}}];
+                                  return false;
+                                }
+                              }
+                              var valid1 = _errs29 === errors;
+                            }
+                            else {
+                              var valid1 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate65.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate65.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const CompleteResult = validate66;
+
+      function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.completion === undefined) && (missing0 = "completion")){
+              validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate66.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.completion !== undefined){
+                  let data1 = data.completion;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.values === undefined) && (missing1 = "values")){
+                        validate66.errors = [{instancePath:instancePath+"/completion",schemaPath:"#/properties/completion/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.values !== undefined){
+                          let data2 = data1.values;
+                          const _errs6 = errors;
+                          if(errors === _errs6){
+                            if(Array.isArray(data2)){
+                              var valid2 = true;
+                              const len0 = data2.length;
+                              for(let i0=0; i0<len0; i0++){
+                                const _errs8 = errors;
+                                if(typeof data2[i0] !== "string"){
+                                  validate66.errors = [{instancePath:instancePath+"/completion/values/" + i0,schemaPath:"#/properties/completion/properties/values/items/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                var valid2 = _errs8 === errors;
+                                if(!valid2){
+                                  break;
+                                }
+                              }
+                            }
+                            else {
+                              validate66.errors = [{instancePath:instancePath+"/completion/values",schemaPath:"#/properties/completion/properties/values/type",keyword:"type",params:{type: "array"}}];
+                              return false;
+                            }
+                          }
+                          var valid1 = _errs6 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.total !== undefined){
+                            let data4 = data1.total;
+                            const _errs10 = errors;
+                            if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+                              validate66.errors = [{instancePath:instancePath+"/completion/total",schemaPath:"#/properties/completion/properties/total/type",keyword:"type",params:{type: "integer"}}];
+                              return false;
+                            }
+                            var valid1 = _errs10 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                          if(valid1){
+                            if(data1.hasMore !== undefined){
+                              const _errs12 = errors;
+                              if(typeof data1.hasMore !== "boolean"){
+                                validate66.errors = [{instancePath:instancePath+"/completion/hasMore",schemaPath:"#/properties/completion/properties/hasMore/type",keyword:"type",params:{type: "boolean"}}];
+                                return false;
+                              }
+                              var valid1 = _errs12 === errors;
+                            }
+                            else {
+                              var valid1 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate66.errors = [{instancePath:instancePath+"/completion",schemaPath:"#/properties/completion/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate66.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ContentBlock = validate67;
+
+      function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        if(!(validate20(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+          errors = vErrors.length;
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs2 = errors;
+          if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs2 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs3 = errors;
+            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs3 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs4 = errors;
+              if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+                errors = vErrors.length;
+              }
+              var _valid0 = _errs4 === errors;
+              valid0 = valid0 || _valid0;
+              if(!valid0){
+                const _errs5 = errors;
+                if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+                  errors = vErrors.length;
+                }
+                var _valid0 = _errs5 === errors;
+                valid0 = valid0 || _valid0;
+              }
+            }
+          }
+        }
+        if(!valid0){
+          const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err0];
+          }
+          else {
+            vErrors.push(err0);
+          }
+          errors++;
+          validate67.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate67.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const CreateMessageRequest = validate73;
+      const schema71 = {"type":"object","properties":{"method":{"type":"string","const":"sampling/createMessage"},"params":{"type":"object","properties":{"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["none","thisServer","allServers"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"type":"object","additionalProperties":true}},"required":["maxTokens","messages"]}},"required":["method","params"]};
+
+      function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
+              validate74.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.role !== undefined){
+                let data0 = data.role;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate74.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if(!((data0 === "assistant") || (data0 === "user"))){
+                  validate74.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.content !== undefined){
+                  let data1 = data.content;
+                  const _errs4 = errors;
+                  const _errs5 = errors;
+                  let valid2 = false;
+                  const _errs6 = errors;
+                  if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                    vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    errors = vErrors.length;
+                  }
+                  var _valid0 = _errs6 === errors;
+                  valid2 = valid2 || _valid0;
+                  if(!valid2){
+                    const _errs7 = errors;
+                    if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                      errors = vErrors.length;
+                    }
+                    var _valid0 = _errs7 === errors;
+                    valid2 = valid2 || _valid0;
+                    if(!valid2){
+                      const _errs8 = errors;
+                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs8 === errors;
+                      valid2 = valid2 || _valid0;
+                    }
+                  }
+                  if(!valid2){
+                    const err0 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/anyOf",keyword:"anyOf",params:{}};
+                    if(vErrors === null){
+                      vErrors = [err0];
+                    }
+                    else {
+                      vErrors.push(err0);
+                    }
+                    errors++;
+                    validate74.errors = vErrors;
+                    return false;
+                  }
+                  else {
+                    errors = _errs5;
+                    if(vErrors !== null){
+                      if(_errs5){
+                        vErrors.length = _errs5;
+                      }
+                      else {
+                        vErrors = null;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate74.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data.hints !== undefined){
+              let data0 = data.hints;
+              const _errs1 = errors;
+              if(errors === _errs1){
+                if(Array.isArray(data0)){
+                  var valid1 = true;
+                  const len0 = data0.length;
+                  for(let i0=0; i0<len0; i0++){
+                    let data1 = data0[i0];
+                    const _errs3 = errors;
+                    const _errs4 = errors;
+                    if(errors === _errs4){
+                      if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                        if(data1.name !== undefined){
+                          if(typeof data1.name !== "string"){
+                            validate79.errors = [{instancePath:instancePath+"/hints/" + i0+"/name",schemaPath:"#/definitions/ModelHint/properties/name/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                        }
+                      }
+                      else {
+                        validate79.errors = [{instancePath:instancePath+"/hints/" + i0,schemaPath:"#/definitions/ModelHint/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid1 = _errs3 === errors;
+                    if(!valid1){
                       break;
                     }
                   }
                 }
                 else {
-                  validate84.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"}}];
+                  validate79.errors = [{instancePath:instancePath+"/hints",schemaPath:"#/properties/hints/type",keyword:"type",params:{type: "array"}}];
                   return false;
                 }
               }
-              var valid0 = _errs7 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate84.errors = vErrors;
-  return errors === 0;
-}
-
-export const Notification = validate87;
-
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          const _errs1 = errors;
-          if(typeof data.method !== "string"){
-            validate87.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1._meta !== undefined){
-                  let data2 = data1._meta;
-                  const _errs6 = errors;
-                  if(errors === _errs6){
-                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                    }
-                    else {
-                      validate87.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                      return false;
-                    }
-                  }
-                }
-              }
-              else {
-                validate87.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate87.errors = vErrors;
-  return errors === 0;
-}
-
-export const PaginatedRequest = validate88;
-
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          const _errs1 = errors;
-          if(typeof data.method !== "string"){
-            validate88.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1.cursor !== undefined){
-                  if(typeof data1.cursor !== "string"){
-                    validate88.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-                    return false;
-                  }
-                }
-              }
-              else {
-                validate88.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate88.errors = vErrors;
-  return errors === 0;
-}
-
-export const PaginatedResult = validate89;
-
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data._meta !== undefined){
-        let data0 = data._meta;
-        const _errs1 = errors;
-        if(errors === _errs1){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-          }
-          else {
-            validate89.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-            return false;
-          }
-        }
-        var valid0 = _errs1 === errors;
-      }
-      else {
-        var valid0 = true;
-      }
-      if(valid0){
-        if(data.nextCursor !== undefined){
-          const _errs4 = errors;
-          if(typeof data.nextCursor !== "string"){
-            validate89.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          var valid0 = _errs4 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-      }
-    }
-    else {
-      validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate89.errors = vErrors;
-  return errors === 0;
-}
-
-export const PingRequest = validate90;
-
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate90.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("ping" !== data0){
-            validate90.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "ping"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1._meta !== undefined){
-                  let data2 = data1._meta;
-                  const _errs6 = errors;
-                  if(errors === _errs6){
-                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                      if(data2.progressToken !== undefined){
-                        let data3 = data2.progressToken;
-                        if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
-                          validate90.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                          return false;
-                        }
-                      }
-                    }
-                    else {
-                      validate90.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                      return false;
-                    }
-                  }
-                }
-              }
-              else {
-                validate90.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate90.errors = vErrors;
-  return errors === 0;
-}
-
-export const ProgressNotification = validate91;
-
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
-        validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          let data0 = data.method;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate91.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("notifications/progress" !== data0){
-            validate91.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/progress"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                let missing1;
-                if(((data1.progress === undefined) && (missing1 = "progress")) || ((data1.progressToken === undefined) && (missing1 = "progressToken"))){
-                  validate91.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
-                  return false;
-                }
-                else {
-                  if(data1.progressToken !== undefined){
-                    let data2 = data1.progressToken;
-                    const _errs5 = errors;
-                    if((typeof data2 !== "string") && (!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2))))){
-                      validate91.errors = [{instancePath:instancePath+"/params/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                      return false;
-                    }
-                    var valid1 = _errs5 === errors;
-                  }
-                  else {
-                    var valid1 = true;
-                  }
-                  if(valid1){
-                    if(data1.progress !== undefined){
-                      let data3 = data1.progress;
-                      const _errs8 = errors;
-                      if(!((typeof data3 == "number") && (isFinite(data3)))){
-                        validate91.errors = [{instancePath:instancePath+"/params/progress",schemaPath:"#/properties/params/properties/progress/type",keyword:"type",params:{type: "number"}}];
-                        return false;
-                      }
-                      var valid1 = _errs8 === errors;
-                    }
-                    else {
-                      var valid1 = true;
-                    }
-                    if(valid1){
-                      if(data1.total !== undefined){
-                        let data4 = data1.total;
-                        const _errs10 = errors;
-                        if(!((typeof data4 == "number") && (isFinite(data4)))){
-                          validate91.errors = [{instancePath:instancePath+"/params/total",schemaPath:"#/properties/params/properties/total/type",keyword:"type",params:{type: "number"}}];
-                          return false;
-                        }
-                        var valid1 = _errs10 === errors;
-                      }
-                      else {
-                        var valid1 = true;
-                      }
-                      if(valid1){
-                        if(data1.message !== undefined){
-                          const _errs12 = errors;
-                          if(typeof data1.message !== "string"){
-                            validate91.errors = [{instancePath:instancePath+"/params/message",schemaPath:"#/properties/params/properties/message/type",keyword:"type",params:{type: "string"}}];
-                            return false;
-                          }
-                          var valid1 = _errs12 === errors;
-                        }
-                        else {
-                          var valid1 = true;
-                        }
-                      }
-                    }
-                  }
-                }
-              }
-              else {
-                validate91.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate91.errors = vErrors;
-  return errors === 0;
-}
-
-export const ProgressToken = validate92;
-
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
-    validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema31.type}}];
-    return false;
-  }
-  validate92.errors = vErrors;
-  return errors === 0;
-}
-
-export const Prompt = validate93;
-
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.name === undefined) && (missing0 = "name")){
-        validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate93.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.name !== undefined){
-            const _errs4 = errors;
-            if(typeof data.name !== "string"){
-              validate93.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.title !== undefined){
-              const _errs6 = errors;
-              if(typeof data.title !== "string"){
-                validate93.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
+              var valid0 = _errs1 === errors;
             }
             else {
               var valid0 = true;
             }
             if(valid0){
-              if(data.description !== undefined){
+              if(data.costPriority !== undefined){
+                let data3 = data.costPriority;
                 const _errs8 = errors;
-                if(typeof data.description !== "string"){
-                  validate93.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
-                  return false;
+                if(errors === _errs8){
+                  if((typeof data3 == "number") && (isFinite(data3))){
+                    if(data3 > 1 || isNaN(data3)){
+                      validate79.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                      return false;
+                    }
+                    else {
+                      if(data3 < 0 || isNaN(data3)){
+                        validate79.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                        return false;
+                      }
+                    }
+                  }
+                  else {
+                    validate79.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/type",keyword:"type",params:{type: "number"}}];
+                    return false;
+                  }
                 }
                 var valid0 = _errs8 === errors;
               }
@@ -6209,90 +5062,24 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
                 var valid0 = true;
               }
               if(valid0){
-                if(data.arguments !== undefined){
-                  let data4 = data.arguments;
+                if(data.speedPriority !== undefined){
+                  let data4 = data.speedPriority;
                   const _errs10 = errors;
                   if(errors === _errs10){
-                    if(Array.isArray(data4)){
-                      var valid1 = true;
-                      const len0 = data4.length;
-                      for(let i0=0; i0<len0; i0++){
-                        let data5 = data4[i0];
-                        const _errs12 = errors;
-                        const _errs13 = errors;
-                        if(errors === _errs13){
-                          if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-                            let missing1;
-                            if((data5.name === undefined) && (missing1 = "name")){
-                              validate93.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/required",keyword:"required",params:{missingProperty: missing1}}];
-                              return false;
-                            }
-                            else {
-                              if(data5.name !== undefined){
-                                const _errs15 = errors;
-                                if(typeof data5.name !== "string"){
-                                  validate93.errors = [{instancePath:instancePath+"/arguments/" + i0+"/name",schemaPath:"#/definitions/PromptArgument/properties/name/type",keyword:"type",params:{type: "string"}}];
-                                  return false;
-                                }
-                                var valid3 = _errs15 === errors;
-                              }
-                              else {
-                                var valid3 = true;
-                              }
-                              if(valid3){
-                                if(data5.title !== undefined){
-                                  const _errs17 = errors;
-                                  if(typeof data5.title !== "string"){
-                                    validate93.errors = [{instancePath:instancePath+"/arguments/" + i0+"/title",schemaPath:"#/definitions/PromptArgument/properties/title/type",keyword:"type",params:{type: "string"}}];
-                                    return false;
-                                  }
-                                  var valid3 = _errs17 === errors;
-                                }
-                                else {
-                                  var valid3 = true;
-                                }
-                                if(valid3){
-                                  if(data5.description !== undefined){
-                                    const _errs19 = errors;
-                                    if(typeof data5.description !== "string"){
-                                      validate93.errors = [{instancePath:instancePath+"/arguments/" + i0+"/description",schemaPath:"#/definitions/PromptArgument/properties/description/type",keyword:"type",params:{type: "string"}}];
-                                      return false;
-                                    }
-                                    var valid3 = _errs19 === errors;
-                                  }
-                                  else {
-                                    var valid3 = true;
-                                  }
-                                  if(valid3){
-                                    if(data5.required !== undefined){
-                                      const _errs21 = errors;
-                                      if(typeof data5.required !== "boolean"){
-                                        validate93.errors = [{instancePath:instancePath+"/arguments/" + i0+"/required",schemaPath:"#/definitions/PromptArgument/properties/required/type",keyword:"type",params:{type: "boolean"}}];
-                                        return false;
-                                      }
-                                      var valid3 = _errs21 === errors;
-                                    }
-                                    else {
-                                      var valid3 = true;
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                          else {
-                            validate93.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/type",keyword:"type",params:{type: "object"}}];
-                            return false;
-                          }
-                        }
-                        var valid1 = _errs12 === errors;
-                        if(!valid1){
-                          break;
+                    if((typeof data4 == "number") && (isFinite(data4))){
+                      if(data4 > 1 || isNaN(data4)){
+                        validate79.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                        return false;
+                      }
+                      else {
+                        if(data4 < 0 || isNaN(data4)){
+                          validate79.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                          return false;
                         }
                       }
                     }
                     else {
-                      validate93.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "array"}}];
+                      validate79.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/type",keyword:"type",params:{type: "number"}}];
                       return false;
                     }
                   }
@@ -6301,303 +5088,8684 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
                 else {
                   var valid0 = true;
                 }
+                if(valid0){
+                  if(data.intelligencePriority !== undefined){
+                    let data5 = data.intelligencePriority;
+                    const _errs12 = errors;
+                    if(errors === _errs12){
+                      if((typeof data5 == "number") && (isFinite(data5))){
+                        if(data5 > 1 || isNaN(data5)){
+                          validate79.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                          return false;
+                        }
+                        else {
+                          if(data5 < 0 || isNaN(data5)){
+                            validate79.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                            return false;
+                          }
+                        }
+                      }
+                      else {
+                        validate79.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/type",keyword:"type",params:{type: "number"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs12 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
               }
             }
-          }
-        }
-      }
-    }
-    else {
-      validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate93.errors = vErrors;
-  return errors === 0;
-}
-
-export const PromptArgument = validate94;
-
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.name === undefined) && (missing0 = "name")){
-        validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.name !== undefined){
-          const _errs1 = errors;
-          if(typeof data.name !== "string"){
-            validate94.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.title !== undefined){
-            const _errs3 = errors;
-            if(typeof data.title !== "string"){
-              validate94.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
           }
           else {
-            var valid0 = true;
+            validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
           }
-          if(valid0){
-            if(data.description !== undefined){
-              const _errs5 = errors;
-              if(typeof data.description !== "string"){
-                validate94.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+        }
+        validate79.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate73.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("sampling/createMessage" !== data0){
+                  validate73.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "sampling/createMessage"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.maxTokens === undefined) && (missing1 = "maxTokens")) || ((data1.messages === undefined) && (missing1 = "messages"))){
+                        validate73.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.messages !== undefined){
+                          let data2 = data1.messages;
+                          const _errs5 = errors;
+                          if(errors === _errs5){
+                            if(Array.isArray(data2)){
+                              var valid2 = true;
+                              const len0 = data2.length;
+                              for(let i0=0; i0<len0; i0++){
+                                const _errs7 = errors;
+                                if(!(validate74(data2[i0], {instancePath:instancePath+"/params/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                                  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+                                  errors = vErrors.length;
+                                }
+                                var valid2 = _errs7 === errors;
+                                if(!valid2){
+                                  break;
+                                }
+                              }
+                            }
+                            else {
+                              validate73.errors = [{instancePath:instancePath+"/params/messages",schemaPath:"#/properties/params/properties/messages/type",keyword:"type",params:{type: "array"}}];
+                              return false;
+                            }
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.modelPreferences !== undefined){
+                            const _errs8 = errors;
+                            if(!(validate79(data1.modelPreferences, {instancePath:instancePath+"/params/modelPreferences",parentData:data1,parentDataProperty:"modelPreferences",rootData}))){
+                              vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+                              errors = vErrors.length;
+                            }
+                            var valid1 = _errs8 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                          if(valid1){
+                            if(data1.systemPrompt !== undefined){
+                              const _errs9 = errors;
+                              if(typeof data1.systemPrompt !== "string"){
+                                validate73.errors = [{instancePath:instancePath+"/params/systemPrompt",schemaPath:"#/properties/params/properties/systemPrompt/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                              var valid1 = _errs9 === errors;
+                            }
+                            else {
+                              var valid1 = true;
+                            }
+                            if(valid1){
+                              if(data1.includeContext !== undefined){
+                                let data6 = data1.includeContext;
+                                const _errs11 = errors;
+                                if(typeof data6 !== "string"){
+                                  validate73.errors = [{instancePath:instancePath+"/params/includeContext",schemaPath:"#/properties/params/properties/includeContext/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                if(!(((data6 === "none") || (data6 === "thisServer")) || (data6 === "allServers"))){
+                                  validate73.errors = [{instancePath:instancePath+"/params/includeContext",schemaPath:"#/properties/params/properties/includeContext/enum",keyword:"enum",params:{allowedValues: schema71.properties.params.properties.includeContext.enum}}];
+                                  return false;
+                                }
+                                var valid1 = _errs11 === errors;
+                              }
+                              else {
+                                var valid1 = true;
+                              }
+                              if(valid1){
+                                if(data1.temperature !== undefined){
+                                  let data7 = data1.temperature;
+                                  const _errs13 = errors;
+                                  if(!((typeof data7 == "number") && (isFinite(data7)))){
+                                    validate73.errors = [{instancePath:instancePath+"/params/temperature",schemaPath:"#/properties/params/properties/temperature/type",keyword:"type",params:{type: "number"}}];
+                                    return false;
+                                  }
+                                  var valid1 = _errs13 === errors;
+                                }
+                                else {
+                                  var valid1 = true;
+                                }
+                                if(valid1){
+                                  if(data1.maxTokens !== undefined){
+                                    let data8 = data1.maxTokens;
+                                    const _errs15 = errors;
+                                    if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+                                      validate73.errors = [{instancePath:instancePath+"/params/maxTokens",schemaPath:"#/properties/params/properties/maxTokens/type",keyword:"type",params:{type: "integer"}}];
+                                      return false;
+                                    }
+                                    var valid1 = _errs15 === errors;
+                                  }
+                                  else {
+                                    var valid1 = true;
+                                  }
+                                  if(valid1){
+                                    if(data1.stopSequences !== undefined){
+                                      let data9 = data1.stopSequences;
+                                      const _errs17 = errors;
+                                      if(errors === _errs17){
+                                        if(Array.isArray(data9)){
+                                          var valid3 = true;
+                                          const len1 = data9.length;
+                                          for(let i1=0; i1<len1; i1++){
+                                            const _errs19 = errors;
+                                            if(typeof data9[i1] !== "string"){
+                                              validate73.errors = [{instancePath:instancePath+"/params/stopSequences/" + i1,schemaPath:"#/properties/params/properties/stopSequences/items/type",keyword:"type",params:{type: "string"}}];
+                                              return false;
+                                            }
+                                            var valid3 = _errs19 === errors;
+                                            if(!valid3){
+                                              break;
+                                            }
+                                          }
+                                        }
+                                        else {
+                                          validate73.errors = [{instancePath:instancePath+"/params/stopSequences",schemaPath:"#/properties/params/properties/stopSequences/type",keyword:"type",params:{type: "array"}}];
+                                          return false;
+                                        }
+                                      }
+                                      var valid1 = _errs17 === errors;
+                                    }
+                                    else {
+                                      var valid1 = true;
+                                    }
+                                    if(valid1){
+                                      if(data1.metadata !== undefined){
+                                        let data11 = data1.metadata;
+                                        const _errs21 = errors;
+                                        if(errors === _errs21){
+                                          if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+                                          }
+                                          else {
+                                            validate73.errors = [{instancePath:instancePath+"/params/metadata",schemaPath:"#/properties/params/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid1 = _errs21 === errors;
+                                      }
+                                      else {
+                                        var valid1 = true;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate73.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate73.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const CreateMessageResult = validate81;
+
+      function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.content === undefined) && (missing0 = "content")) || ((data.model === undefined) && (missing0 = "model"))) || ((data.role === undefined) && (missing0 = "role"))){
+              validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate81.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.role !== undefined){
+                  let data1 = data.role;
+                  const _errs4 = errors;
+                  if(typeof data1 !== "string"){
+                    validate81.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  if(!((data1 === "assistant") || (data1 === "user"))){
+                    validate81.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.content !== undefined){
+                    let data2 = data.content;
+                    const _errs7 = errors;
+                    const _errs8 = errors;
+                    let valid2 = false;
+                    const _errs9 = errors;
+                    if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                      errors = vErrors.length;
+                    }
+                    var _valid0 = _errs9 === errors;
+                    valid2 = valid2 || _valid0;
+                    if(!valid2){
+                      const _errs10 = errors;
+                      if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                        vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs10 === errors;
+                      valid2 = valid2 || _valid0;
+                      if(!valid2){
+                        const _errs11 = errors;
+                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                          errors = vErrors.length;
+                        }
+                        var _valid0 = _errs11 === errors;
+                        valid2 = valid2 || _valid0;
+                      }
+                    }
+                    if(!valid2){
+                      const err0 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/anyOf",keyword:"anyOf",params:{}};
+                      if(vErrors === null){
+                        vErrors = [err0];
+                      }
+                      else {
+                        vErrors.push(err0);
+                      }
+                      errors++;
+                      validate81.errors = vErrors;
+                      return false;
+                    }
+                    else {
+                      errors = _errs8;
+                      if(vErrors !== null){
+                        if(_errs8){
+                          vErrors.length = _errs8;
+                        }
+                        else {
+                          vErrors = null;
+                        }
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.model !== undefined){
+                      const _errs12 = errors;
+                      if(typeof data.model !== "string"){
+                        validate81.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs12 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.stopReason !== undefined){
+                        const _errs14 = errors;
+                        if(typeof data.stopReason !== "string"){
+                          validate81.errors = [{instancePath:instancePath+"/stopReason",schemaPath:"#/properties/stopReason/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs14 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate81.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Cursor = validate85;
+
+      function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(typeof data !== "string"){
+          validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+          return false;
+        }
+        validate85.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ElicitRequest = validate86;
+      const schema81 = {"type":"object","properties":{"type":{"type":"string","const":"string"},"title":{"type":"string"},"description":{"type":"string"},"minLength":{"type":"integer"},"maxLength":{"type":"integer"},"format":{"type":"string","enum":["email","uri","date","date-time"]}},"required":["type"]};
+      const schema82 = {"type":"object","properties":{"type":{"type":"string","enum":["number","integer"]},"title":{"type":"string"},"description":{"type":"string"},"minimum":{"type":"number"},"maximum":{"type":"number"}},"required":["type"]};
+
+      function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        const _errs2 = errors;
+        if(errors === _errs2){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.type === undefined) && (missing0 = "type")){
+              const err0 = {instancePath,schemaPath:"#/definitions/StringSchema/required",keyword:"required",params:{missingProperty: missing0}};
+              if(vErrors === null){
+                vErrors = [err0];
+              }
+              else {
+                vErrors.push(err0);
+              }
+              errors++;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs4 = errors;
+                if(typeof data0 !== "string"){
+                  const err1 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/StringSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                  if(vErrors === null){
+                    vErrors = [err1];
+                  }
+                  else {
+                    vErrors.push(err1);
+                  }
+                  errors++;
+                }
+                if("string" !== data0){
+                  const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/StringSchema/properties/type/const",keyword:"const",params:{allowedValue: "string"}};
+                  if(vErrors === null){
+                    vErrors = [err2];
+                  }
+                  else {
+                    vErrors.push(err2);
+                  }
+                  errors++;
+                }
+                var valid2 = _errs4 === errors;
+              }
+              else {
+                var valid2 = true;
+              }
+              if(valid2){
+                if(data.title !== undefined){
+                  const _errs6 = errors;
+                  if(typeof data.title !== "string"){
+                    const err3 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/StringSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                    if(vErrors === null){
+                      vErrors = [err3];
+                    }
+                    else {
+                      vErrors.push(err3);
+                    }
+                    errors++;
+                  }
+                  var valid2 = _errs6 === errors;
+                }
+                else {
+                  var valid2 = true;
+                }
+                if(valid2){
+                  if(data.description !== undefined){
+                    const _errs8 = errors;
+                    if(typeof data.description !== "string"){
+                      const err4 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/StringSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err4];
+                      }
+                      else {
+                        vErrors.push(err4);
+                      }
+                      errors++;
+                    }
+                    var valid2 = _errs8 === errors;
+                  }
+                  else {
+                    var valid2 = true;
+                  }
+                  if(valid2){
+                    if(data.minLength !== undefined){
+                      let data3 = data.minLength;
+                      const _errs10 = errors;
+                      if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+                        const err5 = {instancePath:instancePath+"/minLength",schemaPath:"#/definitions/StringSchema/properties/minLength/type",keyword:"type",params:{type: "integer"}};
+                        if(vErrors === null){
+                          vErrors = [err5];
+                        }
+                        else {
+                          vErrors.push(err5);
+                        }
+                        errors++;
+                      }
+                      var valid2 = _errs10 === errors;
+                    }
+                    else {
+                      var valid2 = true;
+                    }
+                    if(valid2){
+                      if(data.maxLength !== undefined){
+                        let data4 = data.maxLength;
+                        const _errs12 = errors;
+                        if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+                          const err6 = {instancePath:instancePath+"/maxLength",schemaPath:"#/definitions/StringSchema/properties/maxLength/type",keyword:"type",params:{type: "integer"}};
+                          if(vErrors === null){
+                            vErrors = [err6];
+                          }
+                          else {
+                            vErrors.push(err6);
+                          }
+                          errors++;
+                        }
+                        var valid2 = _errs12 === errors;
+                      }
+                      else {
+                        var valid2 = true;
+                      }
+                      if(valid2){
+                        if(data.format !== undefined){
+                          let data5 = data.format;
+                          const _errs14 = errors;
+                          if(typeof data5 !== "string"){
+                            const err7 = {instancePath:instancePath+"/format",schemaPath:"#/definitions/StringSchema/properties/format/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err7];
+                            }
+                            else {
+                              vErrors.push(err7);
+                            }
+                            errors++;
+                          }
+                          if(!((((data5 === "email") || (data5 === "uri")) || (data5 === "date")) || (data5 === "date-time"))){
+                            const err8 = {instancePath:instancePath+"/format",schemaPath:"#/definitions/StringSchema/properties/format/enum",keyword:"enum",params:{allowedValues: schema81.properties.format.enum}};
+                            if(vErrors === null){
+                              vErrors = [err8];
+                            }
+                            else {
+                              vErrors.push(err8);
+                            }
+                            errors++;
+                          }
+                          var valid2 = _errs14 === errors;
+                        }
+                        else {
+                          var valid2 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            const err9 = {instancePath,schemaPath:"#/definitions/StringSchema/type",keyword:"type",params:{type: "object"}};
+            if(vErrors === null){
+              vErrors = [err9];
+            }
+            else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs16 = errors;
+          const _errs17 = errors;
+          if(errors === _errs17){
+            if(data && typeof data == "object" && !Array.isArray(data)){
+              let missing1;
+              if((data.type === undefined) && (missing1 = "type")){
+                const err10 = {instancePath,schemaPath:"#/definitions/NumberSchema/required",keyword:"required",params:{missingProperty: missing1}};
+                if(vErrors === null){
+                  vErrors = [err10];
+                }
+                else {
+                  vErrors.push(err10);
+                }
+                errors++;
+              }
+              else {
+                if(data.type !== undefined){
+                  let data6 = data.type;
+                  const _errs19 = errors;
+                  if(typeof data6 !== "string"){
+                    const err11 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/NumberSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                    if(vErrors === null){
+                      vErrors = [err11];
+                    }
+                    else {
+                      vErrors.push(err11);
+                    }
+                    errors++;
+                  }
+                  if(!((data6 === "number") || (data6 === "integer"))){
+                    const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/NumberSchema/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum}};
+                    if(vErrors === null){
+                      vErrors = [err12];
+                    }
+                    else {
+                      vErrors.push(err12);
+                    }
+                    errors++;
+                  }
+                  var valid4 = _errs19 === errors;
+                }
+                else {
+                  var valid4 = true;
+                }
+                if(valid4){
+                  if(data.title !== undefined){
+                    const _errs21 = errors;
+                    if(typeof data.title !== "string"){
+                      const err13 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/NumberSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err13];
+                      }
+                      else {
+                        vErrors.push(err13);
+                      }
+                      errors++;
+                    }
+                    var valid4 = _errs21 === errors;
+                  }
+                  else {
+                    var valid4 = true;
+                  }
+                  if(valid4){
+                    if(data.description !== undefined){
+                      const _errs23 = errors;
+                      if(typeof data.description !== "string"){
+                        const err14 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/NumberSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err14];
+                        }
+                        else {
+                          vErrors.push(err14);
+                        }
+                        errors++;
+                      }
+                      var valid4 = _errs23 === errors;
+                    }
+                    else {
+                      var valid4 = true;
+                    }
+                    if(valid4){
+                      if(data.minimum !== undefined){
+                        let data9 = data.minimum;
+                        const _errs25 = errors;
+                        if(!((typeof data9 == "number") && (isFinite(data9)))){
+                          const err15 = {instancePath:instancePath+"/minimum",schemaPath:"#/definitions/NumberSchema/properties/minimum/type",keyword:"type",params:{type: "number"}};
+                          if(vErrors === null){
+                            vErrors = [err15];
+                          }
+                          else {
+                            vErrors.push(err15);
+                          }
+                          errors++;
+                        }
+                        var valid4 = _errs25 === errors;
+                      }
+                      else {
+                        var valid4 = true;
+                      }
+                      if(valid4){
+                        if(data.maximum !== undefined){
+                          let data10 = data.maximum;
+                          const _errs27 = errors;
+                          if(!((typeof data10 == "number") && (isFinite(data10)))){
+                            const err16 = {instancePath:instancePath+"/maximum",schemaPath:"#/definitions/NumberSchema/properties/maximum/type",keyword:"type",params:{type: "number"}};
+                            if(vErrors === null){
+                              vErrors = [err16];
+                            }
+                            else {
+                              vErrors.push(err16);
+                            }
+                            errors++;
+                          }
+                          var valid4 = _errs27 === errors;
+                        }
+                        else {
+                          var valid4 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+            else {
+              const err17 = {instancePath,schemaPath:"#/definitions/NumberSchema/type",keyword:"type",params:{type: "object"}};
+              if(vErrors === null){
+                vErrors = [err17];
+              }
+              else {
+                vErrors.push(err17);
+              }
+              errors++;
+            }
+          }
+          var _valid0 = _errs16 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs29 = errors;
+            const _errs30 = errors;
+            if(errors === _errs30){
+              if(data && typeof data == "object" && !Array.isArray(data)){
+                let missing2;
+                if((data.type === undefined) && (missing2 = "type")){
+                  const err18 = {instancePath,schemaPath:"#/definitions/BooleanSchema/required",keyword:"required",params:{missingProperty: missing2}};
+                  if(vErrors === null){
+                    vErrors = [err18];
+                  }
+                  else {
+                    vErrors.push(err18);
+                  }
+                  errors++;
+                }
+                else {
+                  if(data.type !== undefined){
+                    let data11 = data.type;
+                    const _errs32 = errors;
+                    if(typeof data11 !== "string"){
+                      const err19 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/BooleanSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err19];
+                      }
+                      else {
+                        vErrors.push(err19);
+                      }
+                      errors++;
+                    }
+                    if("boolean" !== data11){
+                      const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/BooleanSchema/properties/type/const",keyword:"const",params:{allowedValue: "boolean"}};
+                      if(vErrors === null){
+                        vErrors = [err20];
+                      }
+                      else {
+                        vErrors.push(err20);
+                      }
+                      errors++;
+                    }
+                    var valid6 = _errs32 === errors;
+                  }
+                  else {
+                    var valid6 = true;
+                  }
+                  if(valid6){
+                    if(data.title !== undefined){
+                      const _errs34 = errors;
+                      if(typeof data.title !== "string"){
+                        const err21 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/BooleanSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err21];
+                        }
+                        else {
+                          vErrors.push(err21);
+                        }
+                        errors++;
+                      }
+                      var valid6 = _errs34 === errors;
+                    }
+                    else {
+                      var valid6 = true;
+                    }
+                    if(valid6){
+                      if(data.description !== undefined){
+                        const _errs36 = errors;
+                        if(typeof data.description !== "string"){
+                          const err22 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/BooleanSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err22];
+                          }
+                          else {
+                            vErrors.push(err22);
+                          }
+                          errors++;
+                        }
+                        var valid6 = _errs36 === errors;
+                      }
+                      else {
+                        var valid6 = true;
+                      }
+                      if(valid6){
+                        if(data.default !== undefined){
+                          const _errs38 = errors;
+                          if(typeof data.default !== "boolean"){
+                            const err23 = {instancePath:instancePath+"/default",schemaPath:"#/definitions/BooleanSchema/properties/default/type",keyword:"type",params:{type: "boolean"}};
+                            if(vErrors === null){
+                              vErrors = [err23];
+                            }
+                            else {
+                              vErrors.push(err23);
+                            }
+                            errors++;
+                          }
+                          var valid6 = _errs38 === errors;
+                        }
+                        else {
+                          var valid6 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+              else {
+                const err24 = {instancePath,schemaPath:"#/definitions/BooleanSchema/type",keyword:"type",params:{type: "object"}};
+                if(vErrors === null){
+                  vErrors = [err24];
+                }
+                else {
+                  vErrors.push(err24);
+                }
+                errors++;
+              }
+            }
+            var _valid0 = _errs29 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs40 = errors;
+              const _errs41 = errors;
+              if(errors === _errs41){
+                if(data && typeof data == "object" && !Array.isArray(data)){
+                  let missing3;
+                  if(((data.enum === undefined) && (missing3 = "enum")) || ((data.type === undefined) && (missing3 = "type"))){
+                    const err25 = {instancePath,schemaPath:"#/definitions/EnumSchema/required",keyword:"required",params:{missingProperty: missing3}};
+                    if(vErrors === null){
+                      vErrors = [err25];
+                    }
+                    else {
+                      vErrors.push(err25);
+                    }
+                    errors++;
+                  }
+                  else {
+                    if(data.type !== undefined){
+                      let data15 = data.type;
+                      const _errs43 = errors;
+                      if(typeof data15 !== "string"){
+                        const err26 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EnumSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err26];
+                        }
+                        else {
+                          vErrors.push(err26);
+                        }
+                        errors++;
+                      }
+                      if("string" !== data15){
+                        const err27 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EnumSchema/properties/type/const",keyword:"const",params:{allowedValue: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err27];
+                        }
+                        else {
+                          vErrors.push(err27);
+                        }
+                        errors++;
+                      }
+                      var valid8 = _errs43 === errors;
+                    }
+                    else {
+                      var valid8 = true;
+                    }
+                    if(valid8){
+                      if(data.title !== undefined){
+                        const _errs45 = errors;
+                        if(typeof data.title !== "string"){
+                          const err28 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/EnumSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err28];
+                          }
+                          else {
+                            vErrors.push(err28);
+                          }
+                          errors++;
+                        }
+                        var valid8 = _errs45 === errors;
+                      }
+                      else {
+                        var valid8 = true;
+                      }
+                      if(valid8){
+                        if(data.description !== undefined){
+                          const _errs47 = errors;
+                          if(typeof data.description !== "string"){
+                            const err29 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/EnumSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err29];
+                            }
+                            else {
+                              vErrors.push(err29);
+                            }
+                            errors++;
+                          }
+                          var valid8 = _errs47 === errors;
+                        }
+                        else {
+                          var valid8 = true;
+                        }
+                        if(valid8){
+                          if(data.enum !== undefined){
+                            let data18 = data.enum;
+                            const _errs49 = errors;
+                            if(errors === _errs49){
+                              if(Array.isArray(data18)){
+                                var valid9 = true;
+                                const len0 = data18.length;
+                                for(let i0=0; i0<len0; i0++){
+                                  const _errs51 = errors;
+                                  if(typeof data18[i0] !== "string"){
+                                    const err30 = {instancePath:instancePath+"/enum/" + i0,schemaPath:"#/definitions/EnumSchema/properties/enum/items/type",keyword:"type",params:{type: "string"}};
+                                    if(vErrors === null){
+                                      vErrors = [err30];
+                                    }
+                                    else {
+                                      vErrors.push(err30);
+                                    }
+                                    errors++;
+                                  }
+                                  var valid9 = _errs51 === errors;
+                                  if(!valid9){
+                                    break;
+                                  }
+                                }
+                              }
+                              else {
+                                const err31 = {instancePath:instancePath+"/enum",schemaPath:"#/definitions/EnumSchema/properties/enum/type",keyword:"type",params:{type: "array"}};
+                                if(vErrors === null){
+                                  vErrors = [err31];
+                                }
+                                else {
+                                  vErrors.push(err31);
+                                }
+                                errors++;
+                              }
+                            }
+                            var valid8 = _errs49 === errors;
+                          }
+                          else {
+                            var valid8 = true;
+                          }
+                          if(valid8){
+                            if(data.enumNames !== undefined){
+                              let data20 = data.enumNames;
+                              const _errs53 = errors;
+                              if(errors === _errs53){
+                                if(Array.isArray(data20)){
+                                  var valid10 = true;
+                                  const len1 = data20.length;
+                                  for(let i1=0; i1<len1; i1++){
+                                    const _errs55 = errors;
+                                    if(typeof data20[i1] !== "string"){
+                                      const err32 = {instancePath:instancePath+"/enumNames/" + i1,schemaPath:"#/definitions/EnumSchema/properties/enumNames/items/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err32];
+                                      }
+                                      else {
+                                        vErrors.push(err32);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid10 = _errs55 === errors;
+                                    if(!valid10){
+                                      break;
+                                    }
+                                  }
+                                }
+                                else {
+                                  const err33 = {instancePath:instancePath+"/enumNames",schemaPath:"#/definitions/EnumSchema/properties/enumNames/type",keyword:"type",params:{type: "array"}};
+                                  if(vErrors === null){
+                                    vErrors = [err33];
+                                  }
+                                  else {
+                                    vErrors.push(err33);
+                                  }
+                                  errors++;
+                                }
+                              }
+                              var valid8 = _errs53 === errors;
+                            }
+                            else {
+                              var valid8 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+                else {
+                  const err34 = {instancePath,schemaPath:"#/definitions/EnumSchema/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err34];
+                  }
+                  else {
+                    vErrors.push(err34);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs40 === errors;
+              valid0 = valid0 || _valid0;
+            }
+          }
+        }
+        if(!valid0){
+          const err35 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err35];
+          }
+          else {
+            vErrors.push(err35);
+          }
+          errors++;
+          validate87.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate87.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate86.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("elicitation/create" !== data0){
+                  validate86.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "elicitation/create"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.message === undefined) && (missing1 = "message")) || ((data1.requestedSchema === undefined) && (missing1 = "requestedSchema"))){
+                        validate86.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.message !== undefined){
+                          const _errs5 = errors;
+                          if(typeof data1.message !== "string"){
+                            validate86.errors = [{instancePath:instancePath+"/params/message",schemaPath:"#/properties/params/properties/message/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.requestedSchema !== undefined){
+                            let data3 = data1.requestedSchema;
+                            const _errs7 = errors;
+                            if(errors === _errs7){
+                              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                                let missing2;
+                                if(((data3.properties === undefined) && (missing2 = "properties")) || ((data3.type === undefined) && (missing2 = "type"))){
+                                  validate86.errors = [{instancePath:instancePath+"/params/requestedSchema",schemaPath:"#/properties/params/properties/requestedSchema/required",keyword:"required",params:{missingProperty: missing2}}];
+                                  return false;
+                                }
+                                else {
+                                  if(data3.type !== undefined){
+                                    let data4 = data3.type;
+                                    const _errs9 = errors;
+                                    if(typeof data4 !== "string"){
+                                      validate86.errors = [{instancePath:instancePath+"/params/requestedSchema/type",schemaPath:"#/properties/params/properties/requestedSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
+                                      return false;
+                                    }
+                                    if("object" !== data4){
+                                      validate86.errors = [{instancePath:instancePath+"/params/requestedSchema/type",schemaPath:"#/properties/params/properties/requestedSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
+                                      return false;
+                                    }
+                                    var valid2 = _errs9 === errors;
+                                  }
+                                  else {
+                                    var valid2 = true;
+                                  }
+                                  if(valid2){
+                                    if(data3.properties !== undefined){
+                                      let data5 = data3.properties;
+                                      const _errs11 = errors;
+                                      if(errors === _errs11){
+                                        if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                                          for(const key0 in data5){
+                                            const _errs14 = errors;
+                                            if(!(validate87(data5[key0], {instancePath:instancePath+"/params/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data5,parentDataProperty:key0,rootData}))){
+                                              vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+                                              errors = vErrors.length;
+                                            }
+                                            var valid3 = _errs14 === errors;
+                                            if(!valid3){
+                                              break;
+                                            }
+                                          }
+                                        }
+                                        else {
+                                          validate86.errors = [{instancePath:instancePath+"/params/requestedSchema/properties",schemaPath:"#/properties/params/properties/requestedSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                          return false;
+                                        }
+                                      }
+                                      var valid2 = _errs11 === errors;
+                                    }
+                                    else {
+                                      var valid2 = true;
+                                    }
+                                    if(valid2){
+                                      if(data3.required !== undefined){
+                                        let data7 = data3.required;
+                                        const _errs15 = errors;
+                                        if(errors === _errs15){
+                                          if(Array.isArray(data7)){
+                                            var valid4 = true;
+                                            const len0 = data7.length;
+                                            for(let i0=0; i0<len0; i0++){
+                                              const _errs17 = errors;
+                                              if(typeof data7[i0] !== "string"){
+                                                validate86.errors = [{instancePath:instancePath+"/params/requestedSchema/required/" + i0,schemaPath:"#/properties/params/properties/requestedSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
+                                                return false;
+                                              }
+                                              var valid4 = _errs17 === errors;
+                                              if(!valid4){
+                                                break;
+                                              }
+                                            }
+                                          }
+                                          else {
+                                            validate86.errors = [{instancePath:instancePath+"/params/requestedSchema/required",schemaPath:"#/properties/params/properties/requestedSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid2 = _errs15 === errors;
+                                      }
+                                      else {
+                                        var valid2 = true;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                validate86.errors = [{instancePath:instancePath+"/params/requestedSchema",schemaPath:"#/properties/params/properties/requestedSchema/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid1 = _errs7 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate86.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate86.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ElicitResult = validate89;
+
+      function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.action === undefined) && (missing0 = "action")){
+              validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate89.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.action !== undefined){
+                  let data1 = data.action;
+                  const _errs4 = errors;
+                  if(typeof data1 !== "string"){
+                    validate89.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  if(!(((data1 === "accept") || (data1 === "decline")) || (data1 === "cancel"))){
+                    validate89.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.content !== undefined){
+                    let data2 = data.content;
+                    const _errs6 = errors;
+                    if(errors === _errs6){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        for(const key0 in data2){
+                          let data3 = data2[key0];
+                          const _errs9 = errors;
+                          if(((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))) && (typeof data3 !== "boolean")){
+                            validate89.errors = [{instancePath:instancePath+"/content/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/content/additionalProperties/type",keyword:"type",params:{type: schema65.properties.content.additionalProperties.type}}];
+                            return false;
+                          }
+                          var valid1 = _errs9 === errors;
+                          if(!valid1){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate89.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate89.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const EmbeddedResource = validate90;
+
+      function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.resource === undefined) && (missing0 = "resource")) || ((data.type === undefined) && (missing0 = "type"))){
+              validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate90.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resource" !== data0){
+                  validate90.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.resource !== undefined){
+                  let data1 = data.resource;
+                  const _errs3 = errors;
+                  const _errs4 = errors;
+                  let valid1 = false;
+                  const _errs5 = errors;
+                  const _errs6 = errors;
+                  if(errors === _errs6){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.text === undefined) && (missing1 = "text")) || ((data1.uri === undefined) && (missing1 = "uri"))){
+                        const err0 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/TextResourceContents/required",keyword:"required",params:{missingProperty: missing1}};
+                        if(vErrors === null){
+                          vErrors = [err0];
+                        }
+                        else {
+                          vErrors.push(err0);
+                        }
+                        errors++;
+                      }
+                      else {
+                        if(data1.uri !== undefined){
+                          let data2 = data1.uri;
+                          const _errs8 = errors;
+                          if(errors === _errs8){
+                            if(errors === _errs8){
+                              if(typeof data2 === "string"){
+                                if(!(formats2(data2))){
+                                  const err1 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                  if(vErrors === null){
+                                    vErrors = [err1];
+                                  }
+                                  else {
+                                    vErrors.push(err1);
+                                  }
+                                  errors++;
+                                }
+                              }
+                              else {
+                                const err2 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                if(vErrors === null){
+                                  vErrors = [err2];
+                                }
+                                else {
+                                  vErrors.push(err2);
+                                }
+                                errors++;
+                              }
+                            }
+                          }
+                          var valid3 = _errs8 === errors;
+                        }
+                        else {
+                          var valid3 = true;
+                        }
+                        if(valid3){
+                          if(data1.mimeType !== undefined){
+                            const _errs10 = errors;
+                            if(typeof data1.mimeType !== "string"){
+                              const err3 = {instancePath:instancePath+"/resource/mimeType",schemaPath:"#/definitions/TextResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
+                              if(vErrors === null){
+                                vErrors = [err3];
+                              }
+                              else {
+                                vErrors.push(err3);
+                              }
+                              errors++;
+                            }
+                            var valid3 = _errs10 === errors;
+                          }
+                          else {
+                            var valid3 = true;
+                          }
+                          if(valid3){
+                            if(data1.text !== undefined){
+                              const _errs12 = errors;
+                              if(typeof data1.text !== "string"){
+                                const err4 = {instancePath:instancePath+"/resource/text",schemaPath:"#/definitions/TextResourceContents/properties/text/type",keyword:"type",params:{type: "string"}};
+                                if(vErrors === null){
+                                  vErrors = [err4];
+                                }
+                                else {
+                                  vErrors.push(err4);
+                                }
+                                errors++;
+                              }
+                              var valid3 = _errs12 === errors;
+                            }
+                            else {
+                              var valid3 = true;
+                            }
+                            if(valid3){
+                              if(data1._meta !== undefined){
+                                let data5 = data1._meta;
+                                const _errs14 = errors;
+                                if(errors === _errs14){
+                                  if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                                  }
+                                  else {
+                                    const err5 = {instancePath:instancePath+"/resource/_meta",schemaPath:"#/definitions/TextResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                    if(vErrors === null){
+                                      vErrors = [err5];
+                                    }
+                                    else {
+                                      vErrors.push(err5);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                var valid3 = _errs14 === errors;
+                              }
+                              else {
+                                var valid3 = true;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      const err6 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/TextResourceContents/type",keyword:"type",params:{type: "object"}};
+                      if(vErrors === null){
+                        vErrors = [err6];
+                      }
+                      else {
+                        vErrors.push(err6);
+                      }
+                      errors++;
+                    }
+                  }
+                  var _valid0 = _errs5 === errors;
+                  valid1 = valid1 || _valid0;
+                  if(!valid1){
+                    const _errs17 = errors;
+                    const _errs18 = errors;
+                    if(errors === _errs18){
+                      if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                        let missing2;
+                        if(((data1.blob === undefined) && (missing2 = "blob")) || ((data1.uri === undefined) && (missing2 = "uri"))){
+                          const err7 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/BlobResourceContents/required",keyword:"required",params:{missingProperty: missing2}};
+                          if(vErrors === null){
+                            vErrors = [err7];
+                          }
+                          else {
+                            vErrors.push(err7);
+                          }
+                          errors++;
+                        }
+                        else {
+                          if(data1.uri !== undefined){
+                            let data6 = data1.uri;
+                            const _errs20 = errors;
+                            if(errors === _errs20){
+                              if(errors === _errs20){
+                                if(typeof data6 === "string"){
+                                  if(!(formats2(data6))){
+                                    const err8 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                    if(vErrors === null){
+                                      vErrors = [err8];
+                                    }
+                                    else {
+                                      vErrors.push(err8);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                else {
+                                  const err9 = {instancePath:instancePath+"/resource/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                  if(vErrors === null){
+                                    vErrors = [err9];
+                                  }
+                                  else {
+                                    vErrors.push(err9);
+                                  }
+                                  errors++;
+                                }
+                              }
+                            }
+                            var valid5 = _errs20 === errors;
+                          }
+                          else {
+                            var valid5 = true;
+                          }
+                          if(valid5){
+                            if(data1.mimeType !== undefined){
+                              const _errs22 = errors;
+                              if(typeof data1.mimeType !== "string"){
+                                const err10 = {instancePath:instancePath+"/resource/mimeType",schemaPath:"#/definitions/BlobResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
+                                if(vErrors === null){
+                                  vErrors = [err10];
+                                }
+                                else {
+                                  vErrors.push(err10);
+                                }
+                                errors++;
+                              }
+                              var valid5 = _errs22 === errors;
+                            }
+                            else {
+                              var valid5 = true;
+                            }
+                            if(valid5){
+                              if(data1.blob !== undefined){
+                                let data8 = data1.blob;
+                                const _errs24 = errors;
+                                if(errors === _errs24){
+                                  if(errors === _errs24){
+                                    if(typeof data8 === "string"){
+                                      if(!(formats0(data8))){
+                                        const err11 = {instancePath:instancePath+"/resource/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/format",keyword:"format",params:{format: "byte"}};
+                                        if(vErrors === null){
+                                          vErrors = [err11];
+                                        }
+                                        else {
+                                          vErrors.push(err11);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                    else {
+                                      const err12 = {instancePath:instancePath+"/resource/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err12];
+                                      }
+                                      else {
+                                        vErrors.push(err12);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                                var valid5 = _errs24 === errors;
+                              }
+                              else {
+                                var valid5 = true;
+                              }
+                              if(valid5){
+                                if(data1._meta !== undefined){
+                                  let data9 = data1._meta;
+                                  const _errs26 = errors;
+                                  if(errors === _errs26){
+                                    if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+                                    }
+                                    else {
+                                      const err13 = {instancePath:instancePath+"/resource/_meta",schemaPath:"#/definitions/BlobResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                      if(vErrors === null){
+                                        vErrors = [err13];
+                                      }
+                                      else {
+                                        vErrors.push(err13);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                  var valid5 = _errs26 === errors;
+                                }
+                                else {
+                                  var valid5 = true;
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        const err14 = {instancePath:instancePath+"/resource",schemaPath:"#/definitions/BlobResourceContents/type",keyword:"type",params:{type: "object"}};
+                        if(vErrors === null){
+                          vErrors = [err14];
+                        }
+                        else {
+                          vErrors.push(err14);
+                        }
+                        errors++;
+                      }
+                    }
+                    var _valid0 = _errs17 === errors;
+                    valid1 = valid1 || _valid0;
+                  }
+                  if(!valid1){
+                    const err15 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/anyOf",keyword:"anyOf",params:{}};
+                    if(vErrors === null){
+                      vErrors = [err15];
+                    }
+                    else {
+                      vErrors.push(err15);
+                    }
+                    errors++;
+                    validate90.errors = vErrors;
+                    return false;
+                  }
+                  else {
+                    errors = _errs4;
+                    if(vErrors !== null){
+                      if(_errs4){
+                        vErrors.length = _errs4;
+                      }
+                      else {
+                        vErrors = null;
+                      }
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.annotations !== undefined){
+                    const _errs29 = errors;
+                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      errors = vErrors.length;
+                    }
+                    var valid0 = _errs29 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data._meta !== undefined){
+                      let data11 = data._meta;
+                      const _errs30 = errors;
+                      if(errors === _errs30){
+                        if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+                        }
+                        else {
+                          validate90.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs30 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate90.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const EmptyResult = validate92;
+
+      function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data._meta !== undefined){
+              let data0 = data._meta;
+              const _errs2 = errors;
+              if(errors === _errs2){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                }
+                else {
+                  validate92.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                  return false;
+                }
+              }
+            }
+          }
+          else {
+            validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate92.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const EnumSchema = validate93;
+
+      function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.enum === undefined) && (missing0 = "enum")) || ((data.type === undefined) && (missing0 = "type"))){
+              validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate93.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("string" !== data0){
+                  validate93.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.title !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.title !== "string"){
+                    validate93.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.description !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.description !== "string"){
+                      validate93.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.enum !== undefined){
+                      let data3 = data.enum;
+                      const _errs7 = errors;
+                      if(errors === _errs7){
+                        if(Array.isArray(data3)){
+                          var valid1 = true;
+                          const len0 = data3.length;
+                          for(let i0=0; i0<len0; i0++){
+                            const _errs9 = errors;
+                            if(typeof data3[i0] !== "string"){
+                              validate93.errors = [{instancePath:instancePath+"/enum/" + i0,schemaPath:"#/properties/enum/items/type",keyword:"type",params:{type: "string"}}];
+                              return false;
+                            }
+                            var valid1 = _errs9 === errors;
+                            if(!valid1){
+                              break;
+                            }
+                          }
+                        }
+                        else {
+                          validate93.errors = [{instancePath:instancePath+"/enum",schemaPath:"#/properties/enum/type",keyword:"type",params:{type: "array"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.enumNames !== undefined){
+                        let data5 = data.enumNames;
+                        const _errs11 = errors;
+                        if(errors === _errs11){
+                          if(Array.isArray(data5)){
+                            var valid2 = true;
+                            const len1 = data5.length;
+                            for(let i1=0; i1<len1; i1++){
+                              const _errs13 = errors;
+                              if(typeof data5[i1] !== "string"){
+                                validate93.errors = [{instancePath:instancePath+"/enumNames/" + i1,schemaPath:"#/properties/enumNames/items/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                              var valid2 = _errs13 === errors;
+                              if(!valid2){
+                                break;
+                              }
+                            }
+                          }
+                          else {
+                            validate93.errors = [{instancePath:instancePath+"/enumNames",schemaPath:"#/properties/enumNames/type",keyword:"type",params:{type: "array"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs11 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate93.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const GetPromptRequest = validate94;
+
+      function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate94.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("prompts/get" !== data0){
+                  validate94.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/get"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.name === undefined) && (missing1 = "name")){
+                        validate94.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.name !== undefined){
+                          const _errs5 = errors;
+                          if(typeof data1.name !== "string"){
+                            validate94.errors = [{instancePath:instancePath+"/params/name",schemaPath:"#/properties/params/properties/name/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.arguments !== undefined){
+                            let data3 = data1.arguments;
+                            const _errs7 = errors;
+                            if(errors === _errs7){
+                              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                                for(const key0 in data3){
+                                  const _errs10 = errors;
+                                  if(typeof data3[key0] !== "string"){
+                                    validate94.errors = [{instancePath:instancePath+"/params/arguments/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/params/properties/arguments/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  var valid2 = _errs10 === errors;
+                                  if(!valid2){
+                                    break;
+                                  }
+                                }
+                              }
+                              else {
+                                validate94.errors = [{instancePath:instancePath+"/params/arguments",schemaPath:"#/properties/params/properties/arguments/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid1 = _errs7 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate94.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate94.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const GetPromptResult = validate95;
+
+      function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
+              validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.role !== undefined){
+                let data0 = data.role;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate96.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if(!((data0 === "assistant") || (data0 === "user"))){
+                  validate96.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.content !== undefined){
+                  const _errs4 = errors;
+                  if(!(validate19(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                    errors = vErrors.length;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate96.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.messages === undefined) && (missing0 = "messages")){
+              validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate95.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.description !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.description !== "string"){
+                    validate95.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.messages !== undefined){
+                    let data2 = data.messages;
+                    const _errs6 = errors;
+                    if(errors === _errs6){
+                      if(Array.isArray(data2)){
+                        var valid1 = true;
+                        const len0 = data2.length;
+                        for(let i0=0; i0<len0; i0++){
+                          const _errs8 = errors;
+                          if(!(validate96(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                            vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                            errors = vErrors.length;
+                          }
+                          var valid1 = _errs8 === errors;
+                          if(!valid1){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate95.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate95.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ImageContent = validate99;
+
+      function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.data === undefined) && (missing0 = "data")) || ((data.mimeType === undefined) && (missing0 = "mimeType"))) || ((data.type === undefined) && (missing0 = "type"))){
+              validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("image" !== data0){
+                  validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.data !== undefined){
+                  let data1 = data.data;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(errors === _errs3){
+                      if(typeof data1 === "string"){
+                        if(!(formats0(data1))){
+                          validate99.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/format",keyword:"format",params:{format: "byte"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate99.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.mimeType !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.mimeType !== "string"){
+                      validate99.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.annotations !== undefined){
+                      const _errs7 = errors;
+                      if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                        vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        errors = vErrors.length;
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data._meta !== undefined){
+                        let data4 = data._meta;
+                        const _errs8 = errors;
+                        if(errors === _errs8){
+                          if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                          }
+                          else {
+                            validate99.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs8 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate99.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Implementation = validate101;
+
+      function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.version === undefined) && (missing0 = "version"))){
+              validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.name !== undefined){
+                const _errs1 = errors;
+                if(typeof data.name !== "string"){
+                  validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.title !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.title !== "string"){
+                    validate101.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.version !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.version !== "string"){
+                      validate101.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate101.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const InitializeRequest = validate102;
+
+      function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate102.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("initialize" !== data0){
+                  validate102.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "initialize"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((((data1.capabilities === undefined) && (missing1 = "capabilities")) || ((data1.clientInfo === undefined) && (missing1 = "clientInfo"))) || ((data1.protocolVersion === undefined) && (missing1 = "protocolVersion"))){
+                        validate102.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.protocolVersion !== undefined){
+                          const _errs5 = errors;
+                          if(typeof data1.protocolVersion !== "string"){
+                            validate102.errors = [{instancePath:instancePath+"/params/protocolVersion",schemaPath:"#/properties/params/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.capabilities !== undefined){
+                            let data3 = data1.capabilities;
+                            const _errs7 = errors;
+                            const _errs8 = errors;
+                            if(errors === _errs8){
+                              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                                if(data3.experimental !== undefined){
+                                  let data4 = data3.experimental;
+                                  const _errs10 = errors;
+                                  if(errors === _errs10){
+                                    if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                                      for(const key0 in data4){
+                                        let data5 = data4[key0];
+                                        const _errs13 = errors;
+                                        if(errors === _errs13){
+                                          if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                                          }
+                                          else {
+                                            validate102.errors = [{instancePath:instancePath+"/params/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ClientCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid4 = _errs13 === errors;
+                                        if(!valid4){
+                                          break;
+                                        }
+                                      }
+                                    }
+                                    else {
+                                      validate102.errors = [{instancePath:instancePath+"/params/capabilities/experimental",schemaPath:"#/definitions/ClientCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
+                                      return false;
+                                    }
+                                  }
+                                  var valid3 = _errs10 === errors;
+                                }
+                                else {
+                                  var valid3 = true;
+                                }
+                                if(valid3){
+                                  if(data3.roots !== undefined){
+                                    let data6 = data3.roots;
+                                    const _errs16 = errors;
+                                    if(errors === _errs16){
+                                      if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                                        if(data6.listChanged !== undefined){
+                                          if(typeof data6.listChanged !== "boolean"){
+                                            validate102.errors = [{instancePath:instancePath+"/params/capabilities/roots/listChanged",schemaPath:"#/definitions/ClientCapabilities/properties/roots/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                            return false;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate102.errors = [{instancePath:instancePath+"/params/capabilities/roots",schemaPath:"#/definitions/ClientCapabilities/properties/roots/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid3 = _errs16 === errors;
+                                  }
+                                  else {
+                                    var valid3 = true;
+                                  }
+                                  if(valid3){
+                                    if(data3.sampling !== undefined){
+                                      let data8 = data3.sampling;
+                                      const _errs20 = errors;
+                                      if(errors === _errs20){
+                                        if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+                                        }
+                                        else {
+                                          validate102.errors = [{instancePath:instancePath+"/params/capabilities/sampling",schemaPath:"#/definitions/ClientCapabilities/properties/sampling/type",keyword:"type",params:{type: "object"}}];
+                                          return false;
+                                        }
+                                      }
+                                      var valid3 = _errs20 === errors;
+                                    }
+                                    else {
+                                      var valid3 = true;
+                                    }
+                                    if(valid3){
+                                      if(data3.elicitation !== undefined){
+                                        let data9 = data3.elicitation;
+                                        const _errs23 = errors;
+                                        if(errors === _errs23){
+                                          if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+                                          }
+                                          else {
+                                            validate102.errors = [{instancePath:instancePath+"/params/capabilities/elicitation",schemaPath:"#/definitions/ClientCapabilities/properties/elicitation/type",keyword:"type",params:{type: "object"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid3 = _errs23 === errors;
+                                      }
+                                      else {
+                                        var valid3 = true;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                validate102.errors = [{instancePath:instancePath+"/params/capabilities",schemaPath:"#/definitions/ClientCapabilities/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid1 = _errs7 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                          if(valid1){
+                            if(data1.clientInfo !== undefined){
+                              let data10 = data1.clientInfo;
+                              const _errs26 = errors;
+                              const _errs27 = errors;
+                              if(errors === _errs27){
+                                if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                                  let missing2;
+                                  if(((data10.name === undefined) && (missing2 = "name")) || ((data10.version === undefined) && (missing2 = "version"))){
+                                    validate102.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing2}}];
+                                    return false;
+                                  }
+                                  else {
+                                    if(data10.name !== undefined){
+                                      const _errs29 = errors;
+                                      if(typeof data10.name !== "string"){
+                                        validate102.errors = [{instancePath:instancePath+"/params/clientInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                      var valid7 = _errs29 === errors;
+                                    }
+                                    else {
+                                      var valid7 = true;
+                                    }
+                                    if(valid7){
+                                      if(data10.title !== undefined){
+                                        const _errs31 = errors;
+                                        if(typeof data10.title !== "string"){
+                                          validate102.errors = [{instancePath:instancePath+"/params/clientInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                          return false;
+                                        }
+                                        var valid7 = _errs31 === errors;
+                                      }
+                                      else {
+                                        var valid7 = true;
+                                      }
+                                      if(valid7){
+                                        if(data10.version !== undefined){
+                                          const _errs33 = errors;
+                                          if(typeof data10.version !== "string"){
+                                            validate102.errors = [{instancePath:instancePath+"/params/clientInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid7 = _errs33 === errors;
+                                        }
+                                        else {
+                                          var valid7 = true;
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                else {
+                                  validate102.errors = [{instancePath:instancePath+"/params/clientInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
+                                  return false;
+                                }
+                              }
+                              var valid1 = _errs26 === errors;
+                            }
+                            else {
+                              var valid1 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate102.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate102.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const InitializeResult = validate103;
+
+      function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.capabilities === undefined) && (missing0 = "capabilities")) || ((data.protocolVersion === undefined) && (missing0 = "protocolVersion"))) || ((data.serverInfo === undefined) && (missing0 = "serverInfo"))){
+              validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate103.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.protocolVersion !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.protocolVersion !== "string"){
+                    validate103.errors = [{instancePath:instancePath+"/protocolVersion",schemaPath:"#/properties/protocolVersion/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.capabilities !== undefined){
+                    let data2 = data.capabilities;
+                    const _errs6 = errors;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        if(data2.experimental !== undefined){
+                          let data3 = data2.experimental;
+                          const _errs9 = errors;
+                          if(errors === _errs9){
+                            if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                              for(const key0 in data3){
+                                let data4 = data3[key0];
+                                const _errs12 = errors;
+                                if(errors === _errs12){
+                                  if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                                  }
+                                  else {
+                                    validate103.errors = [{instancePath:instancePath+"/capabilities/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/ServerCapabilities/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                    return false;
+                                  }
+                                }
+                                var valid3 = _errs12 === errors;
+                                if(!valid3){
+                                  break;
+                                }
+                              }
+                            }
+                            else {
+                              validate103.errors = [{instancePath:instancePath+"/capabilities/experimental",schemaPath:"#/definitions/ServerCapabilities/properties/experimental/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                          var valid2 = _errs9 === errors;
+                        }
+                        else {
+                          var valid2 = true;
+                        }
+                        if(valid2){
+                          if(data2.logging !== undefined){
+                            let data5 = data2.logging;
+                            const _errs15 = errors;
+                            if(errors === _errs15){
+                              if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                              }
+                              else {
+                                validate103.errors = [{instancePath:instancePath+"/capabilities/logging",schemaPath:"#/definitions/ServerCapabilities/properties/logging/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid2 = _errs15 === errors;
+                          }
+                          else {
+                            var valid2 = true;
+                          }
+                          if(valid2){
+                            if(data2.completions !== undefined){
+                              let data6 = data2.completions;
+                              const _errs18 = errors;
+                              if(errors === _errs18){
+                                if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                                }
+                                else {
+                                  validate103.errors = [{instancePath:instancePath+"/capabilities/completions",schemaPath:"#/definitions/ServerCapabilities/properties/completions/type",keyword:"type",params:{type: "object"}}];
+                                  return false;
+                                }
+                              }
+                              var valid2 = _errs18 === errors;
+                            }
+                            else {
+                              var valid2 = true;
+                            }
+                            if(valid2){
+                              if(data2.prompts !== undefined){
+                                let data7 = data2.prompts;
+                                const _errs21 = errors;
+                                if(errors === _errs21){
+                                  if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+                                    if(data7.listChanged !== undefined){
+                                      if(typeof data7.listChanged !== "boolean"){
+                                        validate103.errors = [{instancePath:instancePath+"/capabilities/prompts/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/prompts/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                        return false;
+                                      }
+                                    }
+                                  }
+                                  else {
+                                    validate103.errors = [{instancePath:instancePath+"/capabilities/prompts",schemaPath:"#/definitions/ServerCapabilities/properties/prompts/type",keyword:"type",params:{type: "object"}}];
+                                    return false;
+                                  }
+                                }
+                                var valid2 = _errs21 === errors;
+                              }
+                              else {
+                                var valid2 = true;
+                              }
+                              if(valid2){
+                                if(data2.resources !== undefined){
+                                  let data9 = data2.resources;
+                                  const _errs25 = errors;
+                                  if(errors === _errs25){
+                                    if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+                                      if(data9.subscribe !== undefined){
+                                        const _errs27 = errors;
+                                        if(typeof data9.subscribe !== "boolean"){
+                                          validate103.errors = [{instancePath:instancePath+"/capabilities/resources/subscribe",schemaPath:"#/definitions/ServerCapabilities/properties/resources/properties/subscribe/type",keyword:"type",params:{type: "boolean"}}];
+                                          return false;
+                                        }
+                                        var valid5 = _errs27 === errors;
+                                      }
+                                      else {
+                                        var valid5 = true;
+                                      }
+                                      if(valid5){
+                                        if(data9.listChanged !== undefined){
+                                          const _errs29 = errors;
+                                          if(typeof data9.listChanged !== "boolean"){
+                                            validate103.errors = [{instancePath:instancePath+"/capabilities/resources/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/resources/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                            return false;
+                                          }
+                                          var valid5 = _errs29 === errors;
+                                        }
+                                        else {
+                                          var valid5 = true;
+                                        }
+                                      }
+                                    }
+                                    else {
+                                      validate103.errors = [{instancePath:instancePath+"/capabilities/resources",schemaPath:"#/definitions/ServerCapabilities/properties/resources/type",keyword:"type",params:{type: "object"}}];
+                                      return false;
+                                    }
+                                  }
+                                  var valid2 = _errs25 === errors;
+                                }
+                                else {
+                                  var valid2 = true;
+                                }
+                                if(valid2){
+                                  if(data2.tools !== undefined){
+                                    let data12 = data2.tools;
+                                    const _errs31 = errors;
+                                    if(errors === _errs31){
+                                      if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                        if(data12.listChanged !== undefined){
+                                          if(typeof data12.listChanged !== "boolean"){
+                                            validate103.errors = [{instancePath:instancePath+"/capabilities/tools/listChanged",schemaPath:"#/definitions/ServerCapabilities/properties/tools/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                            return false;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate103.errors = [{instancePath:instancePath+"/capabilities/tools",schemaPath:"#/definitions/ServerCapabilities/properties/tools/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid2 = _errs31 === errors;
+                                  }
+                                  else {
+                                    var valid2 = true;
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        validate103.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/definitions/ServerCapabilities/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.serverInfo !== undefined){
+                      let data14 = data.serverInfo;
+                      const _errs35 = errors;
+                      const _errs36 = errors;
+                      if(errors === _errs36){
+                        if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+                          let missing1;
+                          if(((data14.name === undefined) && (missing1 = "name")) || ((data14.version === undefined) && (missing1 = "version"))){
+                            validate103.errors = [{instancePath:instancePath+"/serverInfo",schemaPath:"#/definitions/Implementation/required",keyword:"required",params:{missingProperty: missing1}}];
+                            return false;
+                          }
+                          else {
+                            if(data14.name !== undefined){
+                              const _errs38 = errors;
+                              if(typeof data14.name !== "string"){
+                                validate103.errors = [{instancePath:instancePath+"/serverInfo/name",schemaPath:"#/definitions/Implementation/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                              var valid8 = _errs38 === errors;
+                            }
+                            else {
+                              var valid8 = true;
+                            }
+                            if(valid8){
+                              if(data14.title !== undefined){
+                                const _errs40 = errors;
+                                if(typeof data14.title !== "string"){
+                                  validate103.errors = [{instancePath:instancePath+"/serverInfo/title",schemaPath:"#/definitions/Implementation/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                var valid8 = _errs40 === errors;
+                              }
+                              else {
+                                var valid8 = true;
+                              }
+                              if(valid8){
+                                if(data14.version !== undefined){
+                                  const _errs42 = errors;
+                                  if(typeof data14.version !== "string"){
+                                    validate103.errors = [{instancePath:instancePath+"/serverInfo/version",schemaPath:"#/definitions/Implementation/properties/version/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  var valid8 = _errs42 === errors;
+                                }
+                                else {
+                                  var valid8 = true;
+                                }
+                              }
+                            }
+                          }
+                        }
+                        else {
+                          validate103.errors = [{instancePath:instancePath+"/serverInfo",schemaPath:"#/definitions/Implementation/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs35 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.instructions !== undefined){
+                        const _errs44 = errors;
+                        if(typeof data.instructions !== "string"){
+                          validate103.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs44 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate103.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const InitializedNotification = validate104;
+
+      function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate104.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/initialized" !== data0){
+                  validate104.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/initialized"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate104.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate104.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate104.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const JSONRPCError = validate105;
+
+      function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.error === undefined) && (missing0 = "error")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))){
+              validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate105.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate105.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.id !== undefined){
+                  let data1 = data.id;
+                  const _errs3 = errors;
+                  if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+                    validate105.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.error !== undefined){
+                    let data2 = data.error;
+                    const _errs6 = errors;
+                    if(errors === _errs6){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        let missing1;
+                        if(((data2.code === undefined) && (missing1 = "code")) || ((data2.message === undefined) && (missing1 = "message"))){
+                          validate105.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: missing1}}];
+                          return false;
+                        }
+                        else {
+                          if(data2.code !== undefined){
+                            let data3 = data2.code;
+                            const _errs8 = errors;
+                            if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+                              validate105.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "integer"}}];
+                              return false;
+                            }
+                            var valid2 = _errs8 === errors;
+                          }
+                          else {
+                            var valid2 = true;
+                          }
+                          if(valid2){
+                            if(data2.message !== undefined){
+                              const _errs10 = errors;
+                              if(typeof data2.message !== "string"){
+                                validate105.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                              var valid2 = _errs10 === errors;
+                            }
+                            else {
+                              var valid2 = true;
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        validate105.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate105.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const JSONRPCMessage = validate106;
+
+      function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.method === undefined) && (missing0 = "method"))){
+              validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate107.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate107.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.id !== undefined){
+                  let data1 = data.id;
+                  const _errs3 = errors;
+                  if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+                    validate107.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.method !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.method !== "string"){
+                      validate107.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.params !== undefined){
+                      let data3 = data.params;
+                      const _errs8 = errors;
+                      if(errors === _errs8){
+                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                          if(data3._meta !== undefined){
+                            let data4 = data3._meta;
+                            const _errs11 = errors;
+                            if(errors === _errs11){
+                              if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                                if(data4.progressToken !== undefined){
+                                  let data5 = data4.progressToken;
+                                  if((typeof data5 !== "string") && (!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))))){
+                                    validate107.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                                    return false;
+                                  }
+                                }
+                              }
+                              else {
+                                validate107.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                        else {
+                          validate107.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate107.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.result === undefined) && (missing0 = "result"))){
+              validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate109.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate109.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.id !== undefined){
+                  let data1 = data.id;
+                  const _errs3 = errors;
+                  if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+                    validate109.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.result !== undefined){
+                    let data2 = data.result;
+                    const _errs6 = errors;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        if(data2._meta !== undefined){
+                          let data3 = data2._meta;
+                          const _errs10 = errors;
+                          if(errors === _errs10){
+                            if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                            }
+                            else {
+                              validate109.errors = [{instancePath:instancePath+"/result/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        validate109.errors = [{instancePath:instancePath+"/result",schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate109.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+          errors = vErrors.length;
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs2 = errors;
+          const _errs3 = errors;
+          if(errors === _errs3){
+            if(data && typeof data == "object" && !Array.isArray(data)){
+              let missing0;
+              if(((data.jsonrpc === undefined) && (missing0 = "jsonrpc")) || ((data.method === undefined) && (missing0 = "method"))){
+                const err0 = {instancePath,schemaPath:"#/definitions/JSONRPCNotification/required",keyword:"required",params:{missingProperty: missing0}};
+                if(vErrors === null){
+                  vErrors = [err0];
+                }
+                else {
+                  vErrors.push(err0);
+                }
+                errors++;
+              }
+              else {
+                if(data.jsonrpc !== undefined){
+                  let data0 = data.jsonrpc;
+                  const _errs5 = errors;
+                  if(typeof data0 !== "string"){
+                    const err1 = {instancePath:instancePath+"/jsonrpc",schemaPath:"#/definitions/JSONRPCNotification/properties/jsonrpc/type",keyword:"type",params:{type: "string"}};
+                    if(vErrors === null){
+                      vErrors = [err1];
+                    }
+                    else {
+                      vErrors.push(err1);
+                    }
+                    errors++;
+                  }
+                  if("2.0" !== data0){
+                    const err2 = {instancePath:instancePath+"/jsonrpc",schemaPath:"#/definitions/JSONRPCNotification/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}};
+                    if(vErrors === null){
+                      vErrors = [err2];
+                    }
+                    else {
+                      vErrors.push(err2);
+                    }
+                    errors++;
+                  }
+                  var valid2 = _errs5 === errors;
+                }
+                else {
+                  var valid2 = true;
+                }
+                if(valid2){
+                  if(data.method !== undefined){
+                    const _errs7 = errors;
+                    if(typeof data.method !== "string"){
+                      const err3 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/JSONRPCNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err3];
+                      }
+                      else {
+                        vErrors.push(err3);
+                      }
+                      errors++;
+                    }
+                    var valid2 = _errs7 === errors;
+                  }
+                  else {
+                    var valid2 = true;
+                  }
+                  if(valid2){
+                    if(data.params !== undefined){
+                      let data2 = data.params;
+                      const _errs9 = errors;
+                      if(errors === _errs9){
+                        if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          if(data2._meta !== undefined){
+                            let data3 = data2._meta;
+                            const _errs12 = errors;
+                            if(errors === _errs12){
+                              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                              }
+                              else {
+                                const err4 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/JSONRPCNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err4];
+                                }
+                                else {
+                                  vErrors.push(err4);
+                                }
+                                errors++;
+                              }
+                            }
+                          }
+                        }
+                        else {
+                          const err5 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/JSONRPCNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                          if(vErrors === null){
+                            vErrors = [err5];
+                          }
+                          else {
+                            vErrors.push(err5);
+                          }
+                          errors++;
+                        }
+                      }
+                      var valid2 = _errs9 === errors;
+                    }
+                    else {
+                      var valid2 = true;
+                    }
+                  }
+                }
+              }
+            }
+            else {
+              const err6 = {instancePath,schemaPath:"#/definitions/JSONRPCNotification/type",keyword:"type",params:{type: "object"}};
+              if(vErrors === null){
+                vErrors = [err6];
+              }
+              else {
+                vErrors.push(err6);
+              }
+              errors++;
+            }
+          }
+          var _valid0 = _errs2 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs15 = errors;
+            if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs15 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs16 = errors;
+              if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+                errors = vErrors.length;
+              }
+              var _valid0 = _errs16 === errors;
+              valid0 = valid0 || _valid0;
+            }
+          }
+        }
+        if(!valid0){
+          const err7 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err7];
+          }
+          else {
+            vErrors.push(err7);
+          }
+          errors++;
+          validate106.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate106.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const JSONRPCNotification = validate112;
+
+      function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.jsonrpc === undefined) && (missing0 = "jsonrpc")) || ((data.method === undefined) && (missing0 = "method"))){
+              validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate112.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate112.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.method !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.method !== "string"){
+                    validate112.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.params !== undefined){
+                    let data2 = data.params;
+                    const _errs5 = errors;
+                    if(errors === _errs5){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        if(data2._meta !== undefined){
+                          let data3 = data2._meta;
+                          const _errs8 = errors;
+                          if(errors === _errs8){
+                            if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                            }
+                            else {
+                              validate112.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        validate112.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate112.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const JSONRPCRequest = validate113;
+
+      function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.method === undefined) && (missing0 = "method"))){
+              validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate113.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate113.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.id !== undefined){
+                  let data1 = data.id;
+                  const _errs3 = errors;
+                  if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+                    validate113.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.method !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.method !== "string"){
+                      validate113.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.params !== undefined){
+                      let data3 = data.params;
+                      const _errs8 = errors;
+                      if(errors === _errs8){
+                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                          if(data3._meta !== undefined){
+                            let data4 = data3._meta;
+                            const _errs11 = errors;
+                            if(errors === _errs11){
+                              if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                                if(data4.progressToken !== undefined){
+                                  let data5 = data4.progressToken;
+                                  if((typeof data5 !== "string") && (!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))))){
+                                    validate113.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                                    return false;
+                                  }
+                                }
+                              }
+                              else {
+                                validate113.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                        else {
+                          validate113.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate113.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const JSONRPCResponse = validate114;
+
+      function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.id === undefined) && (missing0 = "id")) || ((data.jsonrpc === undefined) && (missing0 = "jsonrpc"))) || ((data.result === undefined) && (missing0 = "result"))){
+              validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.jsonrpc !== undefined){
+                let data0 = data.jsonrpc;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate114.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("2.0" !== data0){
+                  validate114.errors = [{instancePath:instancePath+"/jsonrpc",schemaPath:"#/properties/jsonrpc/const",keyword:"const",params:{allowedValue: "2.0"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.id !== undefined){
+                  let data1 = data.id;
+                  const _errs3 = errors;
+                  if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+                    validate114.errors = [{instancePath:instancePath+"/id",schemaPath:"#/definitions/RequestId/type",keyword:"type",params:{type: schema28.type}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.result !== undefined){
+                    let data2 = data.result;
+                    const _errs6 = errors;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                        if(data2._meta !== undefined){
+                          let data3 = data2._meta;
+                          const _errs10 = errors;
+                          if(errors === _errs10){
+                            if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                            }
+                            else {
+                              validate114.errors = [{instancePath:instancePath+"/result/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                        }
+                      }
+                      else {
+                        validate114.errors = [{instancePath:instancePath+"/result",schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate114.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListPromptsRequest = validate115;
+
+      function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate115.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("prompts/list" !== data0){
+                  validate115.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "prompts/list"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1.cursor !== undefined){
+                        if(typeof data1.cursor !== "string"){
+                          validate115.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate115.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate115.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListPromptsResult = validate116;
+
+      function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.name === undefined) && (missing0 = "name")){
+              validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate117.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.name !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.name !== "string"){
+                    validate117.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.title !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.title !== "string"){
+                      validate117.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.description !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.description !== "string"){
+                        validate117.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.arguments !== undefined){
+                        let data4 = data.arguments;
+                        const _errs10 = errors;
+                        if(errors === _errs10){
+                          if(Array.isArray(data4)){
+                            var valid1 = true;
+                            const len0 = data4.length;
+                            for(let i0=0; i0<len0; i0++){
+                              let data5 = data4[i0];
+                              const _errs12 = errors;
+                              const _errs13 = errors;
+                              if(errors === _errs13){
+                                if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                                  let missing1;
+                                  if((data5.name === undefined) && (missing1 = "name")){
+                                    validate117.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/required",keyword:"required",params:{missingProperty: missing1}}];
+                                    return false;
+                                  }
+                                  else {
+                                    if(data5.name !== undefined){
+                                      const _errs15 = errors;
+                                      if(typeof data5.name !== "string"){
+                                        validate117.errors = [{instancePath:instancePath+"/arguments/" + i0+"/name",schemaPath:"#/definitions/PromptArgument/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                      var valid3 = _errs15 === errors;
+                                    }
+                                    else {
+                                      var valid3 = true;
+                                    }
+                                    if(valid3){
+                                      if(data5.title !== undefined){
+                                        const _errs17 = errors;
+                                        if(typeof data5.title !== "string"){
+                                          validate117.errors = [{instancePath:instancePath+"/arguments/" + i0+"/title",schemaPath:"#/definitions/PromptArgument/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                          return false;
+                                        }
+                                        var valid3 = _errs17 === errors;
+                                      }
+                                      else {
+                                        var valid3 = true;
+                                      }
+                                      if(valid3){
+                                        if(data5.description !== undefined){
+                                          const _errs19 = errors;
+                                          if(typeof data5.description !== "string"){
+                                            validate117.errors = [{instancePath:instancePath+"/arguments/" + i0+"/description",schemaPath:"#/definitions/PromptArgument/properties/description/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid3 = _errs19 === errors;
+                                        }
+                                        else {
+                                          var valid3 = true;
+                                        }
+                                        if(valid3){
+                                          if(data5.required !== undefined){
+                                            const _errs21 = errors;
+                                            if(typeof data5.required !== "boolean"){
+                                              validate117.errors = [{instancePath:instancePath+"/arguments/" + i0+"/required",schemaPath:"#/definitions/PromptArgument/properties/required/type",keyword:"type",params:{type: "boolean"}}];
+                                              return false;
+                                            }
+                                            var valid3 = _errs21 === errors;
+                                          }
+                                          else {
+                                            var valid3 = true;
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                else {
+                                  validate117.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/type",keyword:"type",params:{type: "object"}}];
+                                  return false;
+                                }
+                              }
+                              var valid1 = _errs12 === errors;
+                              if(!valid1){
+                                break;
+                              }
+                            }
+                          }
+                          else {
+                            validate117.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "array"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate117.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.prompts === undefined) && (missing0 = "prompts")){
+              validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate116.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.nextCursor !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.nextCursor !== "string"){
+                    validate116.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.prompts !== undefined){
+                    let data2 = data.prompts;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(Array.isArray(data2)){
+                        var valid2 = true;
+                        const len0 = data2.length;
+                        for(let i0=0; i0<len0; i0++){
+                          const _errs9 = errors;
+                          if(!(validate117(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                            vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+                            errors = vErrors.length;
+                          }
+                          var valid2 = _errs9 === errors;
+                          if(!valid2){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate116.errors = [{instancePath:instancePath+"/prompts",schemaPath:"#/properties/prompts/type",keyword:"type",params:{type: "array"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate116.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListResourceTemplatesRequest = validate119;
+
+      function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate119.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resources/templates/list" !== data0){
+                  validate119.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/templates/list"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1.cursor !== undefined){
+                        if(typeof data1.cursor !== "string"){
+                          validate119.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate119.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate119.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListResourceTemplatesResult = validate120;
+
+      function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.uriTemplate === undefined) && (missing0 = "uriTemplate"))){
+              validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate121.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uriTemplate !== undefined){
+                  let data1 = data.uriTemplate;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats22.test(data1))){
+                          validate121.errors = [{instancePath:instancePath+"/uriTemplate",schemaPath:"#/properties/uriTemplate/format",keyword:"format",params:{format: "uri-template"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate121.errors = [{instancePath:instancePath+"/uriTemplate",schemaPath:"#/properties/uriTemplate/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.name !== "string"){
+                      validate121.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.title !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.title !== "string"){
+                        validate121.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.description !== undefined){
+                        const _errs10 = errors;
+                        if(typeof data.description !== "string"){
+                          validate121.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.mimeType !== undefined){
+                          const _errs12 = errors;
+                          if(typeof data.mimeType !== "string"){
+                            validate121.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid0 = _errs12 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.annotations !== undefined){
+                            const _errs14 = errors;
+                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              errors = vErrors.length;
+                            }
+                            var valid0 = _errs14 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate121.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.resourceTemplates === undefined) && (missing0 = "resourceTemplates")){
+              validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate120.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.nextCursor !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.nextCursor !== "string"){
+                    validate120.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.resourceTemplates !== undefined){
+                    let data2 = data.resourceTemplates;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(Array.isArray(data2)){
+                        var valid2 = true;
+                        const len0 = data2.length;
+                        for(let i0=0; i0<len0; i0++){
+                          const _errs9 = errors;
+                          if(!(validate121(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                            vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+                            errors = vErrors.length;
+                          }
+                          var valid2 = _errs9 === errors;
+                          if(!valid2){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate120.errors = [{instancePath:instancePath+"/resourceTemplates",schemaPath:"#/properties/resourceTemplates/type",keyword:"type",params:{type: "array"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate120.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListResourcesRequest = validate124;
+
+      function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate124.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resources/list" !== data0){
+                  validate124.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/list"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1.cursor !== undefined){
+                        if(typeof data1.cursor !== "string"){
+                          validate124.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate124.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate124.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListResourcesResult = validate125;
+
+      function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.uri === undefined) && (missing0 = "uri"))){
+              validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate126.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats2(data1))){
+                          validate126.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate126.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.name !== "string"){
+                      validate126.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.title !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.title !== "string"){
+                        validate126.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.description !== undefined){
+                        const _errs10 = errors;
+                        if(typeof data.description !== "string"){
+                          validate126.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.mimeType !== undefined){
+                          const _errs12 = errors;
+                          if(typeof data.mimeType !== "string"){
+                            validate126.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid0 = _errs12 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.size !== undefined){
+                            let data6 = data.size;
+                            const _errs14 = errors;
+                            if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+                              validate126.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
+                              return false;
+                            }
+                            var valid0 = _errs14 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                          if(valid0){
+                            if(data.annotations !== undefined){
+                              const _errs16 = errors;
+                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                                errors = vErrors.length;
+                              }
+                              var valid0 = _errs16 === errors;
+                            }
+                            else {
+                              var valid0 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate126.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.resources === undefined) && (missing0 = "resources")){
+              validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate125.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.nextCursor !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.nextCursor !== "string"){
+                    validate125.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.resources !== undefined){
+                    let data2 = data.resources;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(Array.isArray(data2)){
+                        var valid2 = true;
+                        const len0 = data2.length;
+                        for(let i0=0; i0<len0; i0++){
+                          const _errs9 = errors;
+                          if(!(validate126(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                            vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+                            errors = vErrors.length;
+                          }
+                          var valid2 = _errs9 === errors;
+                          if(!valid2){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate125.errors = [{instancePath:instancePath+"/resources",schemaPath:"#/properties/resources/type",keyword:"type",params:{type: "array"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate125.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListRootsRequest = validate129;
+
+      function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate129.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("roots/list" !== data0){
+                  validate129.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "roots/list"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            if(data2.progressToken !== undefined){
+                              let data3 = data2.progressToken;
+                              if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
+                                validate129.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                                return false;
+                              }
+                            }
+                          }
+                          else {
+                            validate129.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate129.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate129.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListRootsResult = validate130;
+
+      function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.roots === undefined) && (missing0 = "roots")){
+              validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate130.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.roots !== undefined){
+                  let data1 = data.roots;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(Array.isArray(data1)){
+                      var valid1 = true;
+                      const len0 = data1.length;
+                      for(let i0=0; i0<len0; i0++){
+                        let data2 = data1[i0];
+                        const _errs6 = errors;
+                        const _errs7 = errors;
+                        if(errors === _errs7){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            let missing1;
+                            if((data2.uri === undefined) && (missing1 = "uri")){
+                              validate130.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/definitions/Root/required",keyword:"required",params:{missingProperty: missing1}}];
+                              return false;
+                            }
+                            else {
+                              if(data2._meta !== undefined){
+                                let data3 = data2._meta;
+                                const _errs9 = errors;
+                                if(errors === _errs9){
+                                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                                  }
+                                  else {
+                                    validate130.errors = [{instancePath:instancePath+"/roots/" + i0+"/_meta",schemaPath:"#/definitions/Root/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                                    return false;
+                                  }
+                                }
+                                var valid3 = _errs9 === errors;
+                              }
+                              else {
+                                var valid3 = true;
+                              }
+                              if(valid3){
+                                if(data2.uri !== undefined){
+                                  let data4 = data2.uri;
+                                  const _errs12 = errors;
+                                  if(errors === _errs12){
+                                    if(errors === _errs12){
+                                      if(typeof data4 === "string"){
+                                        if(!(formats2(data4))){
+                                          validate130.errors = [{instancePath:instancePath+"/roots/" + i0+"/uri",schemaPath:"#/definitions/Root/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                          return false;
+                                        }
+                                      }
+                                      else {
+                                        validate130.errors = [{instancePath:instancePath+"/roots/" + i0+"/uri",schemaPath:"#/definitions/Root/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                    }
+                                  }
+                                  var valid3 = _errs12 === errors;
+                                }
+                                else {
+                                  var valid3 = true;
+                                }
+                                if(valid3){
+                                  if(data2.name !== undefined){
+                                    const _errs14 = errors;
+                                    if(typeof data2.name !== "string"){
+                                      validate130.errors = [{instancePath:instancePath+"/roots/" + i0+"/name",schemaPath:"#/definitions/Root/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                      return false;
+                                    }
+                                    var valid3 = _errs14 === errors;
+                                  }
+                                  else {
+                                    var valid3 = true;
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            validate130.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/definitions/Root/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid1 = _errs6 === errors;
+                        if(!valid1){
+                          break;
+                        }
+                      }
+                    }
+                    else {
+                      validate130.errors = [{instancePath:instancePath+"/roots",schemaPath:"#/properties/roots/type",keyword:"type",params:{type: "array"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate130.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListToolsRequest = validate131;
+
+      function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate131.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("tools/list" !== data0){
+                  validate131.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "tools/list"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1.cursor !== undefined){
+                        if(typeof data1.cursor !== "string"){
+                          validate131.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate131.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate131.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ListToolsResult = validate132;
+
+      function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.inputSchema === undefined) && (missing0 = "inputSchema")) || ((data.name === undefined) && (missing0 = "name"))){
+              validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate133.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.name !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.name !== "string"){
+                    validate133.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.title !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.title !== "string"){
+                      validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.description !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.description !== "string"){
+                        validate133.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.inputSchema !== undefined){
+                        let data4 = data.inputSchema;
+                        const _errs10 = errors;
+                        if(errors === _errs10){
+                          if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                            let missing1;
+                            if((data4.type === undefined) && (missing1 = "type")){
+                              validate133.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/required",keyword:"required",params:{missingProperty: missing1}}];
+                              return false;
+                            }
+                            else {
+                              if(data4.type !== undefined){
+                                let data5 = data4.type;
+                                const _errs13 = errors;
+                                if(typeof data5 !== "string"){
+                                  validate133.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                if("object" !== data5){
+                                  validate133.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
+                                  return false;
+                                }
+                                var valid1 = _errs13 === errors;
+                              }
+                              else {
+                                var valid1 = true;
+                              }
+                              if(valid1){
+                                if(data4.properties !== undefined){
+                                  let data6 = data4.properties;
+                                  const _errs15 = errors;
+                                  if(errors === _errs15){
+                                    if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                                      for(const key0 in data6){
+                                        let data7 = data6[key0];
+                                        const _errs18 = errors;
+                                        if(errors === _errs18){
+                                          if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+                                          }
+                                          else {
+                                            validate133.errors = [{instancePath:instancePath+"/inputSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid2 = _errs18 === errors;
+                                        if(!valid2){
+                                          break;
+                                        }
+                                      }
+                                    }
+                                    else {
+                                      validate133.errors = [{instancePath:instancePath+"/inputSchema/properties",schemaPath:"#/properties/inputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                      return false;
+                                    }
+                                  }
+                                  var valid1 = _errs15 === errors;
+                                }
+                                else {
+                                  var valid1 = true;
+                                }
+                                if(valid1){
+                                  if(data4.required !== undefined){
+                                    let data8 = data4.required;
+                                    const _errs21 = errors;
+                                    if(errors === _errs21){
+                                      if(Array.isArray(data8)){
+                                        var valid3 = true;
+                                        const len0 = data8.length;
+                                        for(let i0=0; i0<len0; i0++){
+                                          const _errs23 = errors;
+                                          if(typeof data8[i0] !== "string"){
+                                            validate133.errors = [{instancePath:instancePath+"/inputSchema/required/" + i0,schemaPath:"#/properties/inputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid3 = _errs23 === errors;
+                                          if(!valid3){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate133.errors = [{instancePath:instancePath+"/inputSchema/required",schemaPath:"#/properties/inputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid1 = _errs21 === errors;
+                                  }
+                                  else {
+                                    var valid1 = true;
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            validate133.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.outputSchema !== undefined){
+                          let data10 = data.outputSchema;
+                          const _errs25 = errors;
+                          if(errors === _errs25){
+                            if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                              let missing2;
+                              if((data10.type === undefined) && (missing2 = "type")){
+                                validate133.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/required",keyword:"required",params:{missingProperty: missing2}}];
+                                return false;
+                              }
+                              else {
+                                if(data10.type !== undefined){
+                                  let data11 = data10.type;
+                                  const _errs28 = errors;
+                                  if(typeof data11 !== "string"){
+                                    validate133.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  if("object" !== data11){
+                                    validate133.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
+                                    return false;
+                                  }
+                                  var valid4 = _errs28 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data10.properties !== undefined){
+                                    let data12 = data10.properties;
+                                    const _errs30 = errors;
+                                    if(errors === _errs30){
+                                      if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                        for(const key1 in data12){
+                                          let data13 = data12[key1];
+                                          const _errs33 = errors;
+                                          if(errors === _errs33){
+                                            if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+                                            }
+                                            else {
+                                              validate133.errors = [{instancePath:instancePath+"/outputSchema/properties/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                              return false;
+                                            }
+                                          }
+                                          var valid5 = _errs33 === errors;
+                                          if(!valid5){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate133.errors = [{instancePath:instancePath+"/outputSchema/properties",schemaPath:"#/properties/outputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid4 = _errs30 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                  if(valid4){
+                                    if(data10.required !== undefined){
+                                      let data14 = data10.required;
+                                      const _errs36 = errors;
+                                      if(errors === _errs36){
+                                        if(Array.isArray(data14)){
+                                          var valid6 = true;
+                                          const len1 = data14.length;
+                                          for(let i1=0; i1<len1; i1++){
+                                            const _errs38 = errors;
+                                            if(typeof data14[i1] !== "string"){
+                                              validate133.errors = [{instancePath:instancePath+"/outputSchema/required/" + i1,schemaPath:"#/properties/outputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
+                                              return false;
+                                            }
+                                            var valid6 = _errs38 === errors;
+                                            if(!valid6){
+                                              break;
+                                            }
+                                          }
+                                        }
+                                        else {
+                                          validate133.errors = [{instancePath:instancePath+"/outputSchema/required",schemaPath:"#/properties/outputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                          return false;
+                                        }
+                                      }
+                                      var valid4 = _errs36 === errors;
+                                    }
+                                    else {
+                                      var valid4 = true;
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              validate133.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                          var valid0 = _errs25 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.annotations !== undefined){
+                            let data16 = data.annotations;
+                            const _errs40 = errors;
+                            const _errs41 = errors;
+                            if(errors === _errs41){
+                              if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+                                if(data16.title !== undefined){
+                                  const _errs43 = errors;
+                                  if(typeof data16.title !== "string"){
+                                    validate133.errors = [{instancePath:instancePath+"/annotations/title",schemaPath:"#/definitions/ToolAnnotations/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  var valid8 = _errs43 === errors;
+                                }
+                                else {
+                                  var valid8 = true;
+                                }
+                                if(valid8){
+                                  if(data16.readOnlyHint !== undefined){
+                                    const _errs45 = errors;
+                                    if(typeof data16.readOnlyHint !== "boolean"){
+                                      validate133.errors = [{instancePath:instancePath+"/annotations/readOnlyHint",schemaPath:"#/definitions/ToolAnnotations/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
+                                      return false;
+                                    }
+                                    var valid8 = _errs45 === errors;
+                                  }
+                                  else {
+                                    var valid8 = true;
+                                  }
+                                  if(valid8){
+                                    if(data16.destructiveHint !== undefined){
+                                      const _errs47 = errors;
+                                      if(typeof data16.destructiveHint !== "boolean"){
+                                        validate133.errors = [{instancePath:instancePath+"/annotations/destructiveHint",schemaPath:"#/definitions/ToolAnnotations/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
+                                        return false;
+                                      }
+                                      var valid8 = _errs47 === errors;
+                                    }
+                                    else {
+                                      var valid8 = true;
+                                    }
+                                    if(valid8){
+                                      if(data16.idempotentHint !== undefined){
+                                        const _errs49 = errors;
+                                        if(typeof data16.idempotentHint !== "boolean"){
+                                          validate133.errors = [{instancePath:instancePath+"/annotations/idempotentHint",schemaPath:"#/definitions/ToolAnnotations/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
+                                          return false;
+                                        }
+                                        var valid8 = _errs49 === errors;
+                                      }
+                                      else {
+                                        var valid8 = true;
+                                      }
+                                      if(valid8){
+                                        if(data16.openWorldHint !== undefined){
+                                          const _errs51 = errors;
+                                          if(typeof data16.openWorldHint !== "boolean"){
+                                            validate133.errors = [{instancePath:instancePath+"/annotations/openWorldHint",schemaPath:"#/definitions/ToolAnnotations/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
+                                            return false;
+                                          }
+                                          var valid8 = _errs51 === errors;
+                                        }
+                                        else {
+                                          var valid8 = true;
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                validate133.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/definitions/ToolAnnotations/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid0 = _errs40 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate133.errors = vErrors;
+        return errors === 0;
+      }
+
+      function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.tools === undefined) && (missing0 = "tools")){
+              validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate132.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.nextCursor !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.nextCursor !== "string"){
+                    validate132.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.tools !== undefined){
+                    let data2 = data.tools;
+                    const _errs7 = errors;
+                    if(errors === _errs7){
+                      if(Array.isArray(data2)){
+                        var valid2 = true;
+                        const len0 = data2.length;
+                        for(let i0=0; i0<len0; i0++){
+                          const _errs9 = errors;
+                          if(!(validate133(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+                            vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                            errors = vErrors.length;
+                          }
+                          var valid2 = _errs9 === errors;
+                          if(!valid2){
+                            break;
+                          }
+                        }
+                      }
+                      else {
+                        validate132.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate132.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const LoggingLevel = validate135;
+
+      function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(typeof data !== "string"){
+          validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+          return false;
+        }
+        if(!((((((((data === "debug") || (data === "info")) || (data === "notice")) || (data === "warning")) || (data === "error")) || (data === "critical")) || (data === "alert")) || (data === "emergency"))){
+          validate135.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema55.enum}}];
+          return false;
+        }
+        validate135.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const LoggingMessageNotification = validate136;
+
+      function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate136.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/message" !== data0){
+                  validate136.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/message"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.data === undefined) && (missing1 = "data")) || ((data1.level === undefined) && (missing1 = "level"))){
+                        validate136.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.level !== undefined){
+                          let data2 = data1.level;
+                          const _errs5 = errors;
+                          if(typeof data2 !== "string"){
+                            validate136.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          if(!((((((((data2 === "debug") || (data2 === "info")) || (data2 === "notice")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical")) || (data2 === "alert")) || (data2 === "emergency"))){
+                            validate136.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/enum",keyword:"enum",params:{allowedValues: schema55.enum}}];
+                            return false;
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.logger !== undefined){
+                            const _errs8 = errors;
+                            if(typeof data1.logger !== "string"){
+                              validate136.errors = [{instancePath:instancePath+"/params/logger",schemaPath:"#/properties/params/properties/logger/type",keyword:"type",params:{type: "string"}}];
+                              return false;
+                            }
+                            var valid1 = _errs8 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate136.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate136.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ModelHint = validate137;
+
+      function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data.name !== undefined){
+              if(typeof data.name !== "string"){
+                validate137.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
                 return false;
               }
-              var valid0 = _errs5 === errors;
+            }
+          }
+          else {
+            validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate137.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ModelPreferences = validate138;
+
+      function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data.hints !== undefined){
+              let data0 = data.hints;
+              const _errs1 = errors;
+              if(errors === _errs1){
+                if(Array.isArray(data0)){
+                  var valid1 = true;
+                  const len0 = data0.length;
+                  for(let i0=0; i0<len0; i0++){
+                    let data1 = data0[i0];
+                    const _errs3 = errors;
+                    const _errs4 = errors;
+                    if(errors === _errs4){
+                      if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                        if(data1.name !== undefined){
+                          if(typeof data1.name !== "string"){
+                            validate138.errors = [{instancePath:instancePath+"/hints/" + i0+"/name",schemaPath:"#/definitions/ModelHint/properties/name/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                        }
+                      }
+                      else {
+                        validate138.errors = [{instancePath:instancePath+"/hints/" + i0,schemaPath:"#/definitions/ModelHint/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid1 = _errs3 === errors;
+                    if(!valid1){
+                      break;
+                    }
+                  }
+                }
+                else {
+                  validate138.errors = [{instancePath:instancePath+"/hints",schemaPath:"#/properties/hints/type",keyword:"type",params:{type: "array"}}];
+                  return false;
+                }
+              }
+              var valid0 = _errs1 === errors;
             }
             else {
               var valid0 = true;
             }
             if(valid0){
-              if(data.required !== undefined){
-                const _errs7 = errors;
-                if(typeof data.required !== "boolean"){
-                  validate94.errors = [{instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"}}];
+              if(data.costPriority !== undefined){
+                let data3 = data.costPriority;
+                const _errs8 = errors;
+                if(errors === _errs8){
+                  if((typeof data3 == "number") && (isFinite(data3))){
+                    if(data3 > 1 || isNaN(data3)){
+                      validate138.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                      return false;
+                    }
+                    else {
+                      if(data3 < 0 || isNaN(data3)){
+                        validate138.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                        return false;
+                      }
+                    }
+                  }
+                  else {
+                    validate138.errors = [{instancePath:instancePath+"/costPriority",schemaPath:"#/properties/costPriority/type",keyword:"type",params:{type: "number"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs8 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.speedPriority !== undefined){
+                  let data4 = data.speedPriority;
+                  const _errs10 = errors;
+                  if(errors === _errs10){
+                    if((typeof data4 == "number") && (isFinite(data4))){
+                      if(data4 > 1 || isNaN(data4)){
+                        validate138.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                        return false;
+                      }
+                      else {
+                        if(data4 < 0 || isNaN(data4)){
+                          validate138.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate138.errors = [{instancePath:instancePath+"/speedPriority",schemaPath:"#/properties/speedPriority/type",keyword:"type",params:{type: "number"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs10 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.intelligencePriority !== undefined){
+                    let data5 = data.intelligencePriority;
+                    const _errs12 = errors;
+                    if(errors === _errs12){
+                      if((typeof data5 == "number") && (isFinite(data5))){
+                        if(data5 > 1 || isNaN(data5)){
+                          validate138.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1}}];
+                          return false;
+                        }
+                        else {
+                          if(data5 < 0 || isNaN(data5)){
+                            validate138.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+                            return false;
+                          }
+                        }
+                      }
+                      else {
+                        validate138.errors = [{instancePath:instancePath+"/intelligencePriority",schemaPath:"#/properties/intelligencePriority/type",keyword:"type",params:{type: "number"}}];
+                        return false;
+                      }
+                    }
+                    var valid0 = _errs12 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate138.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Notification = validate139;
+
+      function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                const _errs1 = errors;
+                if(typeof data.method !== "string"){
+                  validate139.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
-                var valid0 = _errs7 === errors;
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate139.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate139.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate139.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const NumberSchema = validate140;
+
+      function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.type === undefined) && (missing0 = "type")){
+              validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate140.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if(!((data0 === "number") || (data0 === "integer"))){
+                  validate140.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.title !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.title !== "string"){
+                    validate140.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.description !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.description !== "string"){
+                      validate140.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.minimum !== undefined){
+                      let data3 = data.minimum;
+                      const _errs7 = errors;
+                      if(!((typeof data3 == "number") && (isFinite(data3)))){
+                        validate140.errors = [{instancePath:instancePath+"/minimum",schemaPath:"#/properties/minimum/type",keyword:"type",params:{type: "number"}}];
+                        return false;
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.maximum !== undefined){
+                        let data4 = data.maximum;
+                        const _errs9 = errors;
+                        if(!((typeof data4 == "number") && (isFinite(data4)))){
+                          validate140.errors = [{instancePath:instancePath+"/maximum",schemaPath:"#/properties/maximum/type",keyword:"type",params:{type: "number"}}];
+                          return false;
+                        }
+                        var valid0 = _errs9 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate140.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PaginatedRequest = validate141;
+
+      function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                const _errs1 = errors;
+                if(typeof data.method !== "string"){
+                  validate141.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1.cursor !== undefined){
+                        if(typeof data1.cursor !== "string"){
+                          validate141.errors = [{instancePath:instancePath+"/params/cursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                      }
+                    }
+                    else {
+                      validate141.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate141.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PaginatedResult = validate142;
+
+      function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data._meta !== undefined){
+              let data0 = data._meta;
+              const _errs1 = errors;
+              if(errors === _errs1){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                }
+                else {
+                  validate142.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                  return false;
+                }
+              }
+              var valid0 = _errs1 === errors;
+            }
+            else {
+              var valid0 = true;
+            }
+            if(valid0){
+              if(data.nextCursor !== undefined){
+                const _errs4 = errors;
+                if(typeof data.nextCursor !== "string"){
+                  validate142.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/definitions/Cursor/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs4 === errors;
               }
               else {
                 var valid0 = true;
               }
             }
           }
-        }
-      }
-    }
-    else {
-      validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate94.errors = vErrors;
-  return errors === 0;
-}
-
-export const PromptMessage = validate95;
-
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
-        validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.role !== undefined){
-          let data0 = data.role;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate95.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if(!((data0 === "assistant") || (data0 === "user"))){
-            validate95.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.content !== undefined){
-            const _errs4 = errors;
-            if(!(validate17(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-              vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
-              errors = vErrors.length;
-            }
-            var valid0 = _errs4 === errors;
-          }
           else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate95.errors = vErrors;
-  return errors === 0;
-}
-
-export const Request = validate97;
-
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((data.method === undefined) && (missing0 = "method")){
-        validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.method !== undefined){
-          const _errs1 = errors;
-          if(typeof data.method !== "string"){
-            validate97.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+            validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
             return false;
           }
-          var valid0 = _errs1 === errors;
         }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.params !== undefined){
-            let data1 = data.params;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                if(data1._meta !== undefined){
-                  let data2 = data1._meta;
-                  const _errs6 = errors;
-                  if(errors === _errs6){
-                    if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-                      if(data2.progressToken !== undefined){
-                        let data3 = data2.progressToken;
-                        if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
-                          validate97.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema31.type}}];
-                          return false;
+        validate142.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PingRequest = validate143;
+
+      function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate143.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("ping" !== data0){
+                  validate143.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "ping"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            if(data2.progressToken !== undefined){
+                              let data3 = data2.progressToken;
+                              if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
+                                validate143.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                                return false;
+                              }
+                            }
+                          }
+                          else {
+                            validate143.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
                         }
                       }
                     }
                     else {
-                      validate97.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                      validate143.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                       return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate143.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PrimitiveSchemaDefinition = validate144;
+
+      function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        const _errs2 = errors;
+        if(errors === _errs2){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.type === undefined) && (missing0 = "type")){
+              const err0 = {instancePath,schemaPath:"#/definitions/StringSchema/required",keyword:"required",params:{missingProperty: missing0}};
+              if(vErrors === null){
+                vErrors = [err0];
+              }
+              else {
+                vErrors.push(err0);
+              }
+              errors++;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs4 = errors;
+                if(typeof data0 !== "string"){
+                  const err1 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/StringSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                  if(vErrors === null){
+                    vErrors = [err1];
+                  }
+                  else {
+                    vErrors.push(err1);
+                  }
+                  errors++;
+                }
+                if("string" !== data0){
+                  const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/StringSchema/properties/type/const",keyword:"const",params:{allowedValue: "string"}};
+                  if(vErrors === null){
+                    vErrors = [err2];
+                  }
+                  else {
+                    vErrors.push(err2);
+                  }
+                  errors++;
+                }
+                var valid2 = _errs4 === errors;
+              }
+              else {
+                var valid2 = true;
+              }
+              if(valid2){
+                if(data.title !== undefined){
+                  const _errs6 = errors;
+                  if(typeof data.title !== "string"){
+                    const err3 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/StringSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                    if(vErrors === null){
+                      vErrors = [err3];
+                    }
+                    else {
+                      vErrors.push(err3);
+                    }
+                    errors++;
+                  }
+                  var valid2 = _errs6 === errors;
+                }
+                else {
+                  var valid2 = true;
+                }
+                if(valid2){
+                  if(data.description !== undefined){
+                    const _errs8 = errors;
+                    if(typeof data.description !== "string"){
+                      const err4 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/StringSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err4];
+                      }
+                      else {
+                        vErrors.push(err4);
+                      }
+                      errors++;
+                    }
+                    var valid2 = _errs8 === errors;
+                  }
+                  else {
+                    var valid2 = true;
+                  }
+                  if(valid2){
+                    if(data.minLength !== undefined){
+                      let data3 = data.minLength;
+                      const _errs10 = errors;
+                      if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+                        const err5 = {instancePath:instancePath+"/minLength",schemaPath:"#/definitions/StringSchema/properties/minLength/type",keyword:"type",params:{type: "integer"}};
+                        if(vErrors === null){
+                          vErrors = [err5];
+                        }
+                        else {
+                          vErrors.push(err5);
+                        }
+                        errors++;
+                      }
+                      var valid2 = _errs10 === errors;
+                    }
+                    else {
+                      var valid2 = true;
+                    }
+                    if(valid2){
+                      if(data.maxLength !== undefined){
+                        let data4 = data.maxLength;
+                        const _errs12 = errors;
+                        if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+                          const err6 = {instancePath:instancePath+"/maxLength",schemaPath:"#/definitions/StringSchema/properties/maxLength/type",keyword:"type",params:{type: "integer"}};
+                          if(vErrors === null){
+                            vErrors = [err6];
+                          }
+                          else {
+                            vErrors.push(err6);
+                          }
+                          errors++;
+                        }
+                        var valid2 = _errs12 === errors;
+                      }
+                      else {
+                        var valid2 = true;
+                      }
+                      if(valid2){
+                        if(data.format !== undefined){
+                          let data5 = data.format;
+                          const _errs14 = errors;
+                          if(typeof data5 !== "string"){
+                            const err7 = {instancePath:instancePath+"/format",schemaPath:"#/definitions/StringSchema/properties/format/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err7];
+                            }
+                            else {
+                              vErrors.push(err7);
+                            }
+                            errors++;
+                          }
+                          if(!((((data5 === "email") || (data5 === "uri")) || (data5 === "date")) || (data5 === "date-time"))){
+                            const err8 = {instancePath:instancePath+"/format",schemaPath:"#/definitions/StringSchema/properties/format/enum",keyword:"enum",params:{allowedValues: schema81.properties.format.enum}};
+                            if(vErrors === null){
+                              vErrors = [err8];
+                            }
+                            else {
+                              vErrors.push(err8);
+                            }
+                            errors++;
+                          }
+                          var valid2 = _errs14 === errors;
+                        }
+                        else {
+                          var valid2 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            const err9 = {instancePath,schemaPath:"#/definitions/StringSchema/type",keyword:"type",params:{type: "object"}};
+            if(vErrors === null){
+              vErrors = [err9];
+            }
+            else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs16 = errors;
+          const _errs17 = errors;
+          if(errors === _errs17){
+            if(data && typeof data == "object" && !Array.isArray(data)){
+              let missing1;
+              if((data.type === undefined) && (missing1 = "type")){
+                const err10 = {instancePath,schemaPath:"#/definitions/NumberSchema/required",keyword:"required",params:{missingProperty: missing1}};
+                if(vErrors === null){
+                  vErrors = [err10];
+                }
+                else {
+                  vErrors.push(err10);
+                }
+                errors++;
+              }
+              else {
+                if(data.type !== undefined){
+                  let data6 = data.type;
+                  const _errs19 = errors;
+                  if(typeof data6 !== "string"){
+                    const err11 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/NumberSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                    if(vErrors === null){
+                      vErrors = [err11];
+                    }
+                    else {
+                      vErrors.push(err11);
+                    }
+                    errors++;
+                  }
+                  if(!((data6 === "number") || (data6 === "integer"))){
+                    const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/NumberSchema/properties/type/enum",keyword:"enum",params:{allowedValues: schema82.properties.type.enum}};
+                    if(vErrors === null){
+                      vErrors = [err12];
+                    }
+                    else {
+                      vErrors.push(err12);
+                    }
+                    errors++;
+                  }
+                  var valid4 = _errs19 === errors;
+                }
+                else {
+                  var valid4 = true;
+                }
+                if(valid4){
+                  if(data.title !== undefined){
+                    const _errs21 = errors;
+                    if(typeof data.title !== "string"){
+                      const err13 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/NumberSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err13];
+                      }
+                      else {
+                        vErrors.push(err13);
+                      }
+                      errors++;
+                    }
+                    var valid4 = _errs21 === errors;
+                  }
+                  else {
+                    var valid4 = true;
+                  }
+                  if(valid4){
+                    if(data.description !== undefined){
+                      const _errs23 = errors;
+                      if(typeof data.description !== "string"){
+                        const err14 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/NumberSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err14];
+                        }
+                        else {
+                          vErrors.push(err14);
+                        }
+                        errors++;
+                      }
+                      var valid4 = _errs23 === errors;
+                    }
+                    else {
+                      var valid4 = true;
+                    }
+                    if(valid4){
+                      if(data.minimum !== undefined){
+                        let data9 = data.minimum;
+                        const _errs25 = errors;
+                        if(!((typeof data9 == "number") && (isFinite(data9)))){
+                          const err15 = {instancePath:instancePath+"/minimum",schemaPath:"#/definitions/NumberSchema/properties/minimum/type",keyword:"type",params:{type: "number"}};
+                          if(vErrors === null){
+                            vErrors = [err15];
+                          }
+                          else {
+                            vErrors.push(err15);
+                          }
+                          errors++;
+                        }
+                        var valid4 = _errs25 === errors;
+                      }
+                      else {
+                        var valid4 = true;
+                      }
+                      if(valid4){
+                        if(data.maximum !== undefined){
+                          let data10 = data.maximum;
+                          const _errs27 = errors;
+                          if(!((typeof data10 == "number") && (isFinite(data10)))){
+                            const err16 = {instancePath:instancePath+"/maximum",schemaPath:"#/definitions/NumberSchema/properties/maximum/type",keyword:"type",params:{type: "number"}};
+                            if(vErrors === null){
+                              vErrors = [err16];
+                            }
+                            else {
+                              vErrors.push(err16);
+                            }
+                            errors++;
+                          }
+                          var valid4 = _errs27 === errors;
+                        }
+                        else {
+                          var valid4 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+            else {
+              const err17 = {instancePath,schemaPath:"#/definitions/NumberSchema/type",keyword:"type",params:{type: "object"}};
+              if(vErrors === null){
+                vErrors = [err17];
+              }
+              else {
+                vErrors.push(err17);
+              }
+              errors++;
+            }
+          }
+          var _valid0 = _errs16 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs29 = errors;
+            const _errs30 = errors;
+            if(errors === _errs30){
+              if(data && typeof data == "object" && !Array.isArray(data)){
+                let missing2;
+                if((data.type === undefined) && (missing2 = "type")){
+                  const err18 = {instancePath,schemaPath:"#/definitions/BooleanSchema/required",keyword:"required",params:{missingProperty: missing2}};
+                  if(vErrors === null){
+                    vErrors = [err18];
+                  }
+                  else {
+                    vErrors.push(err18);
+                  }
+                  errors++;
+                }
+                else {
+                  if(data.type !== undefined){
+                    let data11 = data.type;
+                    const _errs32 = errors;
+                    if(typeof data11 !== "string"){
+                      const err19 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/BooleanSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err19];
+                      }
+                      else {
+                        vErrors.push(err19);
+                      }
+                      errors++;
+                    }
+                    if("boolean" !== data11){
+                      const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/BooleanSchema/properties/type/const",keyword:"const",params:{allowedValue: "boolean"}};
+                      if(vErrors === null){
+                        vErrors = [err20];
+                      }
+                      else {
+                        vErrors.push(err20);
+                      }
+                      errors++;
+                    }
+                    var valid6 = _errs32 === errors;
+                  }
+                  else {
+                    var valid6 = true;
+                  }
+                  if(valid6){
+                    if(data.title !== undefined){
+                      const _errs34 = errors;
+                      if(typeof data.title !== "string"){
+                        const err21 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/BooleanSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err21];
+                        }
+                        else {
+                          vErrors.push(err21);
+                        }
+                        errors++;
+                      }
+                      var valid6 = _errs34 === errors;
+                    }
+                    else {
+                      var valid6 = true;
+                    }
+                    if(valid6){
+                      if(data.description !== undefined){
+                        const _errs36 = errors;
+                        if(typeof data.description !== "string"){
+                          const err22 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/BooleanSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err22];
+                          }
+                          else {
+                            vErrors.push(err22);
+                          }
+                          errors++;
+                        }
+                        var valid6 = _errs36 === errors;
+                      }
+                      else {
+                        var valid6 = true;
+                      }
+                      if(valid6){
+                        if(data.default !== undefined){
+                          const _errs38 = errors;
+                          if(typeof data.default !== "boolean"){
+                            const err23 = {instancePath:instancePath+"/default",schemaPath:"#/definitions/BooleanSchema/properties/default/type",keyword:"type",params:{type: "boolean"}};
+                            if(vErrors === null){
+                              vErrors = [err23];
+                            }
+                            else {
+                              vErrors.push(err23);
+                            }
+                            errors++;
+                          }
+                          var valid6 = _errs38 === errors;
+                        }
+                        else {
+                          var valid6 = true;
+                        }
+                      }
                     }
                   }
                 }
               }
               else {
-                validate97.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
-                return false;
+                const err24 = {instancePath,schemaPath:"#/definitions/BooleanSchema/type",keyword:"type",params:{type: "object"}};
+                if(vErrors === null){
+                  vErrors = [err24];
+                }
+                else {
+                  vErrors.push(err24);
+                }
+                errors++;
               }
             }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-        }
-      }
-    }
-    else {
-      validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate97.errors = vErrors;
-  return errors === 0;
-}
-
-export const RequestId = validate98;
-
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
-    validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema26.type}}];
-    return false;
-  }
-  validate98.errors = vErrors;
-  return errors === 0;
-}
-
-export const ResourceLink = validate99;
-
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if((((data.name === undefined) && (missing0 = "name")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.uri === undefined) && (missing0 = "uri"))){
-        validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.type !== undefined){
-          let data0 = data.type;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-            return false;
-          }
-          if("resource_link" !== data0){
-            validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource_link"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.uri !== undefined){
-            let data1 = data.uri;
-            const _errs3 = errors;
-            if(errors === _errs3){
-              if(errors === _errs3){
-                if(typeof data1 === "string"){
-                  if(!(formats2(data1))){
-                    validate99.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
-                    return false;
+            var _valid0 = _errs29 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs40 = errors;
+              const _errs41 = errors;
+              if(errors === _errs41){
+                if(data && typeof data == "object" && !Array.isArray(data)){
+                  let missing3;
+                  if(((data.enum === undefined) && (missing3 = "enum")) || ((data.type === undefined) && (missing3 = "type"))){
+                    const err25 = {instancePath,schemaPath:"#/definitions/EnumSchema/required",keyword:"required",params:{missingProperty: missing3}};
+                    if(vErrors === null){
+                      vErrors = [err25];
+                    }
+                    else {
+                      vErrors.push(err25);
+                    }
+                    errors++;
+                  }
+                  else {
+                    if(data.type !== undefined){
+                      let data15 = data.type;
+                      const _errs43 = errors;
+                      if(typeof data15 !== "string"){
+                        const err26 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EnumSchema/properties/type/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err26];
+                        }
+                        else {
+                          vErrors.push(err26);
+                        }
+                        errors++;
+                      }
+                      if("string" !== data15){
+                        const err27 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EnumSchema/properties/type/const",keyword:"const",params:{allowedValue: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err27];
+                        }
+                        else {
+                          vErrors.push(err27);
+                        }
+                        errors++;
+                      }
+                      var valid8 = _errs43 === errors;
+                    }
+                    else {
+                      var valid8 = true;
+                    }
+                    if(valid8){
+                      if(data.title !== undefined){
+                        const _errs45 = errors;
+                        if(typeof data.title !== "string"){
+                          const err28 = {instancePath:instancePath+"/title",schemaPath:"#/definitions/EnumSchema/properties/title/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err28];
+                          }
+                          else {
+                            vErrors.push(err28);
+                          }
+                          errors++;
+                        }
+                        var valid8 = _errs45 === errors;
+                      }
+                      else {
+                        var valid8 = true;
+                      }
+                      if(valid8){
+                        if(data.description !== undefined){
+                          const _errs47 = errors;
+                          if(typeof data.description !== "string"){
+                            const err29 = {instancePath:instancePath+"/description",schemaPath:"#/definitions/EnumSchema/properties/description/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err29];
+                            }
+                            else {
+                              vErrors.push(err29);
+                            }
+                            errors++;
+                          }
+                          var valid8 = _errs47 === errors;
+                        }
+                        else {
+                          var valid8 = true;
+                        }
+                        if(valid8){
+                          if(data.enum !== undefined){
+                            let data18 = data.enum;
+                            const _errs49 = errors;
+                            if(errors === _errs49){
+                              if(Array.isArray(data18)){
+                                var valid9 = true;
+                                const len0 = data18.length;
+                                for(let i0=0; i0<len0; i0++){
+                                  const _errs51 = errors;
+                                  if(typeof data18[i0] !== "string"){
+                                    const err30 = {instancePath:instancePath+"/enum/" + i0,schemaPath:"#/definitions/EnumSchema/properties/enum/items/type",keyword:"type",params:{type: "string"}};
+                                    if(vErrors === null){
+                                      vErrors = [err30];
+                                    }
+                                    else {
+                                      vErrors.push(err30);
+                                    }
+                                    errors++;
+                                  }
+                                  var valid9 = _errs51 === errors;
+                                  if(!valid9){
+                                    break;
+                                  }
+                                }
+                              }
+                              else {
+                                const err31 = {instancePath:instancePath+"/enum",schemaPath:"#/definitions/EnumSchema/properties/enum/type",keyword:"type",params:{type: "array"}};
+                                if(vErrors === null){
+                                  vErrors = [err31];
+                                }
+                                else {
+                                  vErrors.push(err31);
+                                }
+                                errors++;
+                              }
+                            }
+                            var valid8 = _errs49 === errors;
+                          }
+                          else {
+                            var valid8 = true;
+                          }
+                          if(valid8){
+                            if(data.enumNames !== undefined){
+                              let data20 = data.enumNames;
+                              const _errs53 = errors;
+                              if(errors === _errs53){
+                                if(Array.isArray(data20)){
+                                  var valid10 = true;
+                                  const len1 = data20.length;
+                                  for(let i1=0; i1<len1; i1++){
+                                    const _errs55 = errors;
+                                    if(typeof data20[i1] !== "string"){
+                                      const err32 = {instancePath:instancePath+"/enumNames/" + i1,schemaPath:"#/definitions/EnumSchema/properties/enumNames/items/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err32];
+                                      }
+                                      else {
+                                        vErrors.push(err32);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid10 = _errs55 === errors;
+                                    if(!valid10){
+                                      break;
+                                    }
+                                  }
+                                }
+                                else {
+                                  const err33 = {instancePath:instancePath+"/enumNames",schemaPath:"#/definitions/EnumSchema/properties/enumNames/type",keyword:"type",params:{type: "array"}};
+                                  if(vErrors === null){
+                                    vErrors = [err33];
+                                  }
+                                  else {
+                                    vErrors.push(err33);
+                                  }
+                                  errors++;
+                                }
+                              }
+                              var valid8 = _errs53 === errors;
+                            }
+                            else {
+                              var valid8 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
                   }
                 }
                 else {
-                  validate99.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                  const err34 = {instancePath,schemaPath:"#/definitions/EnumSchema/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err34];
+                  }
+                  else {
+                    vErrors.push(err34);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs40 === errors;
+              valid0 = valid0 || _valid0;
+            }
+          }
+        }
+        if(!valid0){
+          const err35 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err35];
+          }
+          else {
+            vErrors.push(err35);
+          }
+          errors++;
+          validate144.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate144.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ProgressNotification = validate145;
+
+      function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate145.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/progress" !== data0){
+                  validate145.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/progress"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if(((data1.progress === undefined) && (missing1 = "progress")) || ((data1.progressToken === undefined) && (missing1 = "progressToken"))){
+                        validate145.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.progressToken !== undefined){
+                          let data2 = data1.progressToken;
+                          const _errs5 = errors;
+                          if((typeof data2 !== "string") && (!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2))))){
+                            validate145.errors = [{instancePath:instancePath+"/params/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                            return false;
+                          }
+                          var valid1 = _errs5 === errors;
+                        }
+                        else {
+                          var valid1 = true;
+                        }
+                        if(valid1){
+                          if(data1.progress !== undefined){
+                            let data3 = data1.progress;
+                            const _errs8 = errors;
+                            if(!((typeof data3 == "number") && (isFinite(data3)))){
+                              validate145.errors = [{instancePath:instancePath+"/params/progress",schemaPath:"#/properties/params/properties/progress/type",keyword:"type",params:{type: "number"}}];
+                              return false;
+                            }
+                            var valid1 = _errs8 === errors;
+                          }
+                          else {
+                            var valid1 = true;
+                          }
+                          if(valid1){
+                            if(data1.total !== undefined){
+                              let data4 = data1.total;
+                              const _errs10 = errors;
+                              if(!((typeof data4 == "number") && (isFinite(data4)))){
+                                validate145.errors = [{instancePath:instancePath+"/params/total",schemaPath:"#/properties/params/properties/total/type",keyword:"type",params:{type: "number"}}];
+                                return false;
+                              }
+                              var valid1 = _errs10 === errors;
+                            }
+                            else {
+                              var valid1 = true;
+                            }
+                            if(valid1){
+                              if(data1.message !== undefined){
+                                const _errs12 = errors;
+                                if(typeof data1.message !== "string"){
+                                  validate145.errors = [{instancePath:instancePath+"/params/message",schemaPath:"#/properties/params/properties/message/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                var valid1 = _errs12 === errors;
+                              }
+                              else {
+                                var valid1 = true;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate145.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate145.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ProgressToken = validate146;
+
+      function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
+          validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema33.type}}];
+          return false;
+        }
+        validate146.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Prompt = validate147;
+
+      function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.name === undefined) && (missing0 = "name")){
+              validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate147.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.name !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.name !== "string"){
+                    validate147.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.title !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.title !== "string"){
+                      validate147.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.description !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.description !== "string"){
+                        validate147.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.arguments !== undefined){
+                        let data4 = data.arguments;
+                        const _errs10 = errors;
+                        if(errors === _errs10){
+                          if(Array.isArray(data4)){
+                            var valid1 = true;
+                            const len0 = data4.length;
+                            for(let i0=0; i0<len0; i0++){
+                              let data5 = data4[i0];
+                              const _errs12 = errors;
+                              const _errs13 = errors;
+                              if(errors === _errs13){
+                                if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+                                  let missing1;
+                                  if((data5.name === undefined) && (missing1 = "name")){
+                                    validate147.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/required",keyword:"required",params:{missingProperty: missing1}}];
+                                    return false;
+                                  }
+                                  else {
+                                    if(data5.name !== undefined){
+                                      const _errs15 = errors;
+                                      if(typeof data5.name !== "string"){
+                                        validate147.errors = [{instancePath:instancePath+"/arguments/" + i0+"/name",schemaPath:"#/definitions/PromptArgument/properties/name/type",keyword:"type",params:{type: "string"}}];
+                                        return false;
+                                      }
+                                      var valid3 = _errs15 === errors;
+                                    }
+                                    else {
+                                      var valid3 = true;
+                                    }
+                                    if(valid3){
+                                      if(data5.title !== undefined){
+                                        const _errs17 = errors;
+                                        if(typeof data5.title !== "string"){
+                                          validate147.errors = [{instancePath:instancePath+"/arguments/" + i0+"/title",schemaPath:"#/definitions/PromptArgument/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                          return false;
+                                        }
+                                        var valid3 = _errs17 === errors;
+                                      }
+                                      else {
+                                        var valid3 = true;
+                                      }
+                                      if(valid3){
+                                        if(data5.description !== undefined){
+                                          const _errs19 = errors;
+                                          if(typeof data5.description !== "string"){
+                                            validate147.errors = [{instancePath:instancePath+"/arguments/" + i0+"/description",schemaPath:"#/definitions/PromptArgument/properties/description/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid3 = _errs19 === errors;
+                                        }
+                                        else {
+                                          var valid3 = true;
+                                        }
+                                        if(valid3){
+                                          if(data5.required !== undefined){
+                                            const _errs21 = errors;
+                                            if(typeof data5.required !== "boolean"){
+                                              validate147.errors = [{instancePath:instancePath+"/arguments/" + i0+"/required",schemaPath:"#/definitions/PromptArgument/properties/required/type",keyword:"type",params:{type: "boolean"}}];
+                                              return false;
+                                            }
+                                            var valid3 = _errs21 === errors;
+                                          }
+                                          else {
+                                            var valid3 = true;
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                                else {
+                                  validate147.errors = [{instancePath:instancePath+"/arguments/" + i0,schemaPath:"#/definitions/PromptArgument/type",keyword:"type",params:{type: "object"}}];
+                                  return false;
+                                }
+                              }
+                              var valid1 = _errs12 === errors;
+                              if(!valid1){
+                                break;
+                              }
+                            }
+                          }
+                          else {
+                            validate147.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "array"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate147.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PromptArgument = validate148;
+
+      function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.name === undefined) && (missing0 = "name")){
+              validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.name !== undefined){
+                const _errs1 = errors;
+                if(typeof data.name !== "string"){
+                  validate148.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.title !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.title !== "string"){
+                    validate148.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.description !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.description !== "string"){
+                      validate148.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.required !== undefined){
+                      const _errs7 = errors;
+                      if(typeof data.required !== "boolean"){
+                        validate148.errors = [{instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"}}];
+                        return false;
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate148.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PromptListChangedNotification = validate149;
+
+      function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate149.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/prompts/list_changed" !== data0){
+                  validate149.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/prompts/list_changed"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate149.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate149.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate149.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PromptMessage = validate150;
+
+      function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
+              validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.role !== undefined){
+                let data0 = data.role;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate150.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if(!((data0 === "assistant") || (data0 === "user"))){
+                  validate150.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.content !== undefined){
+                  const _errs4 = errors;
+                  if(!(validate19(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                    errors = vErrors.length;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate150.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const PromptReference = validate152;
+
+      function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.type === undefined) && (missing0 = "type"))){
+              validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate152.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("ref/prompt" !== data0){
+                  validate152.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ref/prompt"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.name !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.name !== "string"){
+                    validate152.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.title !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.title !== "string"){
+                      validate152.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate152.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ReadResourceRequest = validate153;
+
+      function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate153.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resources/read" !== data0){
+                  validate153.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/read"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.uri === undefined) && (missing1 = "uri")){
+                        validate153.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.uri !== undefined){
+                          let data2 = data1.uri;
+                          const _errs5 = errors;
+                          if(errors === _errs5){
+                            if(errors === _errs5){
+                              if(typeof data2 === "string"){
+                                if(!(formats2(data2))){
+                                  validate153.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                  return false;
+                                }
+                              }
+                              else {
+                                validate153.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate153.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate153.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ReadResourceResult = validate154;
+
+      function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.contents === undefined) && (missing0 = "contents")){
+              validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate154.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.contents !== undefined){
+                  let data1 = data.contents;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(Array.isArray(data1)){
+                      var valid1 = true;
+                      const len0 = data1.length;
+                      for(let i0=0; i0<len0; i0++){
+                        let data2 = data1[i0];
+                        const _errs6 = errors;
+                        const _errs7 = errors;
+                        let valid2 = false;
+                        const _errs8 = errors;
+                        const _errs9 = errors;
+                        if(errors === _errs9){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            let missing1;
+                            if(((data2.text === undefined) && (missing1 = "text")) || ((data2.uri === undefined) && (missing1 = "uri"))){
+                              const err0 = {instancePath:instancePath+"/contents/" + i0,schemaPath:"#/definitions/TextResourceContents/required",keyword:"required",params:{missingProperty: missing1}};
+                              if(vErrors === null){
+                                vErrors = [err0];
+                              }
+                              else {
+                                vErrors.push(err0);
+                              }
+                              errors++;
+                            }
+                            else {
+                              if(data2.uri !== undefined){
+                                let data3 = data2.uri;
+                                const _errs11 = errors;
+                                if(errors === _errs11){
+                                  if(errors === _errs11){
+                                    if(typeof data3 === "string"){
+                                      if(!(formats2(data3))){
+                                        const err1 = {instancePath:instancePath+"/contents/" + i0+"/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                        if(vErrors === null){
+                                          vErrors = [err1];
+                                        }
+                                        else {
+                                          vErrors.push(err1);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                    else {
+                                      const err2 = {instancePath:instancePath+"/contents/" + i0+"/uri",schemaPath:"#/definitions/TextResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err2];
+                                      }
+                                      else {
+                                        vErrors.push(err2);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                                var valid4 = _errs11 === errors;
+                              }
+                              else {
+                                var valid4 = true;
+                              }
+                              if(valid4){
+                                if(data2.mimeType !== undefined){
+                                  const _errs13 = errors;
+                                  if(typeof data2.mimeType !== "string"){
+                                    const err3 = {instancePath:instancePath+"/contents/" + i0+"/mimeType",schemaPath:"#/definitions/TextResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
+                                    if(vErrors === null){
+                                      vErrors = [err3];
+                                    }
+                                    else {
+                                      vErrors.push(err3);
+                                    }
+                                    errors++;
+                                  }
+                                  var valid4 = _errs13 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data2.text !== undefined){
+                                    const _errs15 = errors;
+                                    if(typeof data2.text !== "string"){
+                                      const err4 = {instancePath:instancePath+"/contents/" + i0+"/text",schemaPath:"#/definitions/TextResourceContents/properties/text/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err4];
+                                      }
+                                      else {
+                                        vErrors.push(err4);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid4 = _errs15 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                  if(valid4){
+                                    if(data2._meta !== undefined){
+                                      let data6 = data2._meta;
+                                      const _errs17 = errors;
+                                      if(errors === _errs17){
+                                        if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                                        }
+                                        else {
+                                          const err5 = {instancePath:instancePath+"/contents/" + i0+"/_meta",schemaPath:"#/definitions/TextResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                          if(vErrors === null){
+                                            vErrors = [err5];
+                                          }
+                                          else {
+                                            vErrors.push(err5);
+                                          }
+                                          errors++;
+                                        }
+                                      }
+                                      var valid4 = _errs17 === errors;
+                                    }
+                                    else {
+                                      var valid4 = true;
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            const err6 = {instancePath:instancePath+"/contents/" + i0,schemaPath:"#/definitions/TextResourceContents/type",keyword:"type",params:{type: "object"}};
+                            if(vErrors === null){
+                              vErrors = [err6];
+                            }
+                            else {
+                              vErrors.push(err6);
+                            }
+                            errors++;
+                          }
+                        }
+                        var _valid0 = _errs8 === errors;
+                        valid2 = valid2 || _valid0;
+                        if(!valid2){
+                          const _errs20 = errors;
+                          const _errs21 = errors;
+                          if(errors === _errs21){
+                            if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                              let missing2;
+                              if(((data2.blob === undefined) && (missing2 = "blob")) || ((data2.uri === undefined) && (missing2 = "uri"))){
+                                const err7 = {instancePath:instancePath+"/contents/" + i0,schemaPath:"#/definitions/BlobResourceContents/required",keyword:"required",params:{missingProperty: missing2}};
+                                if(vErrors === null){
+                                  vErrors = [err7];
+                                }
+                                else {
+                                  vErrors.push(err7);
+                                }
+                                errors++;
+                              }
+                              else {
+                                if(data2.uri !== undefined){
+                                  let data7 = data2.uri;
+                                  const _errs23 = errors;
+                                  if(errors === _errs23){
+                                    if(errors === _errs23){
+                                      if(typeof data7 === "string"){
+                                        if(!(formats2(data7))){
+                                          const err8 = {instancePath:instancePath+"/contents/" + i0+"/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                          if(vErrors === null){
+                                            vErrors = [err8];
+                                          }
+                                          else {
+                                            vErrors.push(err8);
+                                          }
+                                          errors++;
+                                        }
+                                      }
+                                      else {
+                                        const err9 = {instancePath:instancePath+"/contents/" + i0+"/uri",schemaPath:"#/definitions/BlobResourceContents/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                        if(vErrors === null){
+                                          vErrors = [err9];
+                                        }
+                                        else {
+                                          vErrors.push(err9);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                  }
+                                  var valid6 = _errs23 === errors;
+                                }
+                                else {
+                                  var valid6 = true;
+                                }
+                                if(valid6){
+                                  if(data2.mimeType !== undefined){
+                                    const _errs25 = errors;
+                                    if(typeof data2.mimeType !== "string"){
+                                      const err10 = {instancePath:instancePath+"/contents/" + i0+"/mimeType",schemaPath:"#/definitions/BlobResourceContents/properties/mimeType/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err10];
+                                      }
+                                      else {
+                                        vErrors.push(err10);
+                                      }
+                                      errors++;
+                                    }
+                                    var valid6 = _errs25 === errors;
+                                  }
+                                  else {
+                                    var valid6 = true;
+                                  }
+                                  if(valid6){
+                                    if(data2.blob !== undefined){
+                                      let data9 = data2.blob;
+                                      const _errs27 = errors;
+                                      if(errors === _errs27){
+                                        if(errors === _errs27){
+                                          if(typeof data9 === "string"){
+                                            if(!(formats0(data9))){
+                                              const err11 = {instancePath:instancePath+"/contents/" + i0+"/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/format",keyword:"format",params:{format: "byte"}};
+                                              if(vErrors === null){
+                                                vErrors = [err11];
+                                              }
+                                              else {
+                                                vErrors.push(err11);
+                                              }
+                                              errors++;
+                                            }
+                                          }
+                                          else {
+                                            const err12 = {instancePath:instancePath+"/contents/" + i0+"/blob",schemaPath:"#/definitions/BlobResourceContents/properties/blob/type",keyword:"type",params:{type: "string"}};
+                                            if(vErrors === null){
+                                              vErrors = [err12];
+                                            }
+                                            else {
+                                              vErrors.push(err12);
+                                            }
+                                            errors++;
+                                          }
+                                        }
+                                      }
+                                      var valid6 = _errs27 === errors;
+                                    }
+                                    else {
+                                      var valid6 = true;
+                                    }
+                                    if(valid6){
+                                      if(data2._meta !== undefined){
+                                        let data10 = data2._meta;
+                                        const _errs29 = errors;
+                                        if(errors === _errs29){
+                                          if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                                          }
+                                          else {
+                                            const err13 = {instancePath:instancePath+"/contents/" + i0+"/_meta",schemaPath:"#/definitions/BlobResourceContents/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                            if(vErrors === null){
+                                              vErrors = [err13];
+                                            }
+                                            else {
+                                              vErrors.push(err13);
+                                            }
+                                            errors++;
+                                          }
+                                        }
+                                        var valid6 = _errs29 === errors;
+                                      }
+                                      else {
+                                        var valid6 = true;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              const err14 = {instancePath:instancePath+"/contents/" + i0,schemaPath:"#/definitions/BlobResourceContents/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err14];
+                              }
+                              else {
+                                vErrors.push(err14);
+                              }
+                              errors++;
+                            }
+                          }
+                          var _valid0 = _errs20 === errors;
+                          valid2 = valid2 || _valid0;
+                        }
+                        if(!valid2){
+                          const err15 = {instancePath:instancePath+"/contents/" + i0,schemaPath:"#/properties/contents/items/anyOf",keyword:"anyOf",params:{}};
+                          if(vErrors === null){
+                            vErrors = [err15];
+                          }
+                          else {
+                            vErrors.push(err15);
+                          }
+                          errors++;
+                          validate154.errors = vErrors;
+                          return false;
+                        }
+                        else {
+                          errors = _errs7;
+                          if(vErrors !== null){
+                            if(_errs7){
+                              vErrors.length = _errs7;
+                            }
+                            else {
+                              vErrors = null;
+                            }
+                          }
+                        }
+                        var valid1 = _errs6 === errors;
+                        if(!valid1){
+                          break;
+                        }
+                      }
+                    }
+                    else {
+                      validate154.errors = [{instancePath:instancePath+"/contents",schemaPath:"#/properties/contents/type",keyword:"type",params:{type: "array"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate154.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Request = validate155;
+
+      function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                const _errs1 = errors;
+                if(typeof data.method !== "string"){
+                  validate155.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                            if(data2.progressToken !== undefined){
+                              let data3 = data2.progressToken;
+                              if((typeof data3 !== "string") && (!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))))){
+                                validate155.errors = [{instancePath:instancePath+"/params/_meta/progressToken",schemaPath:"#/definitions/ProgressToken/type",keyword:"type",params:{type: schema33.type}}];
+                                return false;
+                              }
+                            }
+                          }
+                          else {
+                            validate155.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate155.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate155.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const RequestId = validate156;
+
+      function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
+          validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema28.type}}];
+          return false;
+        }
+        validate156.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Resource = validate157;
+
+      function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.uri === undefined) && (missing0 = "uri"))){
+              validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate157.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats2(data1))){
+                          validate157.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate157.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.name !== "string"){
+                      validate157.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.title !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.title !== "string"){
+                        validate157.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.description !== undefined){
+                        const _errs10 = errors;
+                        if(typeof data.description !== "string"){
+                          validate157.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.mimeType !== undefined){
+                          const _errs12 = errors;
+                          if(typeof data.mimeType !== "string"){
+                            validate157.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid0 = _errs12 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.size !== undefined){
+                            let data6 = data.size;
+                            const _errs14 = errors;
+                            if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+                              validate157.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
+                              return false;
+                            }
+                            var valid0 = _errs14 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                          if(valid0){
+                            if(data.annotations !== undefined){
+                              const _errs16 = errors;
+                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                                errors = vErrors.length;
+                              }
+                              var valid0 = _errs16 === errors;
+                            }
+                            else {
+                              var valid0 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate157.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceContents = validate159;
+
+      function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.uri === undefined) && (missing0 = "uri")){
+              validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate159.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats2(data1))){
+                          validate159.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate159.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.mimeType !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.mimeType !== "string"){
+                      validate159.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate159.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceLink = validate160;
+
+      function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((((data.name === undefined) && (missing0 = "name")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.uri === undefined) && (missing0 = "uri"))){
+              validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate160.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resource_link" !== data0){
+                  validate160.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "resource_link"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(errors === _errs3){
+                      if(typeof data1 === "string"){
+                        if(!(formats2(data1))){
+                          validate160.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate160.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.name !== "string"){
+                      validate160.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.title !== undefined){
+                      const _errs7 = errors;
+                      if(typeof data.title !== "string"){
+                        validate160.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.description !== undefined){
+                        const _errs9 = errors;
+                        if(typeof data.description !== "string"){
+                          validate160.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs9 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.mimeType !== undefined){
+                          const _errs11 = errors;
+                          if(typeof data.mimeType !== "string"){
+                            validate160.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid0 = _errs11 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.size !== undefined){
+                            let data6 = data.size;
+                            const _errs13 = errors;
+                            if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+                              validate160.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
+                              return false;
+                            }
+                            var valid0 = _errs13 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                          if(valid0){
+                            if(data.annotations !== undefined){
+                              const _errs15 = errors;
+                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                                errors = vErrors.length;
+                              }
+                              var valid0 = _errs15 === errors;
+                            }
+                            else {
+                              var valid0 = true;
+                            }
+                            if(valid0){
+                              if(data._meta !== undefined){
+                                let data8 = data._meta;
+                                const _errs16 = errors;
+                                if(errors === _errs16){
+                                  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+                                  }
+                                  else {
+                                    validate160.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                                    return false;
+                                  }
+                                }
+                                var valid0 = _errs16 === errors;
+                              }
+                              else {
+                                var valid0 = true;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate160.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceListChangedNotification = validate162;
+
+      function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate162.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/resources/list_changed" !== data0){
+                  validate162.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/resources/list_changed"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate162.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate162.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate162.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceTemplate = validate163;
+
+      function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.name === undefined) && (missing0 = "name")) || ((data.uriTemplate === undefined) && (missing0 = "uriTemplate"))){
+              validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate163.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uriTemplate !== undefined){
+                  let data1 = data.uriTemplate;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats22.test(data1))){
+                          validate163.errors = [{instancePath:instancePath+"/uriTemplate",schemaPath:"#/properties/uriTemplate/format",keyword:"format",params:{format: "uri-template"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate163.errors = [{instancePath:instancePath+"/uriTemplate",schemaPath:"#/properties/uriTemplate/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.name !== "string"){
+                      validate163.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.title !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.title !== "string"){
+                        validate163.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.description !== undefined){
+                        const _errs10 = errors;
+                        if(typeof data.description !== "string"){
+                          validate163.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                          return false;
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.mimeType !== undefined){
+                          const _errs12 = errors;
+                          if(typeof data.mimeType !== "string"){
+                            validate163.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          var valid0 = _errs12 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.annotations !== undefined){
+                            const _errs14 = errors;
+                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              errors = vErrors.length;
+                            }
+                            var valid0 = _errs14 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate163.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceTemplateReference = validate165;
+
+      function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.type === undefined) && (missing0 = "type")) || ((data.uri === undefined) && (missing0 = "uri"))){
+              validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate165.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("ref/resource" !== data0){
+                  validate165.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ref/resource"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(errors === _errs3){
+                      if(typeof data1 === "string"){
+                        if(!(formats22.test(data1))){
+                          validate165.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri-template"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate165.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate165.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ResourceUpdatedNotification = validate166;
+
+      function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate166.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/resources/updated" !== data0){
+                  validate166.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/resources/updated"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.uri === undefined) && (missing1 = "uri")){
+                        validate166.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.uri !== undefined){
+                          let data2 = data1.uri;
+                          const _errs5 = errors;
+                          if(errors === _errs5){
+                            if(errors === _errs5){
+                              if(typeof data2 === "string"){
+                                if(!(formats2(data2))){
+                                  validate166.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                  return false;
+                                }
+                              }
+                              else {
+                                validate166.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate166.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate166.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Result = validate167;
+
+      function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data._meta !== undefined){
+              let data0 = data._meta;
+              const _errs2 = errors;
+              if(errors === _errs2){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                }
+                else {
+                  validate167.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                   return false;
                 }
               }
             }
-            var valid0 = _errs3 === errors;
           }
           else {
-            var valid0 = true;
+            validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
           }
-          if(valid0){
-            if(data.name !== undefined){
-              const _errs5 = errors;
-              if(typeof data.name !== "string"){
-                validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-                return false;
+        }
+        validate167.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Role = validate168;
+
+      function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(typeof data !== "string"){
+          validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+          return false;
+        }
+        if(!((data === "assistant") || (data === "user"))){
+          validate168.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+          return false;
+        }
+        validate168.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Root = validate169;
+
+      function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.uri === undefined) && (missing0 = "uri")){
+              validate169.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate169.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
               }
-              var valid0 = _errs5 === errors;
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.uri !== undefined){
+                  let data1 = data.uri;
+                  const _errs4 = errors;
+                  if(errors === _errs4){
+                    if(errors === _errs4){
+                      if(typeof data1 === "string"){
+                        if(!(formats2(data1))){
+                          validate169.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                          return false;
+                        }
+                      }
+                      else {
+                        validate169.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.name !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.name !== "string"){
+                      validate169.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate169.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const RootsListChangedNotification = validate170;
+
+      function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate170.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/roots/list_changed" !== data0){
+                  validate170.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/roots/list_changed"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate170.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate170.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate170.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const SamplingMessage = validate171;
+
+      function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.content === undefined) && (missing0 = "content")) || ((data.role === undefined) && (missing0 = "role"))){
+              validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.role !== undefined){
+                let data0 = data.role;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate171.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if(!((data0 === "assistant") || (data0 === "user"))){
+                  validate171.errors = [{instancePath:instancePath+"/role",schemaPath:"#/definitions/Role/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.content !== undefined){
+                  let data1 = data.content;
+                  const _errs4 = errors;
+                  const _errs5 = errors;
+                  let valid2 = false;
+                  const _errs6 = errors;
+                  if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                    vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    errors = vErrors.length;
+                  }
+                  var _valid0 = _errs6 === errors;
+                  valid2 = valid2 || _valid0;
+                  if(!valid2){
+                    const _errs7 = errors;
+                    if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                      errors = vErrors.length;
+                    }
+                    var _valid0 = _errs7 === errors;
+                    valid2 = valid2 || _valid0;
+                    if(!valid2){
+                      const _errs8 = errors;
+                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
+                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs8 === errors;
+                      valid2 = valid2 || _valid0;
+                    }
+                  }
+                  if(!valid2){
+                    const err0 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/anyOf",keyword:"anyOf",params:{}};
+                    if(vErrors === null){
+                      vErrors = [err0];
+                    }
+                    else {
+                      vErrors.push(err0);
+                    }
+                    errors++;
+                    validate171.errors = vErrors;
+                    return false;
+                  }
+                  else {
+                    errors = _errs5;
+                    if(vErrors !== null){
+                      if(_errs5){
+                        vErrors.length = _errs5;
+                      }
+                      else {
+                        vErrors = null;
+                      }
+                    }
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate171.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ServerCapabilities = validate175;
+
+      function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data.experimental !== undefined){
+              let data0 = data.experimental;
+              const _errs1 = errors;
+              if(errors === _errs1){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  for(const key0 in data0){
+                    let data1 = data0[key0];
+                    const _errs4 = errors;
+                    if(errors === _errs4){
+                      if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      }
+                      else {
+                        validate175.errors = [{instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
+                    }
+                    var valid1 = _errs4 === errors;
+                    if(!valid1){
+                      break;
+                    }
+                  }
+                }
+                else {
+                  validate175.errors = [{instancePath:instancePath+"/experimental",schemaPath:"#/properties/experimental/type",keyword:"type",params:{type: "object"}}];
+                  return false;
+                }
+              }
+              var valid0 = _errs1 === errors;
             }
             else {
               var valid0 = true;
             }
             if(valid0){
-              if(data.title !== undefined){
+              if(data.logging !== undefined){
+                let data2 = data.logging;
                 const _errs7 = errors;
-                if(typeof data.title !== "string"){
-                  validate99.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-                  return false;
+                if(errors === _errs7){
+                  if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                  }
+                  else {
+                    validate175.errors = [{instancePath:instancePath+"/logging",schemaPath:"#/properties/logging/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
                 }
                 var valid0 = _errs7 === errors;
               }
@@ -6605,67 +13773,1170 @@ function validate99(data, {instancePath="", parentData, parentDataProperty, root
                 var valid0 = true;
               }
               if(valid0){
-                if(data.description !== undefined){
-                  const _errs9 = errors;
-                  if(typeof data.description !== "string"){
-                    validate99.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
-                    return false;
+                if(data.completions !== undefined){
+                  let data3 = data.completions;
+                  const _errs10 = errors;
+                  if(errors === _errs10){
+                    if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                    }
+                    else {
+                      validate175.errors = [{instancePath:instancePath+"/completions",schemaPath:"#/properties/completions/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
                   }
-                  var valid0 = _errs9 === errors;
+                  var valid0 = _errs10 === errors;
                 }
                 else {
                   var valid0 = true;
                 }
                 if(valid0){
-                  if(data.mimeType !== undefined){
-                    const _errs11 = errors;
-                    if(typeof data.mimeType !== "string"){
-                      validate99.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-                      return false;
+                  if(data.prompts !== undefined){
+                    let data4 = data.prompts;
+                    const _errs13 = errors;
+                    if(errors === _errs13){
+                      if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                        if(data4.listChanged !== undefined){
+                          if(typeof data4.listChanged !== "boolean"){
+                            validate175.errors = [{instancePath:instancePath+"/prompts/listChanged",schemaPath:"#/properties/prompts/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                            return false;
+                          }
+                        }
+                      }
+                      else {
+                        validate175.errors = [{instancePath:instancePath+"/prompts",schemaPath:"#/properties/prompts/type",keyword:"type",params:{type: "object"}}];
+                        return false;
+                      }
                     }
-                    var valid0 = _errs11 === errors;
+                    var valid0 = _errs13 === errors;
                   }
                   else {
                     var valid0 = true;
                   }
                   if(valid0){
-                    if(data.size !== undefined){
-                      let data6 = data.size;
-                      const _errs13 = errors;
-                      if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-                        validate99.errors = [{instancePath:instancePath+"/size",schemaPath:"#/properties/size/type",keyword:"type",params:{type: "integer"}}];
-                        return false;
+                    if(data.resources !== undefined){
+                      let data6 = data.resources;
+                      const _errs17 = errors;
+                      if(errors === _errs17){
+                        if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                          if(data6.subscribe !== undefined){
+                            const _errs19 = errors;
+                            if(typeof data6.subscribe !== "boolean"){
+                              validate175.errors = [{instancePath:instancePath+"/resources/subscribe",schemaPath:"#/properties/resources/properties/subscribe/type",keyword:"type",params:{type: "boolean"}}];
+                              return false;
+                            }
+                            var valid3 = _errs19 === errors;
+                          }
+                          else {
+                            var valid3 = true;
+                          }
+                          if(valid3){
+                            if(data6.listChanged !== undefined){
+                              const _errs21 = errors;
+                              if(typeof data6.listChanged !== "boolean"){
+                                validate175.errors = [{instancePath:instancePath+"/resources/listChanged",schemaPath:"#/properties/resources/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                return false;
+                              }
+                              var valid3 = _errs21 === errors;
+                            }
+                            else {
+                              var valid3 = true;
+                            }
+                          }
+                        }
+                        else {
+                          validate175.errors = [{instancePath:instancePath+"/resources",schemaPath:"#/properties/resources/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
                       }
-                      var valid0 = _errs13 === errors;
+                      var valid0 = _errs17 === errors;
                     }
                     else {
                       var valid0 = true;
                     }
                     if(valid0){
-                      if(data.annotations !== undefined){
+                      if(data.tools !== undefined){
+                        let data9 = data.tools;
+                        const _errs23 = errors;
+                        if(errors === _errs23){
+                          if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+                            if(data9.listChanged !== undefined){
+                              if(typeof data9.listChanged !== "boolean"){
+                                validate175.errors = [{instancePath:instancePath+"/tools/listChanged",schemaPath:"#/properties/tools/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
+                                return false;
+                              }
+                            }
+                          }
+                          else {
+                            validate175.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs23 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate175.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ServerNotification = validate176;
+
+      function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+          errors = vErrors.length;
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs2 = errors;
+          if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs2 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs3 = errors;
+            const _errs4 = errors;
+            if(errors === _errs4){
+              if(data && typeof data == "object" && !Array.isArray(data)){
+                let missing0;
+                if((data.method === undefined) && (missing0 = "method")){
+                  const err0 = {instancePath,schemaPath:"#/definitions/ResourceListChangedNotification/required",keyword:"required",params:{missingProperty: missing0}};
+                  if(vErrors === null){
+                    vErrors = [err0];
+                  }
+                  else {
+                    vErrors.push(err0);
+                  }
+                  errors++;
+                }
+                else {
+                  if(data.method !== undefined){
+                    let data0 = data.method;
+                    const _errs6 = errors;
+                    if(typeof data0 !== "string"){
+                      const err1 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ResourceListChangedNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                      if(vErrors === null){
+                        vErrors = [err1];
+                      }
+                      else {
+                        vErrors.push(err1);
+                      }
+                      errors++;
+                    }
+                    if("notifications/resources/list_changed" !== data0){
+                      const err2 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ResourceListChangedNotification/properties/method/const",keyword:"const",params:{allowedValue: "notifications/resources/list_changed"}};
+                      if(vErrors === null){
+                        vErrors = [err2];
+                      }
+                      else {
+                        vErrors.push(err2);
+                      }
+                      errors++;
+                    }
+                    var valid2 = _errs6 === errors;
+                  }
+                  else {
+                    var valid2 = true;
+                  }
+                  if(valid2){
+                    if(data.params !== undefined){
+                      let data1 = data.params;
+                      const _errs8 = errors;
+                      if(errors === _errs8){
+                        if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                          if(data1._meta !== undefined){
+                            let data2 = data1._meta;
+                            const _errs11 = errors;
+                            if(errors === _errs11){
+                              if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                              }
+                              else {
+                                const err3 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/ResourceListChangedNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err3];
+                                }
+                                else {
+                                  vErrors.push(err3);
+                                }
+                                errors++;
+                              }
+                            }
+                          }
+                        }
+                        else {
+                          const err4 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ResourceListChangedNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                          if(vErrors === null){
+                            vErrors = [err4];
+                          }
+                          else {
+                            vErrors.push(err4);
+                          }
+                          errors++;
+                        }
+                      }
+                      var valid2 = _errs8 === errors;
+                    }
+                    else {
+                      var valid2 = true;
+                    }
+                  }
+                }
+              }
+              else {
+                const err5 = {instancePath,schemaPath:"#/definitions/ResourceListChangedNotification/type",keyword:"type",params:{type: "object"}};
+                if(vErrors === null){
+                  vErrors = [err5];
+                }
+                else {
+                  vErrors.push(err5);
+                }
+                errors++;
+              }
+            }
+            var _valid0 = _errs3 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs14 = errors;
+              const _errs15 = errors;
+              if(errors === _errs15){
+                if(data && typeof data == "object" && !Array.isArray(data)){
+                  let missing1;
+                  if(((data.method === undefined) && (missing1 = "method")) || ((data.params === undefined) && (missing1 = "params"))){
+                    const err6 = {instancePath,schemaPath:"#/definitions/ResourceUpdatedNotification/required",keyword:"required",params:{missingProperty: missing1}};
+                    if(vErrors === null){
+                      vErrors = [err6];
+                    }
+                    else {
+                      vErrors.push(err6);
+                    }
+                    errors++;
+                  }
+                  else {
+                    if(data.method !== undefined){
+                      let data3 = data.method;
+                      const _errs17 = errors;
+                      if(typeof data3 !== "string"){
+                        const err7 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                        if(vErrors === null){
+                          vErrors = [err7];
+                        }
+                        else {
+                          vErrors.push(err7);
+                        }
+                        errors++;
+                      }
+                      if("notifications/resources/updated" !== data3){
+                        const err8 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/method/const",keyword:"const",params:{allowedValue: "notifications/resources/updated"}};
+                        if(vErrors === null){
+                          vErrors = [err8];
+                        }
+                        else {
+                          vErrors.push(err8);
+                        }
+                        errors++;
+                      }
+                      var valid5 = _errs17 === errors;
+                    }
+                    else {
+                      var valid5 = true;
+                    }
+                    if(valid5){
+                      if(data.params !== undefined){
+                        let data4 = data.params;
+                        const _errs19 = errors;
+                        if(errors === _errs19){
+                          if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                            let missing2;
+                            if((data4.uri === undefined) && (missing2 = "uri")){
+                              const err9 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/params/required",keyword:"required",params:{missingProperty: missing2}};
+                              if(vErrors === null){
+                                vErrors = [err9];
+                              }
+                              else {
+                                vErrors.push(err9);
+                              }
+                              errors++;
+                            }
+                            else {
+                              if(data4.uri !== undefined){
+                                let data5 = data4.uri;
+                                const _errs21 = errors;
+                                if(errors === _errs21){
+                                  if(errors === _errs21){
+                                    if(typeof data5 === "string"){
+                                      if(!(formats2(data5))){
+                                        const err10 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}};
+                                        if(vErrors === null){
+                                          vErrors = [err10];
+                                        }
+                                        else {
+                                          vErrors.push(err10);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                    else {
+                                      const err11 = {instancePath:instancePath+"/params/uri",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}};
+                                      if(vErrors === null){
+                                        vErrors = [err11];
+                                      }
+                                      else {
+                                        vErrors.push(err11);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            const err12 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ResourceUpdatedNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                            if(vErrors === null){
+                              vErrors = [err12];
+                            }
+                            else {
+                              vErrors.push(err12);
+                            }
+                            errors++;
+                          }
+                        }
+                        var valid5 = _errs19 === errors;
+                      }
+                      else {
+                        var valid5 = true;
+                      }
+                    }
+                  }
+                }
+                else {
+                  const err13 = {instancePath,schemaPath:"#/definitions/ResourceUpdatedNotification/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err13];
+                  }
+                  else {
+                    vErrors.push(err13);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs14 === errors;
+              valid0 = valid0 || _valid0;
+              if(!valid0){
+                const _errs23 = errors;
+                const _errs24 = errors;
+                if(errors === _errs24){
+                  if(data && typeof data == "object" && !Array.isArray(data)){
+                    let missing3;
+                    if((data.method === undefined) && (missing3 = "method")){
+                      const err14 = {instancePath,schemaPath:"#/definitions/PromptListChangedNotification/required",keyword:"required",params:{missingProperty: missing3}};
+                      if(vErrors === null){
+                        vErrors = [err14];
+                      }
+                      else {
+                        vErrors.push(err14);
+                      }
+                      errors++;
+                    }
+                    else {
+                      if(data.method !== undefined){
+                        let data6 = data.method;
+                        const _errs26 = errors;
+                        if(typeof data6 !== "string"){
+                          const err15 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/PromptListChangedNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                          if(vErrors === null){
+                            vErrors = [err15];
+                          }
+                          else {
+                            vErrors.push(err15);
+                          }
+                          errors++;
+                        }
+                        if("notifications/prompts/list_changed" !== data6){
+                          const err16 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/PromptListChangedNotification/properties/method/const",keyword:"const",params:{allowedValue: "notifications/prompts/list_changed"}};
+                          if(vErrors === null){
+                            vErrors = [err16];
+                          }
+                          else {
+                            vErrors.push(err16);
+                          }
+                          errors++;
+                        }
+                        var valid8 = _errs26 === errors;
+                      }
+                      else {
+                        var valid8 = true;
+                      }
+                      if(valid8){
+                        if(data.params !== undefined){
+                          let data7 = data.params;
+                          const _errs28 = errors;
+                          if(errors === _errs28){
+                            if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+                              if(data7._meta !== undefined){
+                                let data8 = data7._meta;
+                                const _errs31 = errors;
+                                if(errors === _errs31){
+                                  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+                                  }
+                                  else {
+                                    const err17 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/PromptListChangedNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                    if(vErrors === null){
+                                      vErrors = [err17];
+                                    }
+                                    else {
+                                      vErrors.push(err17);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              const err18 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/PromptListChangedNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err18];
+                              }
+                              else {
+                                vErrors.push(err18);
+                              }
+                              errors++;
+                            }
+                          }
+                          var valid8 = _errs28 === errors;
+                        }
+                        else {
+                          var valid8 = true;
+                        }
+                      }
+                    }
+                  }
+                  else {
+                    const err19 = {instancePath,schemaPath:"#/definitions/PromptListChangedNotification/type",keyword:"type",params:{type: "object"}};
+                    if(vErrors === null){
+                      vErrors = [err19];
+                    }
+                    else {
+                      vErrors.push(err19);
+                    }
+                    errors++;
+                  }
+                }
+                var _valid0 = _errs23 === errors;
+                valid0 = valid0 || _valid0;
+                if(!valid0){
+                  const _errs34 = errors;
+                  const _errs35 = errors;
+                  if(errors === _errs35){
+                    if(data && typeof data == "object" && !Array.isArray(data)){
+                      let missing4;
+                      if((data.method === undefined) && (missing4 = "method")){
+                        const err20 = {instancePath,schemaPath:"#/definitions/ToolListChangedNotification/required",keyword:"required",params:{missingProperty: missing4}};
+                        if(vErrors === null){
+                          vErrors = [err20];
+                        }
+                        else {
+                          vErrors.push(err20);
+                        }
+                        errors++;
+                      }
+                      else {
+                        if(data.method !== undefined){
+                          let data9 = data.method;
+                          const _errs37 = errors;
+                          if(typeof data9 !== "string"){
+                            const err21 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ToolListChangedNotification/properties/method/type",keyword:"type",params:{type: "string"}};
+                            if(vErrors === null){
+                              vErrors = [err21];
+                            }
+                            else {
+                              vErrors.push(err21);
+                            }
+                            errors++;
+                          }
+                          if("notifications/tools/list_changed" !== data9){
+                            const err22 = {instancePath:instancePath+"/method",schemaPath:"#/definitions/ToolListChangedNotification/properties/method/const",keyword:"const",params:{allowedValue: "notifications/tools/list_changed"}};
+                            if(vErrors === null){
+                              vErrors = [err22];
+                            }
+                            else {
+                              vErrors.push(err22);
+                            }
+                            errors++;
+                          }
+                          var valid11 = _errs37 === errors;
+                        }
+                        else {
+                          var valid11 = true;
+                        }
+                        if(valid11){
+                          if(data.params !== undefined){
+                            let data10 = data.params;
+                            const _errs39 = errors;
+                            if(errors === _errs39){
+                              if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                                if(data10._meta !== undefined){
+                                  let data11 = data10._meta;
+                                  const _errs42 = errors;
+                                  if(errors === _errs42){
+                                    if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+                                    }
+                                    else {
+                                      const err23 = {instancePath:instancePath+"/params/_meta",schemaPath:"#/definitions/ToolListChangedNotification/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                      if(vErrors === null){
+                                        vErrors = [err23];
+                                      }
+                                      else {
+                                        vErrors.push(err23);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                const err24 = {instancePath:instancePath+"/params",schemaPath:"#/definitions/ToolListChangedNotification/properties/params/type",keyword:"type",params:{type: "object"}};
+                                if(vErrors === null){
+                                  vErrors = [err24];
+                                }
+                                else {
+                                  vErrors.push(err24);
+                                }
+                                errors++;
+                              }
+                            }
+                            var valid11 = _errs39 === errors;
+                          }
+                          else {
+                            var valid11 = true;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      const err25 = {instancePath,schemaPath:"#/definitions/ToolListChangedNotification/type",keyword:"type",params:{type: "object"}};
+                      if(vErrors === null){
+                        vErrors = [err25];
+                      }
+                      else {
+                        vErrors.push(err25);
+                      }
+                      errors++;
+                    }
+                  }
+                  var _valid0 = _errs34 === errors;
+                  valid0 = valid0 || _valid0;
+                  if(!valid0){
+                    const _errs45 = errors;
+                    if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+                      errors = vErrors.length;
+                    }
+                    var _valid0 = _errs45 === errors;
+                    valid0 = valid0 || _valid0;
+                  }
+                }
+              }
+            }
+          }
+        }
+        if(!valid0){
+          const err26 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err26];
+          }
+          else {
+            vErrors.push(err26);
+          }
+          errors++;
+          validate176.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate176.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ServerRequest = validate180;
+
+      function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+          errors = vErrors.length;
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs2 = errors;
+          if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs2 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs3 = errors;
+            if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs3 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs4 = errors;
+              if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+                errors = vErrors.length;
+              }
+              var _valid0 = _errs4 === errors;
+              valid0 = valid0 || _valid0;
+            }
+          }
+        }
+        if(!valid0){
+          const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err0];
+          }
+          else {
+            vErrors.push(err0);
+          }
+          errors++;
+          validate180.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate180.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ServerResult = validate185;
+
+      function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        const _errs0 = errors;
+        let valid0 = false;
+        const _errs1 = errors;
+        const _errs2 = errors;
+        if(errors === _errs2){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data._meta !== undefined){
+              let data0 = data._meta;
+              const _errs5 = errors;
+              if(errors === _errs5){
+                if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                }
+                else {
+                  const err0 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                  if(vErrors === null){
+                    vErrors = [err0];
+                  }
+                  else {
+                    vErrors.push(err0);
+                  }
+                  errors++;
+                }
+              }
+            }
+          }
+          else {
+            const err1 = {instancePath,schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}};
+            if(vErrors === null){
+              vErrors = [err1];
+            }
+            else {
+              vErrors.push(err1);
+            }
+            errors++;
+          }
+        }
+        var _valid0 = _errs1 === errors;
+        valid0 = valid0 || _valid0;
+        if(!valid0){
+          const _errs8 = errors;
+          if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+            errors = vErrors.length;
+          }
+          var _valid0 = _errs8 === errors;
+          valid0 = valid0 || _valid0;
+          if(!valid0){
+            const _errs9 = errors;
+            if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+              errors = vErrors.length;
+            }
+            var _valid0 = _errs9 === errors;
+            valid0 = valid0 || _valid0;
+            if(!valid0){
+              const _errs10 = errors;
+              if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+                errors = vErrors.length;
+              }
+              var _valid0 = _errs10 === errors;
+              valid0 = valid0 || _valid0;
+              if(!valid0){
+                const _errs11 = errors;
+                if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+                  errors = vErrors.length;
+                }
+                var _valid0 = _errs11 === errors;
+                valid0 = valid0 || _valid0;
+                if(!valid0){
+                  const _errs12 = errors;
+                  if(!(validate116(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+                    errors = vErrors.length;
+                  }
+                  var _valid0 = _errs12 === errors;
+                  valid0 = valid0 || _valid0;
+                  if(!valid0){
+                    const _errs13 = errors;
+                    if(!(validate95(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+                      errors = vErrors.length;
+                    }
+                    var _valid0 = _errs13 === errors;
+                    valid0 = valid0 || _valid0;
+                    if(!valid0){
+                      const _errs14 = errors;
+                      if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+                        errors = vErrors.length;
+                      }
+                      var _valid0 = _errs14 === errors;
+                      valid0 = valid0 || _valid0;
+                      if(!valid0){
                         const _errs15 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate18(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
                           errors = vErrors.length;
                         }
-                        var valid0 = _errs15 === errors;
+                        var _valid0 = _errs15 === errors;
+                        valid0 = valid0 || _valid0;
+                        if(!valid0){
+                          const _errs16 = errors;
+                          const _errs17 = errors;
+                          if(errors === _errs17){
+                            if(data && typeof data == "object" && !Array.isArray(data)){
+                              let missing0;
+                              if((data.completion === undefined) && (missing0 = "completion")){
+                                const err2 = {instancePath,schemaPath:"#/definitions/CompleteResult/required",keyword:"required",params:{missingProperty: missing0}};
+                                if(vErrors === null){
+                                  vErrors = [err2];
+                                }
+                                else {
+                                  vErrors.push(err2);
+                                }
+                                errors++;
+                              }
+                              else {
+                                if(data._meta !== undefined){
+                                  let data1 = data._meta;
+                                  const _errs19 = errors;
+                                  if(errors === _errs19){
+                                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                                    }
+                                    else {
+                                      const err3 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/CompleteResult/properties/_meta/type",keyword:"type",params:{type: "object"}};
+                                      if(vErrors === null){
+                                        vErrors = [err3];
+                                      }
+                                      else {
+                                        vErrors.push(err3);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                  var valid4 = _errs19 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data.completion !== undefined){
+                                    let data2 = data.completion;
+                                    const _errs22 = errors;
+                                    if(errors === _errs22){
+                                      if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                                        let missing1;
+                                        if((data2.values === undefined) && (missing1 = "values")){
+                                          const err4 = {instancePath:instancePath+"/completion",schemaPath:"#/definitions/CompleteResult/properties/completion/required",keyword:"required",params:{missingProperty: missing1}};
+                                          if(vErrors === null){
+                                            vErrors = [err4];
+                                          }
+                                          else {
+                                            vErrors.push(err4);
+                                          }
+                                          errors++;
+                                        }
+                                        else {
+                                          if(data2.values !== undefined){
+                                            let data3 = data2.values;
+                                            const _errs24 = errors;
+                                            if(errors === _errs24){
+                                              if(Array.isArray(data3)){
+                                                var valid6 = true;
+                                                const len0 = data3.length;
+                                                for(let i0=0; i0<len0; i0++){
+                                                  const _errs26 = errors;
+                                                  if(typeof data3[i0] !== "string"){
+                                                    const err5 = {instancePath:instancePath+"/completion/values/" + i0,schemaPath:"#/definitions/CompleteResult/properties/completion/properties/values/items/type",keyword:"type",params:{type: "string"}};
+                                                    if(vErrors === null){
+                                                      vErrors = [err5];
+                                                    }
+                                                    else {
+                                                      vErrors.push(err5);
+                                                    }
+                                                    errors++;
+                                                  }
+                                                  var valid6 = _errs26 === errors;
+                                                  if(!valid6){
+                                                    break;
+                                                  }
+                                                }
+                                              }
+                                              else {
+                                                const err6 = {instancePath:instancePath+"/completion/values",schemaPath:"#/definitions/CompleteResult/properties/completion/properties/values/type",keyword:"type",params:{type: "array"}};
+                                                if(vErrors === null){
+                                                  vErrors = [err6];
+                                                }
+                                                else {
+                                                  vErrors.push(err6);
+                                                }
+                                                errors++;
+                                              }
+                                            }
+                                            var valid5 = _errs24 === errors;
+                                          }
+                                          else {
+                                            var valid5 = true;
+                                          }
+                                          if(valid5){
+                                            if(data2.total !== undefined){
+                                              let data5 = data2.total;
+                                              const _errs28 = errors;
+                                              if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+                                                const err7 = {instancePath:instancePath+"/completion/total",schemaPath:"#/definitions/CompleteResult/properties/completion/properties/total/type",keyword:"type",params:{type: "integer"}};
+                                                if(vErrors === null){
+                                                  vErrors = [err7];
+                                                }
+                                                else {
+                                                  vErrors.push(err7);
+                                                }
+                                                errors++;
+                                              }
+                                              var valid5 = _errs28 === errors;
+                                            }
+                                            else {
+                                              var valid5 = true;
+                                            }
+                                            if(valid5){
+                                              if(data2.hasMore !== undefined){
+                                                const _errs30 = errors;
+                                                if(typeof data2.hasMore !== "boolean"){
+                                                  const err8 = {instancePath:instancePath+"/completion/hasMore",schemaPath:"#/definitions/CompleteResult/properties/completion/properties/hasMore/type",keyword:"type",params:{type: "boolean"}};
+                                                  if(vErrors === null){
+                                                    vErrors = [err8];
+                                                  }
+                                                  else {
+                                                    vErrors.push(err8);
+                                                  }
+                                                  errors++;
+                                                }
+                                                var valid5 = _errs30 === errors;
+                                              }
+                                              else {
+                                                var valid5 = true;
+                                              }
+                                            }
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        const err9 = {instancePath:instancePath+"/completion",schemaPath:"#/definitions/CompleteResult/properties/completion/type",keyword:"type",params:{type: "object"}};
+                                        if(vErrors === null){
+                                          vErrors = [err9];
+                                        }
+                                        else {
+                                          vErrors.push(err9);
+                                        }
+                                        errors++;
+                                      }
+                                    }
+                                    var valid4 = _errs22 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              const err10 = {instancePath,schemaPath:"#/definitions/CompleteResult/type",keyword:"type",params:{type: "object"}};
+                              if(vErrors === null){
+                                vErrors = [err10];
+                              }
+                              else {
+                                vErrors.push(err10);
+                              }
+                              errors++;
+                            }
+                          }
+                          var _valid0 = _errs16 === errors;
+                          valid0 = valid0 || _valid0;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+        if(!valid0){
+          const err11 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
+          if(vErrors === null){
+            vErrors = [err11];
+          }
+          else {
+            vErrors.push(err11);
+          }
+          errors++;
+          validate185.errors = vErrors;
+          return false;
+        }
+        else {
+          errors = _errs0;
+          if(vErrors !== null){
+            if(_errs0){
+              vErrors.length = _errs0;
+            }
+            else {
+              vErrors = null;
+            }
+          }
+        }
+        validate185.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const SetLevelRequest = validate194;
+
+      function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate194.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("logging/setLevel" !== data0){
+                  validate194.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "logging/setLevel"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.level === undefined) && (missing1 = "level")){
+                        validate194.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.level !== undefined){
+                          let data2 = data1.level;
+                          if(typeof data2 !== "string"){
+                            validate194.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/type",keyword:"type",params:{type: "string"}}];
+                            return false;
+                          }
+                          if(!((((((((data2 === "debug") || (data2 === "info")) || (data2 === "notice")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical")) || (data2 === "alert")) || (data2 === "emergency"))){
+                            validate194.errors = [{instancePath:instancePath+"/params/level",schemaPath:"#/definitions/LoggingLevel/enum",keyword:"enum",params:{allowedValues: schema55.enum}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate194.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate194.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const StringSchema = validate195;
+
+      function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.type === undefined) && (missing0 = "type")){
+              validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate195.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("string" !== data0){
+                  validate195.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "string"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.title !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.title !== "string"){
+                    validate195.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.description !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.description !== "string"){
+                      validate195.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.minLength !== undefined){
+                      let data3 = data.minLength;
+                      const _errs7 = errors;
+                      if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+                        validate195.errors = [{instancePath:instancePath+"/minLength",schemaPath:"#/properties/minLength/type",keyword:"type",params:{type: "integer"}}];
+                        return false;
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.maxLength !== undefined){
+                        let data4 = data.maxLength;
+                        const _errs9 = errors;
+                        if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+                          validate195.errors = [{instancePath:instancePath+"/maxLength",schemaPath:"#/properties/maxLength/type",keyword:"type",params:{type: "integer"}}];
+                          return false;
+                        }
+                        var valid0 = _errs9 === errors;
                       }
                       else {
                         var valid0 = true;
                       }
                       if(valid0){
-                        if(data._meta !== undefined){
-                          let data8 = data._meta;
-                          const _errs16 = errors;
-                          if(errors === _errs16){
-                            if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-                            }
-                            else {
-                              validate99.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                              return false;
-                            }
+                        if(data.format !== undefined){
+                          let data5 = data.format;
+                          const _errs11 = errors;
+                          if(typeof data5 !== "string"){
+                            validate195.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"}}];
+                            return false;
                           }
-                          var valid0 = _errs16 === errors;
+                          if(!((((data5 === "email") || (data5 === "uri")) || (data5 === "date")) || (data5 === "date-time"))){
+                            validate195.errors = [{instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema81.properties.format.enum}}];
+                            return false;
+                          }
+                          var valid0 = _errs11 === errors;
                         }
                         else {
                           var valid0 = true;
@@ -6677,220 +14948,82 @@ function validate99(data, {instancePath="", parentData, parentDataProperty, root
               }
             }
           }
-        }
-      }
-    }
-    else {
-      validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate99.errors = vErrors;
-  return errors === 0;
-}
-
-export const Result = validate101;
-
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data._meta !== undefined){
-        let data0 = data._meta;
-        const _errs2 = errors;
-        if(errors === _errs2){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-          }
           else {
-            validate101.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+            validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
             return false;
           }
         }
+        validate195.errors = vErrors;
+        return errors === 0;
       }
-    }
-    else {
-      validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate101.errors = vErrors;
-  return errors === 0;
-}
 
-export const Role = validate102;
+      export const SubscribeRequest = validate196;
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data !== "string"){
-    validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-    return false;
-  }
-  if(!((data === "assistant") || (data === "user"))){
-    validate102.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema13.enum}}];
-    return false;
-  }
-  validate102.errors = vErrors;
-  return errors === 0;
-}
-
-export const ServerCapabilities = validate103;
-
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data.experimental !== undefined){
-        let data0 = data.experimental;
-        const _errs1 = errors;
-        if(errors === _errs1){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            for(const key0 in data0){
-              let data1 = data0[key0];
-              const _errs4 = errors;
-              if(errors === _errs4){
-                if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-                }
-                else {
-                  validate103.errors = [{instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/experimental/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                  return false;
-                }
-              }
-              var valid1 = _errs4 === errors;
-              if(!valid1){
-                break;
-              }
-            }
-          }
-          else {
-            validate103.errors = [{instancePath:instancePath+"/experimental",schemaPath:"#/properties/experimental/type",keyword:"type",params:{type: "object"}}];
-            return false;
-          }
-        }
-        var valid0 = _errs1 === errors;
-      }
-      else {
-        var valid0 = true;
-      }
-      if(valid0){
-        if(data.logging !== undefined){
-          let data2 = data.logging;
-          const _errs7 = errors;
-          if(errors === _errs7){
-            if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-            }
-            else {
-              validate103.errors = [{instancePath:instancePath+"/logging",schemaPath:"#/properties/logging/type",keyword:"type",params:{type: "object"}}];
+      function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
               return false;
             }
-          }
-          var valid0 = _errs7 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.completions !== undefined){
-            let data3 = data.completions;
-            const _errs10 = errors;
-            if(errors === _errs10){
-              if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-              }
-              else {
-                validate103.errors = [{instancePath:instancePath+"/completions",schemaPath:"#/properties/completions/type",keyword:"type",params:{type: "object"}}];
-                return false;
-              }
-            }
-            var valid0 = _errs10 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.prompts !== undefined){
-              let data4 = data.prompts;
-              const _errs13 = errors;
-              if(errors === _errs13){
-                if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                  if(data4.listChanged !== undefined){
-                    if(typeof data4.listChanged !== "boolean"){
-                      validate103.errors = [{instancePath:instancePath+"/prompts/listChanged",schemaPath:"#/properties/prompts/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                      return false;
-                    }
-                  }
-                }
-                else {
-                  validate103.errors = [{instancePath:instancePath+"/prompts",schemaPath:"#/properties/prompts/type",keyword:"type",params:{type: "object"}}];
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate196.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
-              }
-              var valid0 = _errs13 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.resources !== undefined){
-                let data6 = data.resources;
-                const _errs17 = errors;
-                if(errors === _errs17){
-                  if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                    if(data6.subscribe !== undefined){
-                      const _errs19 = errors;
-                      if(typeof data6.subscribe !== "boolean"){
-                        validate103.errors = [{instancePath:instancePath+"/resources/subscribe",schemaPath:"#/properties/resources/properties/subscribe/type",keyword:"type",params:{type: "boolean"}}];
-                        return false;
-                      }
-                      var valid3 = _errs19 === errors;
-                    }
-                    else {
-                      var valid3 = true;
-                    }
-                    if(valid3){
-                      if(data6.listChanged !== undefined){
-                        const _errs21 = errors;
-                        if(typeof data6.listChanged !== "boolean"){
-                          validate103.errors = [{instancePath:instancePath+"/resources/listChanged",schemaPath:"#/properties/resources/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                          return false;
-                        }
-                        var valid3 = _errs21 === errors;
-                      }
-                      else {
-                        var valid3 = true;
-                      }
-                    }
-                  }
-                  else {
-                    validate103.errors = [{instancePath:instancePath+"/resources",schemaPath:"#/properties/resources/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
+                if("resources/subscribe" !== data0){
+                  validate196.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/subscribe"}}];
+                  return false;
                 }
-                var valid0 = _errs17 === errors;
+                var valid0 = _errs1 === errors;
               }
               else {
                 var valid0 = true;
               }
               if(valid0){
-                if(data.tools !== undefined){
-                  let data9 = data.tools;
-                  const _errs23 = errors;
-                  if(errors === _errs23){
-                    if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-                      if(data9.listChanged !== undefined){
-                        if(typeof data9.listChanged !== "boolean"){
-                          validate103.errors = [{instancePath:instancePath+"/tools/listChanged",schemaPath:"#/properties/tools/properties/listChanged/type",keyword:"type",params:{type: "boolean"}}];
-                          return false;
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.uri === undefined) && (missing1 = "uri")){
+                        validate196.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.uri !== undefined){
+                          let data2 = data1.uri;
+                          const _errs5 = errors;
+                          if(errors === _errs5){
+                            if(errors === _errs5){
+                              if(typeof data2 === "string"){
+                                if(!(formats2(data2))){
+                                  validate196.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                  return false;
+                                }
+                              }
+                              else {
+                                validate196.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                            }
+                          }
                         }
                       }
                     }
                     else {
-                      validate103.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}}];
+                      validate196.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
                       return false;
                     }
                   }
-                  var valid0 = _errs23 === errors;
+                  var valid0 = _errs3 === errors;
                 }
                 else {
                   var valid0 = true;
@@ -6898,750 +15031,81 @@ function validate103(data, {instancePath="", parentData, parentDataProperty, roo
               }
             }
           }
-        }
-      }
-    }
-    else {
-      validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate103.errors = vErrors;
-  return errors === 0;
-}
-
-export const ServerNotification = validate104;
-
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-    errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const _errs2 = errors;
-    if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
-      vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-      errors = vErrors.length;
-    }
-    var _valid0 = _errs2 === errors;
-    valid0 = valid0 || _valid0;
-  }
-  if(!valid0){
-    const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err0];
-    }
-    else {
-      vErrors.push(err0);
-    }
-    errors++;
-    validate104.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate104.errors = vErrors;
-  return errors === 0;
-}
-
-export const ServerRequest = validate107;
-
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
-    vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-    errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err0];
-    }
-    else {
-      vErrors.push(err0);
-    }
-    errors++;
-    validate107.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate107.errors = vErrors;
-  return errors === 0;
-}
-
-export const ServerResult = validate109;
-
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  const _errs2 = errors;
-  if(errors === _errs2){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data._meta !== undefined){
-        let data0 = data._meta;
-        const _errs5 = errors;
-        if(errors === _errs5){
-          if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-          }
           else {
-            const err0 = {instancePath:instancePath+"/_meta",schemaPath:"#/definitions/Result/properties/_meta/type",keyword:"type",params:{type: "object"}};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
-          }
-        }
-      }
-    }
-    else {
-      const err1 = {instancePath,schemaPath:"#/definitions/Result/type",keyword:"type",params:{type: "object"}};
-      if(vErrors === null){
-        vErrors = [err1];
-      }
-      else {
-        vErrors.push(err1);
-      }
-      errors++;
-    }
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-    const _errs8 = errors;
-    if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData}))){
-      vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
-      errors = vErrors.length;
-    }
-    var _valid0 = _errs8 === errors;
-    valid0 = valid0 || _valid0;
-    if(!valid0){
-      const _errs9 = errors;
-      if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
-        vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
-        errors = vErrors.length;
-      }
-      var _valid0 = _errs9 === errors;
-      valid0 = valid0 || _valid0;
-      if(!valid0){
-        const _errs10 = errors;
-        if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
-          vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-          errors = vErrors.length;
-        }
-        var _valid0 = _errs10 === errors;
-        valid0 = valid0 || _valid0;
-        if(!valid0){
-          const _errs11 = errors;
-          if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData}))){
-            vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
-            errors = vErrors.length;
-          }
-          var _valid0 = _errs11 === errors;
-          valid0 = valid0 || _valid0;
-          if(!valid0){
-            const _errs12 = errors;
-            if(!(validate16(data, {instancePath,parentData,parentDataProperty,rootData}))){
-              vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
-              errors = vErrors.length;
-            }
-            var _valid0 = _errs12 === errors;
-            valid0 = valid0 || _valid0;
-          }
-        }
-      }
-    }
-  }
-  if(!valid0){
-    const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};
-    if(vErrors === null){
-      vErrors = [err2];
-    }
-    else {
-      vErrors.push(err2);
-    }
-    errors++;
-    validate109.errors = vErrors;
-    return false;
-  }
-  else {
-    errors = _errs0;
-    if(vErrors !== null){
-      if(_errs0){
-        vErrors.length = _errs0;
-      }
-      else {
-        vErrors = null;
-      }
-    }
-  }
-  validate109.errors = vErrors;
-  return errors === 0;
-}
-
-export const TextContent = validate115;
-
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.text === undefined) && (missing0 = "text")) || ((data.type === undefined) && (missing0 = "type"))){
-        validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.type !== undefined){
-          let data0 = data.type;
-          const _errs1 = errors;
-          if(typeof data0 !== "string"){
-            validate115.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+            validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
             return false;
           }
-          if("text" !== data0){
-            validate115.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
-            return false;
-          }
-          var valid0 = _errs1 === errors;
         }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.text !== undefined){
-            const _errs3 = errors;
-            if(typeof data.text !== "string"){
-              validate115.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+        validate196.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const TextContent = validate197;
+
+      function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.text === undefined) && (missing0 = "text")) || ((data.type === undefined) && (missing0 = "type"))){
+              validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
               return false;
             }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.annotations !== undefined){
-              const _errs5 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-                errors = vErrors.length;
-              }
-              var valid0 = _errs5 === errors;
-            }
             else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data._meta !== undefined){
-                let data3 = data._meta;
-                const _errs6 = errors;
-                if(errors === _errs6){
-                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                  }
-                  else {
-                    validate115.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs6 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate115.errors = vErrors;
-  return errors === 0;
-}
-
-export const TextResourceContents = validate117;
-
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.text === undefined) && (missing0 = "text")) || ((data.uri === undefined) && (missing0 = "uri"))){
-        validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data.uri !== undefined){
-          let data0 = data.uri;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(errors === _errs1){
-              if(typeof data0 === "string"){
-                if(!(formats2(data0))){
-                  validate117.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+              if(data.type !== undefined){
+                let data0 = data.type;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate197.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
                   return false;
                 }
-              }
-              else {
-                validate117.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.mimeType !== undefined){
-            const _errs3 = errors;
-            if(typeof data.mimeType !== "string"){
-              validate117.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs3 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.text !== undefined){
-              const _errs5 = errors;
-              if(typeof data.text !== "string"){
-                validate117.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs5 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data._meta !== undefined){
-                let data3 = data._meta;
-                const _errs7 = errors;
-                if(errors === _errs7){
-                  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-                  }
-                  else {
-                    validate117.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-                    return false;
-                  }
-                }
-                var valid0 = _errs7 === errors;
-              }
-              else {
-                var valid0 = true;
-              }
-            }
-          }
-        }
-      }
-    }
-    else {
-      validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate117.errors = vErrors;
-  return errors === 0;
-}
-
-export const Tool = validate118;
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      let missing0;
-      if(((data.inputSchema === undefined) && (missing0 = "inputSchema")) || ((data.name === undefined) && (missing0 = "name"))){
-        validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-        return false;
-      }
-      else {
-        if(data._meta !== undefined){
-          let data0 = data._meta;
-          const _errs1 = errors;
-          if(errors === _errs1){
-            if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-            }
-            else {
-              validate118.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
-              return false;
-            }
-          }
-          var valid0 = _errs1 === errors;
-        }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.name !== undefined){
-            const _errs4 = errors;
-            if(typeof data.name !== "string"){
-              validate118.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-              return false;
-            }
-            var valid0 = _errs4 === errors;
-          }
-          else {
-            var valid0 = true;
-          }
-          if(valid0){
-            if(data.title !== undefined){
-              const _errs6 = errors;
-              if(typeof data.title !== "string"){
-                validate118.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-                return false;
-              }
-              var valid0 = _errs6 === errors;
-            }
-            else {
-              var valid0 = true;
-            }
-            if(valid0){
-              if(data.description !== undefined){
-                const _errs8 = errors;
-                if(typeof data.description !== "string"){
-                  validate118.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                if("text" !== data0){
+                  validate197.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
                   return false;
                 }
-                var valid0 = _errs8 === errors;
+                var valid0 = _errs1 === errors;
               }
               else {
                 var valid0 = true;
               }
               if(valid0){
-                if(data.inputSchema !== undefined){
-                  let data4 = data.inputSchema;
-                  const _errs10 = errors;
-                  if(errors === _errs10){
-                    if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-                      let missing1;
-                      if((data4.type === undefined) && (missing1 = "type")){
-                        validate118.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/required",keyword:"required",params:{missingProperty: missing1}}];
-                        return false;
-                      }
-                      else {
-                        if(data4.type !== undefined){
-                          let data5 = data4.type;
-                          const _errs13 = errors;
-                          if(typeof data5 !== "string"){
-                            validate118.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
-                            return false;
-                          }
-                          if("object" !== data5){
-                            validate118.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
-                            return false;
-                          }
-                          var valid1 = _errs13 === errors;
-                        }
-                        else {
-                          var valid1 = true;
-                        }
-                        if(valid1){
-                          if(data4.properties !== undefined){
-                            let data6 = data4.properties;
-                            const _errs15 = errors;
-                            if(errors === _errs15){
-                              if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-                                for(const key0 in data6){
-                                  let data7 = data6[key0];
-                                  const _errs18 = errors;
-                                  if(errors === _errs18){
-                                    if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-                                    }
-                                    else {
-                                      validate118.errors = [{instancePath:instancePath+"/inputSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                                      return false;
-                                    }
-                                  }
-                                  var valid2 = _errs18 === errors;
-                                  if(!valid2){
-                                    break;
-                                  }
-                                }
-                              }
-                              else {
-                                validate118.errors = [{instancePath:instancePath+"/inputSchema/properties",schemaPath:"#/properties/inputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
-                                return false;
-                              }
-                            }
-                            var valid1 = _errs15 === errors;
-                          }
-                          else {
-                            var valid1 = true;
-                          }
-                          if(valid1){
-                            if(data4.required !== undefined){
-                              let data8 = data4.required;
-                              const _errs21 = errors;
-                              if(errors === _errs21){
-                                if(Array.isArray(data8)){
-                                  var valid3 = true;
-                                  const len0 = data8.length;
-                                  for(let i0=0; i0<len0; i0++){
-                                    const _errs23 = errors;
-                                    if(typeof data8[i0] !== "string"){
-                                      validate118.errors = [{instancePath:instancePath+"/inputSchema/required/" + i0,schemaPath:"#/properties/inputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
-                                      return false;
-                                    }
-                                    var valid3 = _errs23 === errors;
-                                    if(!valid3){
-                                      break;
-                                    }
-                                  }
-                                }
-                                else {
-                                  validate118.errors = [{instancePath:instancePath+"/inputSchema/required",schemaPath:"#/properties/inputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
-                                  return false;
-                                }
-                              }
-                              var valid1 = _errs21 === errors;
-                            }
-                            else {
-                              var valid1 = true;
-                            }
-                          }
-                        }
-                      }
-                    }
-                    else {
-                      validate118.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/type",keyword:"type",params:{type: "object"}}];
-                      return false;
-                    }
+                if(data.text !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.text !== "string"){
+                    validate197.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+                    return false;
                   }
-                  var valid0 = _errs10 === errors;
+                  var valid0 = _errs3 === errors;
                 }
                 else {
                   var valid0 = true;
                 }
                 if(valid0){
-                  if(data.outputSchema !== undefined){
-                    let data10 = data.outputSchema;
-                    const _errs25 = errors;
-                    if(errors === _errs25){
-                      if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-                        let missing2;
-                        if((data10.type === undefined) && (missing2 = "type")){
-                          validate118.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/required",keyword:"required",params:{missingProperty: missing2}}];
-                          return false;
-                        }
-                        else {
-                          if(data10.type !== undefined){
-                            let data11 = data10.type;
-                            const _errs28 = errors;
-                            if(typeof data11 !== "string"){
-                              validate118.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
-                              return false;
-                            }
-                            if("object" !== data11){
-                              validate118.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
-                              return false;
-                            }
-                            var valid4 = _errs28 === errors;
-                          }
-                          else {
-                            var valid4 = true;
-                          }
-                          if(valid4){
-                            if(data10.properties !== undefined){
-                              let data12 = data10.properties;
-                              const _errs30 = errors;
-                              if(errors === _errs30){
-                                if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-                                  for(const key1 in data12){
-                                    let data13 = data12[key1];
-                                    const _errs33 = errors;
-                                    if(errors === _errs33){
-                                      if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-                                      }
-                                      else {
-                                        validate118.errors = [{instancePath:instancePath+"/outputSchema/properties/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
-                                        return false;
-                                      }
-                                    }
-                                    var valid5 = _errs33 === errors;
-                                    if(!valid5){
-                                      break;
-                                    }
-                                  }
-                                }
-                                else {
-                                  validate118.errors = [{instancePath:instancePath+"/outputSchema/properties",schemaPath:"#/properties/outputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
-                                  return false;
-                                }
-                              }
-                              var valid4 = _errs30 === errors;
-                            }
-                            else {
-                              var valid4 = true;
-                            }
-                            if(valid4){
-                              if(data10.required !== undefined){
-                                let data14 = data10.required;
-                                const _errs36 = errors;
-                                if(errors === _errs36){
-                                  if(Array.isArray(data14)){
-                                    var valid6 = true;
-                                    const len1 = data14.length;
-                                    for(let i1=0; i1<len1; i1++){
-                                      const _errs38 = errors;
-                                      if(typeof data14[i1] !== "string"){
-                                        validate118.errors = [{instancePath:instancePath+"/outputSchema/required/" + i1,schemaPath:"#/properties/outputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
-                                        return false;
-                                      }
-                                      var valid6 = _errs38 === errors;
-                                      if(!valid6){
-                                        break;
-                                      }
-                                    }
-                                  }
-                                  else {
-                                    validate118.errors = [{instancePath:instancePath+"/outputSchema/required",schemaPath:"#/properties/outputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
-                                    return false;
-                                  }
-                                }
-                                var valid4 = _errs36 === errors;
-                              }
-                              else {
-                                var valid4 = true;
-                              }
-                            }
-                          }
-                        }
-                      }
-                      else {
-                        validate118.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/type",keyword:"type",params:{type: "object"}}];
-                        return false;
-                      }
+                  if(data.annotations !== undefined){
+                    const _errs5 = errors;
+                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
+                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      errors = vErrors.length;
                     }
-                    var valid0 = _errs25 === errors;
+                    var valid0 = _errs5 === errors;
                   }
                   else {
                     var valid0 = true;
                   }
                   if(valid0){
-                    if(data.annotations !== undefined){
-                      let data16 = data.annotations;
-                      const _errs40 = errors;
-                      const _errs41 = errors;
-                      if(errors === _errs41){
-                        if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-                          if(data16.title !== undefined){
-                            const _errs43 = errors;
-                            if(typeof data16.title !== "string"){
-                              validate118.errors = [{instancePath:instancePath+"/annotations/title",schemaPath:"#/definitions/ToolAnnotations/properties/title/type",keyword:"type",params:{type: "string"}}];
-                              return false;
-                            }
-                            var valid8 = _errs43 === errors;
-                          }
-                          else {
-                            var valid8 = true;
-                          }
-                          if(valid8){
-                            if(data16.readOnlyHint !== undefined){
-                              const _errs45 = errors;
-                              if(typeof data16.readOnlyHint !== "boolean"){
-                                validate118.errors = [{instancePath:instancePath+"/annotations/readOnlyHint",schemaPath:"#/definitions/ToolAnnotations/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
-                                return false;
-                              }
-                              var valid8 = _errs45 === errors;
-                            }
-                            else {
-                              var valid8 = true;
-                            }
-                            if(valid8){
-                              if(data16.destructiveHint !== undefined){
-                                const _errs47 = errors;
-                                if(typeof data16.destructiveHint !== "boolean"){
-                                  validate118.errors = [{instancePath:instancePath+"/annotations/destructiveHint",schemaPath:"#/definitions/ToolAnnotations/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
-                                  return false;
-                                }
-                                var valid8 = _errs47 === errors;
-                              }
-                              else {
-                                var valid8 = true;
-                              }
-                              if(valid8){
-                                if(data16.idempotentHint !== undefined){
-                                  const _errs49 = errors;
-                                  if(typeof data16.idempotentHint !== "boolean"){
-                                    validate118.errors = [{instancePath:instancePath+"/annotations/idempotentHint",schemaPath:"#/definitions/ToolAnnotations/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
-                                    return false;
-                                  }
-                                  var valid8 = _errs49 === errors;
-                                }
-                                else {
-                                  var valid8 = true;
-                                }
-                                if(valid8){
-                                  if(data16.openWorldHint !== undefined){
-                                    const _errs51 = errors;
-                                    if(typeof data16.openWorldHint !== "boolean"){
-                                      validate118.errors = [{instancePath:instancePath+"/annotations/openWorldHint",schemaPath:"#/definitions/ToolAnnotations/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
-                                      return false;
-                                    }
-                                    var valid8 = _errs51 === errors;
-                                  }
-                                  else {
-                                    var valid8 = true;
-                                  }
-                                }
-                              }
-                            }
-                          }
+                    if(data._meta !== undefined){
+                      let data3 = data._meta;
+                      const _errs6 = errors;
+                      if(errors === _errs6){
+                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
                         }
                         else {
-                          validate118.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/definitions/ToolAnnotations/type",keyword:"type",params:{type: "object"}}];
+                          validate197.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
                           return false;
                         }
                       }
-                      var valid0 = _errs40 === errors;
+                      var valid0 = _errs6 === errors;
                     }
                     else {
                       var valid0 = true;
@@ -7651,150 +15115,802 @@ function validate118(data, {instancePath="", parentData, parentDataProperty, roo
               }
             }
           }
-        }
-      }
-    }
-    else {
-      validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate118.errors = vErrors;
-  return errors === 0;
-}
-
-export const ToolAnnotations = validate119;
-
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(errors === 0){
-    if(data && typeof data == "object" && !Array.isArray(data)){
-      if(data.title !== undefined){
-        const _errs1 = errors;
-        if(typeof data.title !== "string"){
-          validate119.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
-          return false;
-        }
-        var valid0 = _errs1 === errors;
-      }
-      else {
-        var valid0 = true;
-      }
-      if(valid0){
-        if(data.readOnlyHint !== undefined){
-          const _errs3 = errors;
-          if(typeof data.readOnlyHint !== "boolean"){
-            validate119.errors = [{instancePath:instancePath+"/readOnlyHint",schemaPath:"#/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
+          else {
+            validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
             return false;
           }
-          var valid0 = _errs3 === errors;
         }
-        else {
-          var valid0 = true;
-        }
-        if(valid0){
-          if(data.destructiveHint !== undefined){
-            const _errs5 = errors;
-            if(typeof data.destructiveHint !== "boolean"){
-              validate119.errors = [{instancePath:instancePath+"/destructiveHint",schemaPath:"#/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
+        validate197.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const TextResourceContents = validate199;
+
+      function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.text === undefined) && (missing0 = "text")) || ((data.uri === undefined) && (missing0 = "uri"))){
+              validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
               return false;
             }
-            var valid0 = _errs5 === errors;
+            else {
+              if(data.uri !== undefined){
+                let data0 = data.uri;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(errors === _errs1){
+                    if(typeof data0 === "string"){
+                      if(!(formats2(data0))){
+                        validate199.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                        return false;
+                      }
+                    }
+                    else {
+                      validate199.errors = [{instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.mimeType !== undefined){
+                  const _errs3 = errors;
+                  if(typeof data.mimeType !== "string"){
+                    validate199.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.text !== undefined){
+                    const _errs5 = errors;
+                    if(typeof data.text !== "string"){
+                      validate199.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs5 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data._meta !== undefined){
+                      let data3 = data._meta;
+                      const _errs7 = errors;
+                      if(errors === _errs7){
+                        if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+                        }
+                        else {
+                          validate199.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                          return false;
+                        }
+                      }
+                      var valid0 = _errs7 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
+            }
           }
           else {
-            var valid0 = true;
+            validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
           }
-          if(valid0){
-            if(data.idempotentHint !== undefined){
-              const _errs7 = errors;
-              if(typeof data.idempotentHint !== "boolean"){
-                validate119.errors = [{instancePath:instancePath+"/idempotentHint",schemaPath:"#/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
+        }
+        validate199.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const Tool = validate200;
+
+      function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.inputSchema === undefined) && (missing0 = "inputSchema")) || ((data.name === undefined) && (missing0 = "name"))){
+              validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data._meta !== undefined){
+                let data0 = data._meta;
+                const _errs1 = errors;
+                if(errors === _errs1){
+                  if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+                  }
+                  else {
+                    validate200.errors = [{instancePath:instancePath+"/_meta",schemaPath:"#/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                    return false;
+                  }
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.name !== undefined){
+                  const _errs4 = errors;
+                  if(typeof data.name !== "string"){
+                    validate200.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+                    return false;
+                  }
+                  var valid0 = _errs4 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.title !== undefined){
+                    const _errs6 = errors;
+                    if(typeof data.title !== "string"){
+                      validate200.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+                      return false;
+                    }
+                    var valid0 = _errs6 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.description !== undefined){
+                      const _errs8 = errors;
+                      if(typeof data.description !== "string"){
+                        validate200.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+                        return false;
+                      }
+                      var valid0 = _errs8 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                    if(valid0){
+                      if(data.inputSchema !== undefined){
+                        let data4 = data.inputSchema;
+                        const _errs10 = errors;
+                        if(errors === _errs10){
+                          if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+                            let missing1;
+                            if((data4.type === undefined) && (missing1 = "type")){
+                              validate200.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/required",keyword:"required",params:{missingProperty: missing1}}];
+                              return false;
+                            }
+                            else {
+                              if(data4.type !== undefined){
+                                let data5 = data4.type;
+                                const _errs13 = errors;
+                                if(typeof data5 !== "string"){
+                                  validate200.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
+                                  return false;
+                                }
+                                if("object" !== data5){
+                                  validate200.errors = [{instancePath:instancePath+"/inputSchema/type",schemaPath:"#/properties/inputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
+                                  return false;
+                                }
+                                var valid1 = _errs13 === errors;
+                              }
+                              else {
+                                var valid1 = true;
+                              }
+                              if(valid1){
+                                if(data4.properties !== undefined){
+                                  let data6 = data4.properties;
+                                  const _errs15 = errors;
+                                  if(errors === _errs15){
+                                    if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+                                      for(const key0 in data6){
+                                        let data7 = data6[key0];
+                                        const _errs18 = errors;
+                                        if(errors === _errs18){
+                                          if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+                                          }
+                                          else {
+                                            validate200.errors = [{instancePath:instancePath+"/inputSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                            return false;
+                                          }
+                                        }
+                                        var valid2 = _errs18 === errors;
+                                        if(!valid2){
+                                          break;
+                                        }
+                                      }
+                                    }
+                                    else {
+                                      validate200.errors = [{instancePath:instancePath+"/inputSchema/properties",schemaPath:"#/properties/inputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                      return false;
+                                    }
+                                  }
+                                  var valid1 = _errs15 === errors;
+                                }
+                                else {
+                                  var valid1 = true;
+                                }
+                                if(valid1){
+                                  if(data4.required !== undefined){
+                                    let data8 = data4.required;
+                                    const _errs21 = errors;
+                                    if(errors === _errs21){
+                                      if(Array.isArray(data8)){
+                                        var valid3 = true;
+                                        const len0 = data8.length;
+                                        for(let i0=0; i0<len0; i0++){
+                                          const _errs23 = errors;
+                                          if(typeof data8[i0] !== "string"){
+                                            validate200.errors = [{instancePath:instancePath+"/inputSchema/required/" + i0,schemaPath:"#/properties/inputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
+                                            return false;
+                                          }
+                                          var valid3 = _errs23 === errors;
+                                          if(!valid3){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate200.errors = [{instancePath:instancePath+"/inputSchema/required",schemaPath:"#/properties/inputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid1 = _errs21 === errors;
+                                  }
+                                  else {
+                                    var valid1 = true;
+                                  }
+                                }
+                              }
+                            }
+                          }
+                          else {
+                            validate200.errors = [{instancePath:instancePath+"/inputSchema",schemaPath:"#/properties/inputSchema/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                        var valid0 = _errs10 === errors;
+                      }
+                      else {
+                        var valid0 = true;
+                      }
+                      if(valid0){
+                        if(data.outputSchema !== undefined){
+                          let data10 = data.outputSchema;
+                          const _errs25 = errors;
+                          if(errors === _errs25){
+                            if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+                              let missing2;
+                              if((data10.type === undefined) && (missing2 = "type")){
+                                validate200.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/required",keyword:"required",params:{missingProperty: missing2}}];
+                                return false;
+                              }
+                              else {
+                                if(data10.type !== undefined){
+                                  let data11 = data10.type;
+                                  const _errs28 = errors;
+                                  if(typeof data11 !== "string"){
+                                    validate200.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  if("object" !== data11){
+                                    validate200.errors = [{instancePath:instancePath+"/outputSchema/type",schemaPath:"#/properties/outputSchema/properties/type/const",keyword:"const",params:{allowedValue: "object"}}];
+                                    return false;
+                                  }
+                                  var valid4 = _errs28 === errors;
+                                }
+                                else {
+                                  var valid4 = true;
+                                }
+                                if(valid4){
+                                  if(data10.properties !== undefined){
+                                    let data12 = data10.properties;
+                                    const _errs30 = errors;
+                                    if(errors === _errs30){
+                                      if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+                                        for(const key1 in data12){
+                                          let data13 = data12[key1];
+                                          const _errs33 = errors;
+                                          if(errors === _errs33){
+                                            if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+                                            }
+                                            else {
+                                              validate200.errors = [{instancePath:instancePath+"/outputSchema/properties/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/outputSchema/properties/properties/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+                                              return false;
+                                            }
+                                          }
+                                          var valid5 = _errs33 === errors;
+                                          if(!valid5){
+                                            break;
+                                          }
+                                        }
+                                      }
+                                      else {
+                                        validate200.errors = [{instancePath:instancePath+"/outputSchema/properties",schemaPath:"#/properties/outputSchema/properties/properties/type",keyword:"type",params:{type: "object"}}];
+                                        return false;
+                                      }
+                                    }
+                                    var valid4 = _errs30 === errors;
+                                  }
+                                  else {
+                                    var valid4 = true;
+                                  }
+                                  if(valid4){
+                                    if(data10.required !== undefined){
+                                      let data14 = data10.required;
+                                      const _errs36 = errors;
+                                      if(errors === _errs36){
+                                        if(Array.isArray(data14)){
+                                          var valid6 = true;
+                                          const len1 = data14.length;
+                                          for(let i1=0; i1<len1; i1++){
+                                            const _errs38 = errors;
+                                            if(typeof data14[i1] !== "string"){
+                                              validate200.errors = [{instancePath:instancePath+"/outputSchema/required/" + i1,schemaPath:"#/properties/outputSchema/properties/required/items/type",keyword:"type",params:{type: "string"}}];
+                                              return false;
+                                            }
+                                            var valid6 = _errs38 === errors;
+                                            if(!valid6){
+                                              break;
+                                            }
+                                          }
+                                        }
+                                        else {
+                                          validate200.errors = [{instancePath:instancePath+"/outputSchema/required",schemaPath:"#/properties/outputSchema/properties/required/type",keyword:"type",params:{type: "array"}}];
+                                          return false;
+                                        }
+                                      }
+                                      var valid4 = _errs36 === errors;
+                                    }
+                                    else {
+                                      var valid4 = true;
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                            else {
+                              validate200.errors = [{instancePath:instancePath+"/outputSchema",schemaPath:"#/properties/outputSchema/type",keyword:"type",params:{type: "object"}}];
+                              return false;
+                            }
+                          }
+                          var valid0 = _errs25 === errors;
+                        }
+                        else {
+                          var valid0 = true;
+                        }
+                        if(valid0){
+                          if(data.annotations !== undefined){
+                            let data16 = data.annotations;
+                            const _errs40 = errors;
+                            const _errs41 = errors;
+                            if(errors === _errs41){
+                              if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+                                if(data16.title !== undefined){
+                                  const _errs43 = errors;
+                                  if(typeof data16.title !== "string"){
+                                    validate200.errors = [{instancePath:instancePath+"/annotations/title",schemaPath:"#/definitions/ToolAnnotations/properties/title/type",keyword:"type",params:{type: "string"}}];
+                                    return false;
+                                  }
+                                  var valid8 = _errs43 === errors;
+                                }
+                                else {
+                                  var valid8 = true;
+                                }
+                                if(valid8){
+                                  if(data16.readOnlyHint !== undefined){
+                                    const _errs45 = errors;
+                                    if(typeof data16.readOnlyHint !== "boolean"){
+                                      validate200.errors = [{instancePath:instancePath+"/annotations/readOnlyHint",schemaPath:"#/definitions/ToolAnnotations/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
+                                      return false;
+                                    }
+                                    var valid8 = _errs45 === errors;
+                                  }
+                                  else {
+                                    var valid8 = true;
+                                  }
+                                  if(valid8){
+                                    if(data16.destructiveHint !== undefined){
+                                      const _errs47 = errors;
+                                      if(typeof data16.destructiveHint !== "boolean"){
+                                        validate200.errors = [{instancePath:instancePath+"/annotations/destructiveHint",schemaPath:"#/definitions/ToolAnnotations/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
+                                        return false;
+                                      }
+                                      var valid8 = _errs47 === errors;
+                                    }
+                                    else {
+                                      var valid8 = true;
+                                    }
+                                    if(valid8){
+                                      if(data16.idempotentHint !== undefined){
+                                        const _errs49 = errors;
+                                        if(typeof data16.idempotentHint !== "boolean"){
+                                          validate200.errors = [{instancePath:instancePath+"/annotations/idempotentHint",schemaPath:"#/definitions/ToolAnnotations/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
+                                          return false;
+                                        }
+                                        var valid8 = _errs49 === errors;
+                                      }
+                                      else {
+                                        var valid8 = true;
+                                      }
+                                      if(valid8){
+                                        if(data16.openWorldHint !== undefined){
+                                          const _errs51 = errors;
+                                          if(typeof data16.openWorldHint !== "boolean"){
+                                            validate200.errors = [{instancePath:instancePath+"/annotations/openWorldHint",schemaPath:"#/definitions/ToolAnnotations/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
+                                            return false;
+                                          }
+                                          var valid8 = _errs51 === errors;
+                                        }
+                                        else {
+                                          var valid8 = true;
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                              else {
+                                validate200.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/definitions/ToolAnnotations/type",keyword:"type",params:{type: "object"}}];
+                                return false;
+                              }
+                            }
+                            var valid0 = _errs40 === errors;
+                          }
+                          else {
+                            var valid0 = true;
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+          else {
+            validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate200.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const ToolAnnotations = validate201;
+
+      function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            if(data.title !== undefined){
+              const _errs1 = errors;
+              if(typeof data.title !== "string"){
+                validate201.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
                 return false;
               }
-              var valid0 = _errs7 === errors;
+              var valid0 = _errs1 === errors;
             }
             else {
               var valid0 = true;
             }
             if(valid0){
-              if(data.openWorldHint !== undefined){
-                const _errs9 = errors;
-                if(typeof data.openWorldHint !== "boolean"){
-                  validate119.errors = [{instancePath:instancePath+"/openWorldHint",schemaPath:"#/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
+              if(data.readOnlyHint !== undefined){
+                const _errs3 = errors;
+                if(typeof data.readOnlyHint !== "boolean"){
+                  validate201.errors = [{instancePath:instancePath+"/readOnlyHint",schemaPath:"#/properties/readOnlyHint/type",keyword:"type",params:{type: "boolean"}}];
                   return false;
                 }
-                var valid0 = _errs9 === errors;
+                var valid0 = _errs3 === errors;
               }
               else {
                 var valid0 = true;
               }
+              if(valid0){
+                if(data.destructiveHint !== undefined){
+                  const _errs5 = errors;
+                  if(typeof data.destructiveHint !== "boolean"){
+                    validate201.errors = [{instancePath:instancePath+"/destructiveHint",schemaPath:"#/properties/destructiveHint/type",keyword:"type",params:{type: "boolean"}}];
+                    return false;
+                  }
+                  var valid0 = _errs5 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+                if(valid0){
+                  if(data.idempotentHint !== undefined){
+                    const _errs7 = errors;
+                    if(typeof data.idempotentHint !== "boolean"){
+                      validate201.errors = [{instancePath:instancePath+"/idempotentHint",schemaPath:"#/properties/idempotentHint/type",keyword:"type",params:{type: "boolean"}}];
+                      return false;
+                    }
+                    var valid0 = _errs7 === errors;
+                  }
+                  else {
+                    var valid0 = true;
+                  }
+                  if(valid0){
+                    if(data.openWorldHint !== undefined){
+                      const _errs9 = errors;
+                      if(typeof data.openWorldHint !== "boolean"){
+                        validate201.errors = [{instancePath:instancePath+"/openWorldHint",schemaPath:"#/properties/openWorldHint/type",keyword:"type",params:{type: "boolean"}}];
+                        return false;
+                      }
+                      var valid0 = _errs9 === errors;
+                    }
+                    else {
+                      var valid0 = true;
+                    }
+                  }
+                }
+              }
             }
           }
+          else {
+            validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
         }
+        validate201.errors = vErrors;
+        return errors === 0;
       }
-    }
-    else {
-      validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-      return false;
-    }
-  }
-  validate119.errors = vErrors;
-  return errors === 0;
-}
 
-/** Every validator above, keyed by definition name. */
-export const validators = Object.freeze({
-    Annotations,
-    AudioContent,
-    BlobResourceContents,
-    CallToolRequest,
-    CallToolResult,
-    CancelledNotification,
-    ClientCapabilities,
-    ClientNotification,
-    ClientRequest,
-    ClientResult,
-    ContentBlock,
-    Cursor,
-    EmbeddedResource,
-    EmptyResult,
-    GetPromptRequest,
-    GetPromptResult,
-    ImageContent,
-    Implementation,
-    InitializeRequest,
-    InitializeResult,
-    InitializedNotification,
-    JSONRPCError,
-    JSONRPCMessage,
-    JSONRPCNotification,
-    JSONRPCRequest,
-    JSONRPCResponse,
-    ListPromptsRequest,
-    ListPromptsResult,
-    ListToolsRequest,
-    ListToolsResult,
-    Notification,
-    PaginatedRequest,
-    PaginatedResult,
-    PingRequest,
-    ProgressNotification,
-    ProgressToken,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    Request,
-    RequestId,
-    ResourceLink,
-    Result,
-    Role,
-    ServerCapabilities,
-    ServerNotification,
-    ServerRequest,
-    ServerResult,
-    TextContent,
-    TextResourceContents,
-    Tool,
-    ToolAnnotations,
-});
+      export const ToolListChangedNotification = validate202;
+
+      function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if((data.method === undefined) && (missing0 = "method")){
+              validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate202.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("notifications/tools/list_changed" !== data0){
+                  validate202.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "notifications/tools/list_changed"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      if(data1._meta !== undefined){
+                        let data2 = data1._meta;
+                        const _errs6 = errors;
+                        if(errors === _errs6){
+                          if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+                          }
+                          else {
+                            validate202.errors = [{instancePath:instancePath+"/params/_meta",schemaPath:"#/properties/params/properties/_meta/type",keyword:"type",params:{type: "object"}}];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate202.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate202.errors = vErrors;
+        return errors === 0;
+      }
+
+      export const UnsubscribeRequest = validate203;
+
+      function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+        let vErrors = null;
+        let errors = 0;
+        if(errors === 0){
+          if(data && typeof data == "object" && !Array.isArray(data)){
+            let missing0;
+            if(((data.method === undefined) && (missing0 = "method")) || ((data.params === undefined) && (missing0 = "params"))){
+              validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+              return false;
+            }
+            else {
+              if(data.method !== undefined){
+                let data0 = data.method;
+                const _errs1 = errors;
+                if(typeof data0 !== "string"){
+                  validate203.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+                  return false;
+                }
+                if("resources/unsubscribe" !== data0){
+                  validate203.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: "resources/unsubscribe"}}];
+                  return false;
+                }
+                var valid0 = _errs1 === errors;
+              }
+              else {
+                var valid0 = true;
+              }
+              if(valid0){
+                if(data.params !== undefined){
+                  let data1 = data.params;
+                  const _errs3 = errors;
+                  if(errors === _errs3){
+                    if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+                      let missing1;
+                      if((data1.uri === undefined) && (missing1 = "uri")){
+                        validate203.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/required",keyword:"required",params:{missingProperty: missing1}}];
+                        return false;
+                      }
+                      else {
+                        if(data1.uri !== undefined){
+                          let data2 = data1.uri;
+                          const _errs5 = errors;
+                          if(errors === _errs5){
+                            if(errors === _errs5){
+                              if(typeof data2 === "string"){
+                                if(!(formats2(data2))){
+                                  validate203.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/format",keyword:"format",params:{format: "uri"}}];
+                                  return false;
+                                }
+                              }
+                              else {
+                                validate203.errors = [{instancePath:instancePath+"/params/uri",schemaPath:"#/properties/params/properties/uri/type",keyword:"type",params:{type: "string"}}];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                    else {
+                      validate203.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs3 === errors;
+                }
+                else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+          else {
+            validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+            return false;
+          }
+        }
+        validate203.errors = vErrors;
+        return errors === 0;
+      }
+
+      /** Every validator above, keyed by definition name. */
+      export const validators = Object.freeze({
+          Annotations,
+          AudioContent,
+          BaseMetadata,
+          BlobResourceContents,
+          BooleanSchema,
+          CallToolRequest,
+          CallToolResult,
+          CancelledNotification,
+          ClientCapabilities,
+          ClientNotification,
+          ClientRequest,
+          ClientResult,
+          CompleteRequest,
+          CompleteResult,
+          ContentBlock,
+          CreateMessageRequest,
+          CreateMessageResult,
+          Cursor,
+          ElicitRequest,
+          ElicitResult,
+          EmbeddedResource,
+          EmptyResult,
+          EnumSchema,
+          GetPromptRequest,
+          GetPromptResult,
+          ImageContent,
+          Implementation,
+          InitializeRequest,
+          InitializeResult,
+          InitializedNotification,
+          JSONRPCError,
+          JSONRPCMessage,
+          JSONRPCNotification,
+          JSONRPCRequest,
+          JSONRPCResponse,
+          ListPromptsRequest,
+          ListPromptsResult,
+          ListResourceTemplatesRequest,
+          ListResourceTemplatesResult,
+          ListResourcesRequest,
+          ListResourcesResult,
+          ListRootsRequest,
+          ListRootsResult,
+          ListToolsRequest,
+          ListToolsResult,
+          LoggingLevel,
+          LoggingMessageNotification,
+          ModelHint,
+          ModelPreferences,
+          Notification,
+          NumberSchema,
+          PaginatedRequest,
+          PaginatedResult,
+          PingRequest,
+          PrimitiveSchemaDefinition,
+          ProgressNotification,
+          ProgressToken,
+          Prompt,
+          PromptArgument,
+          PromptListChangedNotification,
+          PromptMessage,
+          PromptReference,
+          ReadResourceRequest,
+          ReadResourceResult,
+          Request,
+          RequestId,
+          Resource,
+          ResourceContents,
+          ResourceLink,
+          ResourceListChangedNotification,
+          ResourceTemplate,
+          ResourceTemplateReference,
+          ResourceUpdatedNotification,
+          Result,
+          Role,
+          Root,
+          RootsListChangedNotification,
+          SamplingMessage,
+          ServerCapabilities,
+          ServerNotification,
+          ServerRequest,
+          ServerResult,
+          SetLevelRequest,
+          StringSchema,
+          SubscribeRequest,
+          TextContent,
+          TextResourceContents,
+          Tool,
+          ToolAnnotations,
+          ToolListChangedNotification,
+          UnsubscribeRequest,
+      });

@@ -1,0 +1,133 @@
+/**
+ * Checks `tools/call` arguments against the tool's `inputSchema` before the network hop
+ * (MCP server/tools: servers MUST validate tool inputs).
+ *
+ * Schemas come from `tools/list` (see {@link ToolCatalog} in ./catalog.ts) and are compiled at run
+ * time with ajv, once per distinct schema (keyed by its JSON text and dialect). ajv and
+ * ajv-formats are imported on first use, so a session that never calls a tool never loads them.
+ *
+ * Dialect: a schema's `$schema` decides (2020-12 / 2019-09 / draft-07 and older); without one,
+ * MCP ≥ 2025-11-25 means JSON Schema 2020-12 (the spec's default dialect from that revision) and
+ * older revisions draft-07. A schema ajv cannot compile is not enforced (logged once): the
+ * orchestrator still validates on its side.
+ */
+import type { ErrorObject } from "ajv";
+import type { Logger } from "../log.js";
+
+/** One reason the arguments fail the schema: `pointer` into the arguments object, `reason`. */
+export interface ArgumentProblem {
+  pointer: string;
+  reason: string;
+}
+
+type Dialect = "draft-07" | "2019-09" | "2020-12";
+
+interface CompiledSchema {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+interface AjvInstance {
+  compile(schema: object): CompiledSchema;
+}
+
+type AjvFactory = (dialect: Dialect) => AjvInstance;
+
+/** Most compiled schemas kept; the oldest is dropped beyond this. */
+const MAX_COMPILED = 500;
+
+/**
+ * Compiles and caches tool input validators.
+ */
+export class ToolArgumentChecker {
+  private factory: Promise<AjvFactory> | undefined;
+  private readonly instances = new Map<Dialect, AjvInstance>();
+  private readonly compiled = new Map<string, CompiledSchema | null>();
+  /** Schemas compiled so far (for tests: proves compile-once). */
+  compilations = 0;
+
+  constructor(private readonly log?: Logger) {}
+
+  /**
+   * Validates `args` against `schema`.
+   * @param schema the tool's `inputSchema`
+   * @param args `params.arguments` (absent is checked as `{}`)
+   * @param protocolVersion the request's MCP revision (picks the default dialect)
+   * @returns `null` when valid (or when the schema cannot be compiled), else the first problem
+   */
+  async check(schema: Record<string, unknown>, args: Record<string, unknown> | undefined, protocolVersion: string): Promise<ArgumentProblem | null> {
+    const dialect = dialectOf(schema, protocolVersion);
+    const key = `${dialect}\u0000${JSON.stringify(schema)}`;
+    let validate = this.compiled.get(key);
+    if (validate === undefined) {
+      validate = await this.compile(schema, dialect);
+      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value as string);
+      this.compiled.set(key, validate);
+    }
+    if (validate === null) return null;
+    if (validate(args ?? {})) return null;
+    const error = validate.errors?.[0];
+    if (!error) return { pointer: "", reason: "does not match the tool's input schema" };
+    return { pointer: error.instancePath, reason: reasonOf(error) };
+  }
+
+  private async compile(schema: Record<string, unknown>, dialect: Dialect): Promise<CompiledSchema | null> {
+    this.factory ??= loadAjv();
+    const factory = await this.factory;
+    let ajv = this.instances.get(dialect);
+    if (!ajv) {
+      ajv = factory(dialect);
+      this.instances.set(dialect, ajv);
+    }
+    try {
+      // `$id`s would collide across tools compiled into one instance: compile a copy without it.
+      const { $id: _id, ...copy } = schema;
+      const fn = ajv.compile(copy);
+      this.compilations++;
+      return fn;
+    } catch (err) {
+      this.log?.warn({ err: (err as Error).message }, "a tool's inputSchema does not compile; its arguments are not checked by the bridge");
+      return null;
+    }
+  }
+}
+
+function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Dialect {
+  const declared = typeof schema.$schema === "string" ? schema.$schema : "";
+  if (declared.includes("2020-12")) return "2020-12";
+  if (declared.includes("2019-09")) return "2019-09";
+  if (declared !== "") return "draft-07";
+  return protocolVersion >= "2025-11-25" ? "2020-12" : "draft-07";
+}
+
+async function loadAjv(): Promise<AjvFactory> {
+  const [core, y2019, y2020, formats] = await Promise.all([
+    import("ajv"),
+    import("ajv/dist/2019.js"),
+    import("ajv/dist/2020.js"),
+    import("ajv-formats"),
+  ]);
+  // CJS modules: `default` is module.exports, the class / plugin function (library boundary).
+  const classes = { "draft-07": core.default, "2019-09": y2019.default, "2020-12": y2020.default } as unknown as Record<
+    Dialect,
+    new (opts: Record<string, unknown>) => AjvInstance
+  >;
+  const addFormats = formats.default as unknown as (ajv: AjvInstance) => void;
+  return (dialect) => {
+    const ajv = new classes[dialect]({ strict: false, allErrors: false, messages: true, logger: false });
+    addFormats(ajv);
+    return ajv;
+  };
+}
+
+function reasonOf(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return `must have required property '${String(p.missingProperty)}'`;
+    case "additionalProperties":
+      return `must NOT have additional property '${String(p.additionalProperty)}'`;
+    default:
+      return error.message ?? `fails ${error.keyword}`;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The reference orchestrator's in-memory storage (`storage_read`, `storage_write`,
+ * `storage_delete`, `storage_list`; orchestra-protocol.md "Messages").
+ *
+ * One namespace per `storage_type` (`""` is the default). Versions: an entry is created with
+ * version 1 (`expected_version` 0 creates and fails if the entry exists); each write with a
+ * matching `expected_version` increments it (compare-and-set). Reading a missing entry answers
+ * `version 0` with no content (the bridge maps that to MCP "resource not found").
+ * `storage_list`: entries whose path starts with `prefix` and, when `pattern` is set, whose path
+ * matches the glob (`*` within a segment, `**` across segments, `?` one character); sorted by path.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+
+/** One stored entry. */
+export interface StoredEntry {
+  content: Uint8Array;
+  metadata: JsonObject;
+  version: number;
+  modifiedAt: Date;
+}
+
+/** What {@link MemoryStorage.write} answers (`StorageWriteResponse`). */
+export interface WriteOutcome {
+  success: boolean;
+  newVersion: number;
+  error: string;
+}
+
+/** In-memory storage. */
+export class MemoryStorage {
+  private readonly spaces = new Map<string, Map<string, StoredEntry>>();
+
+  /**
+   * @param seed entries to create in the default namespace: path → text (UTF-8) or bytes, with
+   *   optional metadata
+   */
+  constructor(seed: Iterable<{ path: string; content: string | Uint8Array; metadata?: JsonObject }> = []) {
+    for (const e of seed) this.write(e.path, typeof e.content === "string" ? new TextEncoder().encode(e.content) : e.content, e.metadata ?? {}, 0);
+  }
+
+  private space(type: string, create = false): Map<string, StoredEntry> | undefined {
+    let s = this.spaces.get(type);
+    if (!s && create) {
+      s = new Map();
+      this.spaces.set(type, s);
+    }
+    return s;
+  }
+
+  /** The entry at `path`, or undefined. */
+  read(path: string, type = ""): StoredEntry | undefined {
+    return this.space(type)?.get(path);
+  }
+
+  /**
+   * Creates (`expectedVersion` 0) or replaces (`expectedVersion` = current version) an entry.
+   * A mismatch fails with `error` naming the current version; nothing changes.
+   */
+  write(path: string, content: Uint8Array, metadata: JsonObject, expectedVersion: number, type = ""): WriteOutcome {
+    if (path === "") return { success: false, newVersion: 0, error: "empty path" };
+    const space = this.space(type, true)!;
+    const current = space.get(path);
+    const currentVersion = current?.version ?? 0;
+    if (expectedVersion !== currentVersion) {
+      return {
+        success: false,
+        newVersion: currentVersion,
+        error: current ? `version conflict: ${path} is at version ${currentVersion}` : `no entry ${path} to update (use expected_version 0 to create)`,
+      };
+    }
+    const entry: StoredEntry = { content: new Uint8Array(content), metadata, version: currentVersion + 1, modifiedAt: new Date() };
+    space.set(path, entry);
+    return { success: true, newVersion: entry.version, error: "" };
+  }
+
+  /** Deletes an entry; returns whether it existed. */
+  delete(path: string, type = ""): boolean {
+    return this.space(type)?.delete(path) ?? false;
+  }
+
+  /** Entries under `prefix` (and matching `pattern` when non-empty), sorted by path. */
+  list(prefix = "", pattern = "", type = ""): Array<{ path: string; entry: StoredEntry }> {
+    const space = this.space(type);
+    if (!space) return [];
+    const re = pattern === "" ? undefined : globToRegExp(pattern);
+    return [...space.entries()]
+      .filter(([path]) => path.startsWith(prefix) && (!re || re.test(path)))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([path, entry]) => ({ path, entry }));
+  }
+}
+
+/** A glob (`**`, `*`, `?`) as an anchored RegExp over whole paths. */
+export function globToRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        re += ".*";
+        i++;
+      } else {
+        re += "[^/]*";
+      }
+    } else if (c === "?") {
+      re += "[^/]";
+    } else {
+      re += c.replace(/[\\^$.|+()[\]{}]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^${re}$`, "s");
+}
+
+/** Sample entries the embedded reference orchestrator starts with (docs and one binary blob). */
+export function sampleStorageEntries(): Array<{ path: string; content: string | Uint8Array; metadata?: JsonObject }> {
+  return [
+    { path: "docs/readme.md", content: "# Reference orchestrator\n\nAn in-memory storage exposed as MCP resources.\n", metadata: { mimeType: "text/markdown" } },
+    { path: "docs/notes.txt", content: "Notes: résumé ✓ 世界\n" },
+    { path: "data/blob.bin", content: new Uint8Array([0, 1, 2, 254, 255]), metadata: { mimeType: "application/octet-stream" } },
+  ];
+}

@@ -1,0 +1,130 @@
+/**
+ * MCP prompts ⇄ Orchestra protobuf messages (pure functions).
+ *
+ * MCP side: `prompts/list`, `prompts/get` (server/prompts, every revision from 2024-11-05).
+ * Orchestra side: `ListPromptsRequest/Response`, `PromptDefinition`, `PromptArgument`,
+ * `PromptGetRequest{prompt_name, arguments map<string,string>}`, `PromptGetResponse{description,
+ * messages: PromptMessage{role, content: ContentBlock{type "text"|"resource", text}}}`.
+ *
+ * A `resource` content block's `text` names a storage entry (a path, or an
+ * `orchestra://storage/...` URI); the bridge reads it (`storage_read`) and embeds it as an MCP
+ * `EmbeddedResource`, which every revision supports. {@link resourcePathsOf} lists the paths to
+ * read; {@link promptGetResponseToResult} assembles the result from what was read.
+ */
+import { create } from "@bufbuild/protobuf";
+import { v7 as uuidv7 } from "uuid";
+import {
+  PluginRequestSchema,
+  PromptGetRequestSchema,
+  type ListPromptsResponse,
+  type PluginRequest,
+  type PromptDefinition,
+  type PromptGetResponse,
+} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type {
+  BlobResourceContents,
+  ContentBlock,
+  GetPromptRequest,
+  GetPromptResult,
+  Prompt,
+  PromptMessage,
+  TextResourceContents,
+} from "../gen/mcp/2025-06-18/types.js";
+import { storagePathOf } from "./resources.js";
+
+/** Thrown when the orchestrator's prompt cannot be expressed in MCP (bad role or content type). */
+export class PromptTranslationError extends Error {
+  override readonly name = "PromptTranslationError";
+}
+
+/** A `PluginRequest{list_prompts}` with a fresh UUIDv7 request id. */
+export function listPromptsPluginRequest(requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, { requestId, request: { case: "listPrompts", value: {} } });
+}
+
+/**
+ * `PromptDefinition` → MCP `Prompt`: empty descriptions omitted; `arguments` omitted when there
+ * are none; an argument's `required` is written only when true.
+ */
+export function promptDefinitionToMcpPrompt(definition: PromptDefinition): Prompt {
+  const prompt: Prompt = { name: definition.name };
+  if (definition.description) prompt.description = definition.description;
+  if (definition.arguments.length > 0) {
+    prompt.arguments = definition.arguments.map((a) => {
+      const arg: NonNullable<Prompt["arguments"]>[number] = { name: a.name };
+      if (a.description) arg.description = a.description;
+      if (a.required) arg.required = true;
+      return arg;
+    });
+  }
+  return prompt;
+}
+
+/** `ListPromptsResponse` → every prompt, in the orchestrator's order (the bridge pages them). */
+export function listPromptsResponseToPrompts(response: ListPromptsResponse): Prompt[] {
+  return response.prompts.map(promptDefinitionToMcpPrompt);
+}
+
+/**
+ * The names of required arguments of `prompt` that `args` lacks (MCP: a missing required
+ * argument is answered with `-32602`).
+ */
+export function missingPromptArguments(prompt: Prompt, args: Record<string, string> | undefined): string[] {
+  return (prompt.arguments ?? []).filter((a) => a.required && (args === undefined || !Object.hasOwn(args, a.name))).map((a) => a.name);
+}
+
+/** MCP `prompts/get` params → `PluginRequest{prompt_get}`. */
+export function getPromptParamsToPluginRequest(params: GetPromptRequest["params"], requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, {
+    requestId,
+    request: {
+      case: "promptGet",
+      value: create(PromptGetRequestSchema, { promptName: params.name, arguments: { ...(params.arguments ?? {}) } }),
+    },
+  });
+}
+
+/** Storage paths named by the `resource` content blocks of a prompt, deduplicated, in order. */
+export function resourcePathsOf(response: PromptGetResponse): string[] {
+  const paths = new Set<string>();
+  for (const m of response.messages) {
+    if (m.content?.type === "resource") paths.add(storagePathOf(m.content.text));
+  }
+  return [...paths];
+}
+
+/**
+ * `PromptGetResponse` → MCP `GetPromptResult`.
+ * - role must be `user` or `assistant`;
+ * - `text` blocks → `TextContent`; `resource` blocks → `EmbeddedResource` with the contents read
+ *   for that path (`embedded`, keyed by storage path, see {@link resourcePathsOf}).
+ * @throws PromptTranslationError for another role, another content type, a missing content, or
+ *   a resource path absent from `embedded`
+ */
+export function promptGetResponseToResult(
+  response: PromptGetResponse,
+  embedded: ReadonlyMap<string, TextResourceContents | BlobResourceContents> = new Map(),
+): GetPromptResult {
+  const messages: PromptMessage[] = response.messages.map((m, i) => {
+    if (m.role !== "user" && m.role !== "assistant") {
+      throw new PromptTranslationError(`prompt message ${i} has role ${JSON.stringify(m.role)} (MCP allows "user" and "assistant")`);
+    }
+    const block = m.content;
+    if (!block) throw new PromptTranslationError(`prompt message ${i} has no content`);
+    let content: ContentBlock;
+    if (block.type === "text") {
+      content = { type: "text", text: block.text };
+    } else if (block.type === "resource") {
+      const path = storagePathOf(block.text);
+      const resource = embedded.get(path);
+      if (!resource) throw new PromptTranslationError(`prompt message ${i} embeds ${JSON.stringify(path)}, which was not read`);
+      content = { type: "resource", resource };
+    } else {
+      throw new PromptTranslationError(`prompt message ${i} has content type ${JSON.stringify(block.type)} (expected "text" or "resource")`);
+    }
+    return { role: m.role, content };
+  });
+  const result: GetPromptResult = { messages };
+  if (response.description) result.description = response.description;
+  return result;
+}

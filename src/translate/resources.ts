@@ -1,0 +1,197 @@
+/**
+ * MCP resources ⇄ Orchestra storage (pure functions).
+ *
+ * MCP side: `resources/list`, `resources/read`, `resources/templates/list` (server/resources,
+ * every revision from 2024-11-05). Orchestra side: `StorageListRequest{prefix, pattern,
+ * storage_type}` → `StorageListResponse{entries: StorageEntry{path, size, version,
+ * modified_at}}`, `StorageReadRequest{path, storage_type}` → `StorageReadResponse{content bytes,
+ * metadata Struct, version}`.
+ *
+ * URIs: a storage entry at path `a/b c.txt` is the resource `orchestra://storage/a/b%20c.txt`
+ * (each path segment percent-encoded, RFC 3986). `resources/read` accepts only that scheme.
+ * Absence: `StorageReadResponse.version == 0` means "no such entry" (versions start at 1 when an
+ * entry is created; `StorageWriteRequest.expected_version 0` creates) → MCP `-32002`.
+ * Contents: text (`TextResourceContents`) when the metadata's MIME type is textual, or when there
+ * is none and the bytes are valid UTF-8; otherwise base64 (`BlobResourceContents`).
+ */
+import { create } from "@bufbuild/protobuf";
+import { v7 as uuidv7 } from "uuid";
+import {
+  PluginRequestSchema,
+  StorageListRequestSchema,
+  StorageReadRequestSchema,
+  type PluginRequest,
+  type StorageEntry,
+  type StorageReadResponse,
+} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { BlobResourceContents, Resource, ResourceTemplate, TextResourceContents } from "../gen/mcp/2025-06-18/types.js";
+import { structToObject } from "./struct.js";
+
+/** URI prefix of storage entries exposed as MCP resources. */
+export const STORAGE_URI_PREFIX = "orchestra://storage/";
+
+export type { Resource, ResourceTemplate };
+
+/** One element of MCP `ReadResourceResult.contents`. */
+export type ResourceContents = TextResourceContents | BlobResourceContents;
+
+/** Thrown for a URI that names no storage entry this bridge exposes. */
+export class ResourceUriError extends Error {
+  override readonly name = "ResourceUriError";
+  constructor(
+    /** The URI as given. */
+    readonly uri: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** `a/b c.txt` → `orchestra://storage/a/b%20c.txt`. */
+export function storagePathToUri(path: string): string {
+  return STORAGE_URI_PREFIX + path.split("/").map(encodeURIComponent).join("/");
+}
+
+/**
+ * `orchestra://storage/a/b%20c.txt` → `a/b c.txt`.
+ * @throws ResourceUriError for another scheme/authority, an empty path or bad percent-encoding
+ */
+export function uriToStoragePath(uri: string): string {
+  if (!uri.startsWith(STORAGE_URI_PREFIX)) {
+    throw new ResourceUriError(uri, `Resource not found: ${uri} (this server serves ${STORAGE_URI_PREFIX}<path> URIs)`);
+  }
+  const rest = uri.slice(STORAGE_URI_PREFIX.length).replace(/[?#].*$/s, "");
+  if (rest === "") throw new ResourceUriError(uri, `Resource not found: ${uri} (no path)`);
+  try {
+    return rest.split("/").map(decodeURIComponent).join("/");
+  } catch {
+    throw new ResourceUriError(uri, `Resource not found: ${uri} (malformed percent-encoding)`);
+  }
+}
+
+/** A storage path from a prompt's `resource` block: an `orchestra://storage/` URI or a bare path. */
+export function storagePathOf(text: string): string {
+  if (text.startsWith(STORAGE_URI_PREFIX)) {
+    try {
+      return uriToStoragePath(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** Whether a path lies under one of the exposed prefixes (`""` exposes everything). */
+export function isExposed(path: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => path.startsWith(p));
+}
+
+/** `PluginRequest{storage_list}` for one prefix. */
+export function storageListPluginRequest(prefix: string, storageType: string, requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, {
+    requestId,
+    request: { case: "storageList", value: create(StorageListRequestSchema, { prefix, storageType }) },
+  });
+}
+
+/** `PluginRequest{storage_read}` for one path. */
+export function storageReadPluginRequest(path: string, storageType: string, requestId: string = uuidv7()): PluginRequest {
+  return create(PluginRequestSchema, {
+    requestId,
+    request: { case: "storageRead", value: create(StorageReadRequestSchema, { path, storageType }) },
+  });
+}
+
+const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
+  txt: "text/plain",
+  md: "text/markdown",
+  json: "application/json",
+  html: "text/html",
+  csv: "text/csv",
+  xml: "application/xml",
+  yaml: "application/yaml",
+  yml: "application/yaml",
+  js: "text/javascript",
+  ts: "text/typescript",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  pdf: "application/pdf",
+  bin: "application/octet-stream",
+};
+
+/** MIME type guessed from a path's extension, or undefined. */
+export function mimeTypeOfPath(path: string): string | undefined {
+  const dot = path.lastIndexOf(".");
+  if (dot < 0 || dot < path.lastIndexOf("/")) return undefined;
+  return MIME_BY_EXTENSION[path.slice(dot + 1).toLowerCase()];
+}
+
+/** Whether content of this MIME type is text. */
+export function isTextMimeType(mimeType: string): boolean {
+  const m = mimeType.toLowerCase().split(";")[0]!.trim();
+  return m.startsWith("text/") || m === "application/json" || m.endsWith("+json") || m === "application/xml" || m.endsWith("+xml") || m === "application/yaml" || m === "application/javascript";
+}
+
+/** `StorageEntry` → MCP `Resource` (name = path; size when known; MIME type from the extension). */
+export function storageEntryToResource(entry: StorageEntry): Resource {
+  const resource: Resource = { uri: storagePathToUri(entry.path), name: entry.path };
+  const mimeType = mimeTypeOfPath(entry.path);
+  if (mimeType) resource.mimeType = mimeType;
+  const size = Number(entry.size);
+  if (Number.isSafeInteger(size) && size >= 0) resource.size = size;
+  return resource;
+}
+
+/**
+ * The entries of several `storage_list` answers → MCP resources: only exposed paths, each path
+ * once, sorted by path (a stable order for pagination).
+ */
+export function storageEntriesToResources(entries: Iterable<StorageEntry>, prefixes: readonly string[]): Resource[] {
+  const byPath = new Map<string, StorageEntry>();
+  for (const e of entries) if (isExposed(e.path, prefixes) && !byPath.has(e.path)) byPath.set(e.path, e);
+  return [...byPath.keys()].sort().map((p) => storageEntryToResource(byPath.get(p)!));
+}
+
+/**
+ * One resource template per exposed prefix: `orchestra://storage/<prefix>{+rest}` (RFC 6570
+ * reserved expansion, so `rest` may contain `/`).
+ */
+export function resourceTemplatesFor(prefixes: readonly string[]): ResourceTemplate[] {
+  return prefixes.map((prefix) => ({
+    uriTemplate: `${prefix === "" ? STORAGE_URI_PREFIX : storagePathToUri(prefix)}{+path}`,
+    name: prefix === "" ? "storage" : `storage:${prefix}`,
+    description: prefix === "" ? "Any entry of the orchestrator's storage, by path" : `Entries of the orchestrator's storage under ${prefix}`,
+  }));
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * `StorageReadResponse` → the `contents` element for `uri`, or `undefined` when the entry does
+ * not exist (`version == 0`).
+ * MIME type: `metadata.mimeType` (or `metadata.contentType`) when a string, else from the path's
+ * extension.
+ */
+export function storageReadResponseToContents(uri: string, path: string, response: StorageReadResponse): ResourceContents | undefined {
+  if (response.version === 0n) return undefined;
+  const metadata = structToObject(response.metadata);
+  const declared = typeof metadata.mimeType === "string" ? metadata.mimeType : typeof metadata.contentType === "string" ? metadata.contentType : undefined;
+  const mimeType = declared ?? mimeTypeOfPath(path);
+  const bytes = response.content;
+  if (mimeType === undefined || isTextMimeType(mimeType)) {
+    let text: string | undefined;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) {
+      const contents: TextResourceContents = { uri, text };
+      if (mimeType) contents.mimeType = mimeType;
+      return contents;
+    }
+  }
+  return { uri, mimeType: mimeType ?? "application/octet-stream", blob: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64") };
+}

@@ -1,0 +1,103 @@
+/**
+ * End to end cancellation (MCP "Utilities / Cancellation"): through the compiled `serve` on the
+ * embedded reference orchestrator (real QUIC), a `notifications/cancelled` for an in-flight
+ * `tools/call` gets no response, cancels the RPC's QUIC stream (the orchestrator counts it, read
+ * back through its `stats` tool), and the session keeps serving. The same for a streaming call
+ * (progress token → `stream_start`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireBuiltCli } from "./helpers.js";
+import { LineClient } from "./mcp-lines.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Stats {
+  streamsCancelled: number;
+  activeStreams: number;
+  toolCalls: number;
+  streamCalls?: number;
+}
+
+beforeAll(() => requireBuiltCli());
+
+describe("cancellation through serve", () => {
+  let client: LineClient;
+  let nextId = 0;
+
+  const call = (name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+    client.request({ jsonrpc: "2.0", id: `c${++nextId}`, method: "tools/call", params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
+
+  const stats = async (): Promise<Stats> => {
+    const r = (await call("stats", {})) as { result: { structuredContent: Stats } };
+    return r.result.structuredContent;
+  };
+
+  /** Polls the orchestrator's counters until `ok` holds (at most `tries` reads). */
+  const statsUntil = async (ok: (s: Stats) => boolean, tries = 100): Promise<Stats> => {
+    let s = await stats();
+    for (let i = 0; i < tries && !ok(s); i++) {
+      await sleep(20);
+      s = await stats();
+    }
+    return s;
+  };
+
+  beforeAll(async () => {
+    client = new LineClient();
+    const init = await client.request({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e-cancel", version: "1" } },
+    });
+    expect(init).toHaveProperty("result");
+    client.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    // Warm up: connection open and the tool list cached, so the next call goes straight out.
+    await client.request({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
+  });
+  afterAll(async () => {
+    await client?.kill();
+  });
+
+  it("a slow call cancelled after 100 ms gets no response, its stream is cancelled, and the next call works", async () => {
+    const before = await stats();
+    client.write({ jsonrpc: "2.0", id: "slow-1", method: "tools/call", params: { name: "slow", arguments: { ms: 60_000 } } });
+    await sleep(100);
+    // The slow call reached the orchestrator: `toolCalls` counts it besides each stats read.
+    let reads = 0;
+    const running = await statsUntil((s) => s.toolCalls - before.toolCalls - ++reads >= 1);
+    expect(running.toolCalls - before.toolCalls - reads).toBe(1);
+    client.write({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "slow-1", reason: "user pressed stop" } });
+
+    const next = await call("echo", { text: "still serving" });
+    expect(next).toMatchObject({ result: { content: [{ type: "text", text: "still serving" }] } });
+    const after = await statsUntil((s) => s.streamsCancelled > before.streamsCancelled);
+    expect(after.streamsCancelled).toBe(before.streamsCancelled + 1);
+    expect(client.responsesTo("slow-1")).toEqual([]);
+  });
+
+  it("a streaming call cancelled after its first progress stops streaming and gets no response", async () => {
+    const before = await stats();
+    client.write({
+      jsonrpc: "2.0",
+      id: "count-1",
+      method: "tools/call",
+      params: { name: "count", arguments: { to: 100, delayMs: 50 }, _meta: { progressToken: "count-progress" } },
+    });
+    const progressOf = () => client.lines.filter((l) => !Array.isArray(l) && l.method === "notifications/progress" && (l.params as { progressToken: string }).progressToken === "count-progress");
+    for (let i = 0; i < 500 && progressOf().length === 0; i++) await sleep(10);
+    expect(progressOf().length).toBeGreaterThan(0);
+    client.write({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "count-1" } });
+    const after = await statsUntil((s) => s.streamsCancelled > before.streamsCancelled);
+    expect(after.streamsCancelled).toBe(before.streamsCancelled + 1);
+    expect(after.streamCalls).toBe((before.streamCalls ?? 0) + 1);
+    expect(progressOf().length).toBeLessThan(100);
+    expect(client.responsesTo("count-1")).toEqual([]);
+  });
+
+  it("ends cleanly with no response ever written for the cancelled requests", async () => {
+    expect(await client.end()).toBe(0);
+    expect(client.responsesTo("slow-1")).toEqual([]);
+    expect(client.responsesTo("count-1")).toEqual([]);
+  });
+});

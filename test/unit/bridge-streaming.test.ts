@@ -1,0 +1,235 @@
+/**
+ * Progress and tool-set changes through a streaming sender (fake): a tools/call with a progress
+ * token uses stream_start (chunks → notifications/progress, stream_end → result), falls back to
+ * tool_call when the orchestrator refuses to stream, stops on cancellation; the tools
+ * subscription turns event deliveries into notifications/tools/list_changed.
+ */
+import { describe, expect, it } from "vitest";
+import { StreamUnsupportedError } from "../../src/bridge/streaming.js";
+import { ToolArgumentChecker } from "../../src/bridge/tool-args.js";
+import { validatorsFor } from "../../src/mcp/validation.js";
+import { PROGRESS_CONTENT_TYPE } from "../../src/translate/streams.js";
+import { FakeStreamingSender, harness, modernMeta, scripted, type StreamReply } from "./bridge-fakes.js";
+
+const V = "2025-06-18";
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** Streams `count` as one chunk per number; refuses `echo`; subscriptions wait until aborted. */
+const streams: StreamReply = async (request, emit, options) => {
+  const req = request.request;
+  if (req.case === "subscribe") {
+    await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+    return;
+  }
+  if (req.case !== "streamStart") throw new Error(`unexpected ${req.case}`);
+  const streamId = req.value.streamId;
+  if (req.value.toolName !== "count") {
+    emit({ case: "streamEnd", value: { streamId, success: false, errorCode: "stream_unsupported" } });
+    return;
+  }
+  const to = Number(req.value.arguments?.to);
+  for (let n = 1; n <= to; n++) emit({ case: "streamChunk", value: { streamId, data: enc(`${n}\n`), sequence: BigInt(n - 1) } });
+  emit({ case: "streamEnd", value: { streamId, success: true, totalChunks: BigInt(to) } });
+};
+
+type Msg = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number } };
+
+describe("tools/call with a progress token", () => {
+  it("streams: each chunk is one notifications/progress before the result built from the chunks", async () => {
+    const sender = new FakeStreamingSender(scripted, streams);
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 3 }, _meta: { progressToken: "tok" } } });
+    const start = sender.streamRequests[0]!;
+    expect(start.request.case).toBe("streamStart");
+    expect(start.request.value).toMatchObject({ toolName: "count", arguments: { to: 3 }, callerPlugin: "transport.stdio", streamId: start.requestId });
+    const msgs = out as Msg[];
+    expect(msgs.map((m) => m.method ?? m.id)).toEqual(["notifications/progress", "notifications/progress", "notifications/progress", 1]);
+    expect(msgs.slice(0, 3).map((m) => m.params)).toEqual([
+      { progressToken: "tok", progress: 1, message: "1\n" },
+      { progressToken: "tok", progress: 2, message: "2\n" },
+      { progressToken: "tok", progress: 3, message: "3\n" },
+    ]);
+    for (const m of msgs.slice(0, 3)) expect(validatorsFor(V)!.validate("ProgressNotification", m)).toBeNull();
+    expect(msgs[3]!.result).toEqual({ content: [{ type: "text", text: "1\n2\n3\n" }] });
+    expect(sender.requests.filter((r) => r.request.case === "toolCall")).toHaveLength(0);
+  });
+
+  it("reports progress-only chunks with their progress, total and message", async () => {
+    const sender = new FakeStreamingSender(scripted, async (request, emit) => {
+      const streamId = request.requestId;
+      emit({ case: "streamChunk", value: { streamId, contentType: PROGRESS_CONTENT_TYPE, data: enc('{"progress":5,"total":10,"message":"half"}') } });
+      emit({ case: "streamChunk", value: { streamId, data: enc("done") } });
+      emit({ case: "streamEnd", value: { streamId, success: true } });
+    });
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 1 }, _meta: { progressToken: 9 } } });
+    const msgs = out as Msg[];
+    expect(msgs[0]!.params).toEqual({ progressToken: 9, progress: 5, total: 10, message: "half" });
+    expect(msgs[1]!.params).toEqual({ progressToken: 9, progress: 5, message: "done" }); // never decreases
+    expect(msgs[2]!.result).toEqual({ content: [{ type: "text", text: "done" }] });
+  });
+
+  it("falls back to tool_call when the orchestrator refuses to stream the tool, then calls it unary directly", async () => {
+    const sender = new FakeStreamingSender(scripted, streams);
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    const call = { jsonrpc: "2.0", method: "tools/call", params: { name: "echo", arguments: { text: "hi" }, _meta: { progressToken: "p" } } };
+    await send({ ...call, id: 1 });
+    await send({ ...call, id: 2 });
+    expect(sender.streamRequests).toHaveLength(1);
+    expect(sender.requests.filter((r) => r.request.case === "toolCall")).toHaveLength(2);
+    expect((out as Msg[]).map((m) => m.result)).toEqual([
+      { content: [{ type: "text", text: "hi" }] },
+      { content: [{ type: "text", text: "hi" }] },
+    ]);
+  });
+
+  it("falls back to tool_call when the orchestrator does not serve stream_start at all", async () => {
+    const sender = new FakeStreamingSender(scripted, async () => {
+      throw new StreamUnsupportedError("unsupported");
+    });
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 2 }, _meta: { progressToken: "p" } } });
+    expect((out[0] as Msg).result).toEqual({ content: [{ type: "text", text: "unary" }] });
+  });
+
+  it("uses tool_call without a progress token", async () => {
+    const sender = new FakeStreamingSender(scripted, streams);
+    const { init, send } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 2 } } });
+    expect(sender.streamRequests).toHaveLength(0);
+  });
+
+  it("a failed stream_end is an isError result", async () => {
+    const sender = new FakeStreamingSender(scripted, async (request, emit) => {
+      emit({ case: "streamChunk", value: { streamId: "s", data: enc("1") } });
+      emit({ case: "streamEnd", value: { streamId: "s", success: false, errorCode: "bad", errorMessage: "went wrong" } });
+    });
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 2 }, _meta: { progressToken: "p" } } });
+    expect((out.at(-1) as Msg).result).toEqual({ content: [{ type: "text", text: "went wrong" }], isError: true });
+  });
+
+  it("on notifications/cancelled aborts the stream and sends neither progress nor a response afterwards", async () => {
+    let emitLater!: (n: number) => void;
+    const sender = new FakeStreamingSender(scripted, (request, emit) => {
+      emit({ case: "streamChunk", value: { streamId: request.requestId, data: enc("1") } });
+      emitLater = (n) => emit({ case: "streamChunk", value: { streamId: request.requestId, data: enc(String(n)) } });
+      return new Promise<void>(() => {});
+    });
+    const { init, handler, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "count", arguments: { to: 9 }, _meta: { progressToken: "p" } } }));
+    await new Promise((r) => setTimeout(r, 20));
+    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } }));
+    emitLater(2);
+    await handler.idle();
+    expect(sender.streamOptions[0]!.signal!.aborted).toBe(true);
+    expect((out as Msg[]).map((m) => m.method ?? m.id)).toEqual(["notifications/progress"]);
+  });
+
+  it("streams in the stateless revision too, with resultType on the result", async () => {
+    const sender = new FakeStreamingSender(scripted, streams);
+    const { send, out } = harness(sender, { watchToolChanges: false });
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { to: 2 }, _meta: modernMeta({ progressToken: "m" }) } });
+    expect((out as Msg[]).map((m) => m.method ?? m.id)).toEqual(["notifications/progress", "notifications/progress", 1]);
+    expect((out.at(-1) as Msg).result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "1\n2\n" }] });
+  });
+});
+
+describe("tool-set changes", () => {
+  it("subscribes to the tools topic, advertises listChanged and notifies each event", async () => {
+    let deliver!: () => void;
+    const sender = new FakeStreamingSender(scripted, async (request, emit, options) => {
+      if (request.request.case !== "subscribe") throw new Error("unexpected");
+      deliver = () => emit({ case: "eventDelivery", value: { subscriptionId: request.request.value.subscriptionId, topic: "tools", eventType: "list_changed" } });
+      await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+    });
+    const { init, send, out, handler } = harness(sender);
+    const result = await init(V);
+    expect(result.capabilities).toMatchObject({ tools: { listChanged: true } });
+    const sub = sender.streamRequests[0]!;
+    expect(sub.request.case === "subscribe" && sub.request.value.topic).toBe("tools");
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(handler.tools.peek("echo")).toBeDefined();
+    out.length = 0;
+    deliver();
+    expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]);
+    expect(handler.tools.peek("echo")).toBeUndefined(); // cache invalidated
+    handler.close();
+    expect(sender.streamOptions[0]!.signal!.aborted).toBe(true);
+  });
+
+  it("delivers tool-set changes on a 2026-07-28 subscriptions/listen stream until cancelled or shut down", async () => {
+    let deliver!: () => void;
+    const sender = new FakeStreamingSender(scripted, async (request, emit, options) => {
+      if (request.request.case !== "subscribe") throw new Error("unexpected");
+      deliver = () => emit({ case: "eventDelivery", value: { topic: "tools", eventType: "list_changed" } });
+      await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+    });
+    const { handler, out, send } = harness(sender);
+    const v2026 = validatorsFor("2026-07-28")!;
+    await send({ jsonrpc: "2.0", id: "d", method: "server/discover", params: { _meta: modernMeta() } });
+    expect((out[0] as Msg).result!.capabilities).toMatchObject({ tools: { listChanged: true } });
+    out.length = 0;
+    const listen = (id: string) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "subscriptions/listen",
+      params: { _meta: modernMeta(), notifications: { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ["orchestra://storage/x"] } },
+    });
+    handler.handleLine(JSON.stringify(listen("listen-1")));
+    handler.handleLine(JSON.stringify(listen("listen-2")));
+    expect(out).toEqual([
+      { jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" }, notifications: { toolsListChanged: true } } },
+      { jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-2" }, notifications: { toolsListChanged: true } } },
+    ]);
+    for (const m of out) expect(v2026.validate("SubscriptionsAcknowledgedNotification", m)).toBeNull();
+    out.length = 0;
+    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "listen-2" } }));
+    deliver();
+    expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" } } }]);
+    expect(v2026.validate("ToolListChangedNotification", out[0])).toBeNull();
+    out.length = 0;
+    handler.close();
+    await handler.idle();
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ id: "listen-1", result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" } } });
+    expect(v2026.validate("SubscriptionsListenResult", (out[0] as Msg).result)).toBeNull();
+  });
+
+  it("advertises listChanged false when the sender cannot stream", async () => {
+    const { FakeSender } = await import("./bridge-fakes.js");
+    const { init } = harness(new FakeSender(scripted));
+    expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: false } });
+  });
+
+  it("stops watching after the orchestrator refuses subscribe", async () => {
+    const sender = new FakeStreamingSender(scripted, async () => {
+      throw new StreamUnsupportedError("no subscribe");
+    });
+    const { init, handler } = harness(sender);
+    await init(V);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sender.streamRequests).toHaveLength(1);
+    handler.close();
+  });
+});
+
+describe("ToolArgumentChecker", () => {
+  it("compiles each distinct schema once and reports the first problem with its pointer", async () => {
+    const checker = new ToolArgumentChecker();
+    const schema = { type: "object", properties: { a: { type: "integer" } }, required: ["a"] };
+    expect(await checker.check(schema, { a: 1 }, V)).toBeNull();
+    expect(await checker.check({ ...schema }, { a: "x" }, V)).toEqual({ pointer: "/a", reason: "must be integer" });
+    expect(await checker.check(schema, undefined, V)).toEqual({ pointer: "", reason: "must have required property 'a'" });
+    expect(checker.compilations).toBe(1);
+    // An uncompilable schema is not enforced.
+    expect(await checker.check({ type: "object", properties: { a: { $ref: "#/nowhere" } } }, { a: 1 }, V)).toBeNull();
+  });
+});
