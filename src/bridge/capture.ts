@@ -4,7 +4,8 @@
  * JSON is kept as `"raw": <text>` instead of `msg`. This is the default input format of
  * `orchestra-stdio validate`.
  */
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, openSync, type WriteStream } from "node:fs";
+import { childLogger } from "../log.js";
 import { once } from "node:events";
 
 export type CaptureDirection = "c2s" | "s2c";
@@ -12,11 +13,17 @@ export type CaptureDirection = "c2s" | "s2c";
 export class CaptureWriter {
   private readonly out: WriteStream;
 
-  /** Opens `path` for appending (created if missing). */
+  /**
+   * Opens `path` for appending (created if missing).
+   * @throws Error (Node's `ENOENT`, `EISDIR`, `EACCES`...) when the file cannot be opened, so that
+   *   `serve --capture` fails at start-up instead of silently recording nothing.
+   */
   constructor(path: string) {
-    this.out = createWriteStream(path, { flags: "a" });
-    this.out.on("error", () => {
-      /* reported by close(); capture must never take the bridge down */
+    const fd = openSync(path, "a");
+    this.out = createWriteStream(path, { fd });
+    this.out.once("error", (err) => {
+      // A write failure later on (disk full...) must never take the bridge down: log it once.
+      childLogger("capture").error({ err, path }, "capture stopped: cannot write the capture file");
     });
   }
 

@@ -447,7 +447,13 @@ export class McpHandler {
       return;
     }
     if (this.inFlight.has(id)) {
-      responder.send(errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`));
+      // Answered with a null id: an error carrying the duplicated id would be taken by the client as
+      // the answer to the original request, whose real result would then be dropped.
+      responder.send(
+        errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`, {
+          duplicateId: id,
+        }),
+      );
       return;
     }
     const entry: InFlight = { controller: new AbortController(), cancelled: false, done: false, responder };
@@ -509,6 +515,13 @@ export class McpHandler {
   private errorFor(scope: Scope, err: unknown): JSONRPCError {
     const id = scope.id;
     if (err instanceof JsonRpcError) return errorResponse(id, err.code, err.message, err.data);
+    if (err instanceof SenderError && err.kind === "frame") {
+      // Not the orchestrator's fault: a request or its answer does not fit the protocol's 16 MiB frame.
+      return errorResponse(id, ErrorCode.InternalError, `Message too large for the Orchestra protocol: ${err.message}`, {
+        kind: err.kind,
+        address: this.options.sender.address,
+      });
+    }
     if (err instanceof SenderError) {
       const address = this.options.sender.address;
       this.clientLog(scope, "error", { message: `orchestrator ${address} failed: ${err.message}`, kind: err.kind });

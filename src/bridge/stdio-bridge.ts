@@ -58,6 +58,7 @@ export class StdioBridge {
   async run(): Promise<void> {
     const { input } = this.options;
     await new Promise<void>((resolve) => {
+      if (input.destroyed || input.readableEnded) return resolve(); // already closed (e.g. a signal during start-up)
       input.on("data", (chunk: Buffer | string) => {
         this.splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
       });

@@ -62,6 +62,14 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(opts: ServeOptions): Promise<number> {
+  // A signal during start-up must still remove the throwaway cert store: handle it from here on.
+  let stopRequested = false;
+  const stop = () => {
+    stopRequested = true;
+    process.stdin.destroy();
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
   const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { defaultCertsDir }, { DEFAULT_MAX_LINE_BYTES }] =
     await Promise.all([
@@ -75,63 +83,74 @@ async function serve(opts: ServeOptions): Promise<number> {
     ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
-  let sender: Sender;
-  let embeddedCertsDir: string | undefined;
   try {
-    if (opts.orchestratorAddr) {
-      const { host, port } = parseHostPort(opts.orchestratorAddr);
-      const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
-      sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
-    } else {
-      const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
-      embeddedCertsDir = certsDir;
-      if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
-      const orchestrator =
-        opts.transport === "tls"
-          ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir })
-          : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
-      cleanups.unshift(() => orchestrator.stop());
-      log.info({ address: orchestrator.address, transport: opts.transport }, "embedded reference orchestrator listening");
-      const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
-      sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+    let sender: Sender;
+    let embeddedCertsDir: string | undefined;
+    try {
+      if (opts.orchestratorAddr !== undefined) {
+        if (opts.orchestratorAddr.trim() === "") throw new Error("--orchestrator-addr is empty (omit it to use the embedded orchestrator)");
+        const { host, port } = parseHostPort(opts.orchestratorAddr);
+        const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
+        sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+      } else {
+        const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
+        embeddedCertsDir = certsDir;
+        if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+        const orchestrator =
+          opts.transport === "tls"
+            ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir })
+            : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
+        cleanups.unshift(() => orchestrator.stop());
+        log.info({ address: orchestrator.address, transport: opts.transport }, "embedded reference orchestrator listening");
+        const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
+        sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+      }
+      if (opts.transport !== "tls" && sender instanceof QuicSender) {
+        // Streaming RPCs (progress, tool-change watch) ride a second QUIC connection: src/bridge/quic-streams.ts.
+        const { QuicStreamClient, withStreaming } = await import("../bridge/quic-streams.js");
+        const target = parseHostPort(sender.address);
+        const certsDir = opts.orchestratorAddr ? (opts.certsDir ?? defaultCertsDir()) : embeddedCertsDir!;
+        sender = withStreaming(sender, new QuicStreamClient({ ...target, certsDir, serverName: opts.orchestratorAddr ? opts.serverName : "localhost" }));
+      }
+    } catch (err) {
+      process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
+      return 1;
     }
-  } catch (err) {
-    process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
-    await runAll(cleanups, log);
-    return 1;
-  }
-  if (opts.transport !== "tls" && sender instanceof QuicSender) {
-    // Streaming RPCs (progress, tool-change watch) ride a second QUIC connection: src/bridge/quic-streams.ts.
-    const { QuicStreamClient, withStreaming } = await import("../bridge/quic-streams.js");
-    const target = parseHostPort(sender.address);
-    const certsDir = opts.orchestratorAddr ? (opts.certsDir ?? defaultCertsDir()) : embeddedCertsDir!;
-    sender = withStreaming(sender, new QuicStreamClient({ ...target, certsDir, serverName: opts.orchestratorAddr ? opts.serverName : "localhost" }));
-  }
-  cleanups.unshift(() => sender.close());
-  const capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
-  if (capture) cleanups.push(() => capture.close());
+    const activeSender = sender;
+    cleanups.unshift(() => activeSender.close());
+    let capture: InstanceType<typeof CaptureWriter> | undefined;
+    try {
+      capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
+    } catch (err) {
+      process.stderr.write(`orchestra-stdio serve: cannot open the capture file: ${(err as Error).message}\n`);
+      return 1;
+    }
+    if (capture) {
+      const opened = capture;
+      cleanups.push(() => opened.close());
+    }
+    if (stopRequested) return 0;
 
-  // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
-  process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
-  const bridge = new StdioBridge({
-    input: process.stdin,
-    output: process.stdout,
-    sender,
-    serverInfo: { name: PACKAGE_NAME, version: PACKAGE_VERSION },
-    toolCallTimeoutMs: opts.callTimeout,
-    listTimeoutMs: opts.listTimeout,
-    shutdownGraceMs: opts.shutdownGrace,
-    maxLineBytes: DEFAULT_MAX_LINE_BYTES,
-    capture,
-    pageSize: opts.pageSize,
-    ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),
-  });
-  const stop = () => process.stdin.destroy();
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  await bridge.run();
-  await runAll(cleanups, log);
-  return 0;
+    // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
+    process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
+    const bridge = new StdioBridge({
+      input: process.stdin,
+      output: process.stdout,
+      sender,
+      serverInfo: { name: PACKAGE_NAME, version: PACKAGE_VERSION },
+      toolCallTimeoutMs: opts.callTimeout,
+      listTimeoutMs: opts.listTimeout,
+      shutdownGraceMs: opts.shutdownGrace,
+      maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+      capture,
+      pageSize: opts.pageSize,
+      ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),
+    });
+    await bridge.run();
+    return 0;
+  } finally {
+    await runAll(cleanups, log);
+  }
 }
 
 async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: object, msg: string) => void }): Promise<void> {

@@ -8,8 +8,11 @@
  * O(n²)).
  */
 
-/** Default cap on one line, in bytes, excluding the terminator: 16 MiB of payload plus headroom. */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+/**
+ * Default cap on one line, in bytes, excluding the terminator: 16 MiB, the Orchestra frame limit
+ * (a larger message could not be forwarded anyway, so it is refused here with `-32600`).
+ */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /** What the splitter hands to its consumer. */
 export type LineEvent =

@@ -95,6 +95,20 @@ describe("serve over raw stdio", () => {
     }
   });
 
+  it("exits 1 with a clear message when the capture file cannot be opened", async () => {
+    const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], initialize);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("cannot open the capture file");
+  });
+
+  it("refuses an empty --orchestrator-addr instead of silently using the embedded orchestrator", async () => {
+    const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", ""], initialize);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("--orchestrator-addr is empty");
+  });
+
   it("prints --help and --version for the program and each command", async () => {
     const version = (JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
     for (const args of [[], ["serve"], ["orchestrator"], ["validate"]]) {

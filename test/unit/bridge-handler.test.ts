@@ -288,7 +288,7 @@ describe("McpHandler", () => {
     expect(out).toEqual([]);
   });
 
-  it("rejects a request id that is already in flight with -32600", async () => {
+  it("rejects a request id that is already in flight with -32600 under a null id, so the original keeps its answer", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const { out, handler } = setup(async (request) => {
@@ -301,6 +301,8 @@ describe("McpHandler", () => {
     release();
     await handler.idle();
     expect(out.map((m) => ("error" in m ? m.error.code : "ok"))).toEqual([-32600, "ok"]);
+    expect(out[0]).toMatchObject({ id: null, error: { data: { duplicateId: 12 } } });
+    expect(out[1]).toMatchObject({ id: 12, result: { content: [{ type: "text", text: "x" }] } });
   });
 
   it("fails every pending request with -32603 on failAll and answers each once", async () => {
