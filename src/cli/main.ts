@@ -2,13 +2,15 @@
 /**
  * `orchestra-stdio` command line: one sub-command per file in this folder, parsed by commander.
  */
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { PACKAGE_VERSION } from "../version.js";
 import { registerServeCommand } from "./serve.js";
 import { registerOrchestratorCommand } from "./orchestrator.js";
 import { registerValidateCommand } from "./validate.js";
 
 const program = new Command()
+  // Usage errors throw instead of exiting, so that they exit with 2 like `validate`'s other input errors.
+  .exitOverride()
   .name("orchestra-stdio")
   .description("MCP stdio bridge to Orchestra orchestrators over QUIC, reference orchestrator, and MCP traffic validator")
   .version(PACKAGE_VERSION, "-V, --version")
@@ -20,4 +22,10 @@ registerOrchestratorCommand(program);
 registerValidateCommand(program);
 for (const command of program.commands) command.version(PACKAGE_VERSION, "-V, --version");
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (!(err instanceof CommanderError)) throw err;
+  // --help and --version end with exit code 0; commander has already printed any message.
+  process.exitCode = err.exitCode === 0 ? 0 : 2;
+}

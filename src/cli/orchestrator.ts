@@ -100,6 +100,10 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
     process.stderr.write(`orchestra-stdio orchestrator: ${(err as Error).message}\n`);
     return 1;
   }
+  // Tool modules are third-party code: an error they throw outside a handler's promise (a timer
+  // callback, an unawaited promise) must not take down every other tool and client. Log and serve on.
+  process.on("uncaughtException", (err) => log.error({ err }, "uncaught exception in a tool module; still serving"));
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection in a tool module; still serving"));
   process.stderr.write(`READY ${running.address}\n`);
   log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
   await new Promise<void>((resolve) => {

@@ -109,6 +109,15 @@ describe("serve over raw stdio", () => {
     expect(stderr).toContain("--orchestrator-addr is empty");
   });
 
+  it("exits 2 on a usage error, writing nothing to stdout", async () => {
+    for (const args of [["serve", "--call-timeout", "soon"], ["validate", "--format", "xml"], ["no-such-command"]]) {
+      const { stdout, stderr, code } = await runCli(args);
+      expect(code, args.join(" ")).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toMatch(/error:/);
+    }
+  });
+
   it("prints --help and --version for the program and each command", async () => {
     const version = (JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
     for (const args of [[], ["serve"], ["orchestrator"], ["validate"]]) {
