@@ -39,6 +39,7 @@ import {
   ALPN,
   codeToReason,
   createServerCrypto,
+  enlargeUdpBuffers,
   isLoopbackHost,
   quietQuicLogger,
   readOneFrame,
@@ -223,6 +224,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
   });
 
   await server.start({ host: listenHost, port: options.port ?? 0 });
+  enlargeUdpBuffers(server); // 4 MiB UDP buffers: bursts of streams overflow the default (docs/quic-performance.md)
   const host = String(server.host);
   const port = Number(server.port);
   let stopP: Promise<void> | undefined;

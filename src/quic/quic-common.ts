@@ -120,6 +120,31 @@ export function udpPayloadConfig(loopback: boolean, bytes?: number): Pick<QUICCo
   return { maxSendUdpPayloadSize: send, maxRecvUdpPayloadSize: Math.max(send, LOOPBACK_UDP_PAYLOAD_BYTES) };
 }
 
+/** UDP socket buffer size {@link enlargeUdpBuffers} asks for (bytes; Linux caps it at net.core.rmem_max / wmem_max). */
+export const UDP_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Raises the receive and send buffers of the UDP socket inside a started `QUICClient` or
+ * `QUICServer` to {@link UDP_SOCKET_BUFFER_BYTES}. The default (~208 KiB on Linux) overflows
+ * when many streams burst on loopback; every dropped datagram then costs a loss-detection
+ * round and retransmissions (quic-notes.md: "QUIC + 4 MiB UDP receive buffer"). Best effort:
+ * reaches into library internals (`.socket.socket`, a `dgram.Socket`) and does nothing if they
+ * are absent. Never throws.
+ * @returns the receive buffer size now in effect, or `undefined` if it could not be set
+ */
+export function enlargeUdpBuffers(endpoint: object, bytes: number = UDP_SOCKET_BUFFER_BYTES): number | undefined {
+  // Library boundary: `socket` (QUICSocket) and its `socket` (dgram.Socket) are protected.
+  const dgram = (endpoint as { socket?: { socket?: Partial<import("node:dgram").Socket> } }).socket?.socket;
+  if (!dgram || typeof dgram.setRecvBufferSize !== "function" || typeof dgram.getRecvBufferSize !== "function") return undefined;
+  try {
+    dgram.setRecvBufferSize(bytes);
+    dgram.setSendBufferSize?.(bytes);
+    return dgram.getRecvBufferSize();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Client crypto: the library only needs random bytes. */
 export const clientCrypto: QUICClientCrypto = {
   ops: {
@@ -186,20 +211,14 @@ export function quietQuicLogger(name: string, level: LogLevel = LogLevel.WARN): 
 export function writeFrameAndClose(stream: QUICStream, payload: Uint8Array): Promise<void> {
   const parts = encodeFrameParts(payload); // throws before touching the stream
   const writer = stream.writable.getWriter();
-  const pending: Promise<void>[] = [];
-  for (const part of parts) pending.push(writer.write(part));
-  pending.push(writer.close());
-  const all = Promise.all(pending).then(() => undefined);
-  // Individual rejections are reported through `all`; keep them from surfacing as unhandled.
-  for (const p of pending) p.catch(() => {});
-  return all.finally(() => {
-    try {
-      writer.releaseLock();
-    } catch {
-      /* already released */
-    }
-  });
+  // A WritableStream runs writes and the close in order, and close() rejects when any earlier
+  // write failed (the stream is then errored), so the close promise alone reports the outcome.
+  // The writer is never released: the stream is closed (or errored) for good.
+  for (const part of parts) writer.write(part).catch(ignore);
+  return writer.close();
 }
+
+function ignore(): void {}
 
 /**
  * Reads exactly one frame from a readable stream.
@@ -213,9 +232,22 @@ export async function readOneFrame(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   maxFrameBytes: number = MAX_FRAME_BYTES,
 ): Promise<{ payload: Uint8Array; extra: number }> {
+  // Fast path: the whole frame in the first chunk (any small response) needs no decoder.
+  const first = await reader.read();
+  if (!first.done) {
+    const c = first.value;
+    if (c.byteLength >= FRAME_HEADER_BYTES) {
+      const length = ((c[0]! << 24) >>> 0) + (c[1]! << 16) + (c[2]! << 8) + c[3]!;
+      if (length <= maxFrameBytes && c.byteLength >= FRAME_HEADER_BYTES + length) {
+        return { payload: c.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + length), extra: c.byteLength - FRAME_HEADER_BYTES - length };
+      }
+    }
+  }
   const decoder = new FrameDecoder(maxFrameBytes);
+  let pendingChunk: typeof first | undefined = first;
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = pendingChunk ?? (await reader.read());
+    pendingChunk = undefined;
     if (done) {
       decoder.end(); // throws FrameTruncatedError when a partial frame is held
       throw new FrameEmptyStreamError();

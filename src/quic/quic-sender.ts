@@ -12,9 +12,18 @@
  *   connection is dropped and the call retried on a new one;
  * - fault 3 (silent hangs): `maxIdleTimeout` + `keepAliveIntervalTime` are always set and
  *   connecting runs under a timer.
+ *
+ * Recovery (issue 5): a lost connection (idle timeout, close from the peer, or call deadlines
+ * expiring while no packet at all arrived for longer than the keep-alive interval) fails every
+ * call on it at once and drops it; the next calls reconnect, with a backoff of
+ * `reconnectMinMs` doubling to `reconnectMaxMs` between failed connection attempts.
+ *
+ * Per-call cost: one promise per call; deadlines and FIN grace periods share one timer each
+ * (no timer per call); the frame and the FIN go out through one writer in one turn.
  */
 import { lookup } from "node:dns/promises";
 import net from "node:net";
+import { performance } from "node:perf_hooks";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { QUICClient, errors as quicErrors, events as quicEvents } from "@matrixai/quic";
 import type { QUICConnection, QUICStream } from "@matrixai/quic";
@@ -31,6 +40,7 @@ import {
   ALPN,
   clientCrypto,
   codeToReason,
+  enlargeUdpBuffers,
   isLoopbackHost,
   quietQuicLogger,
   readOneFrame,
@@ -50,12 +60,15 @@ export { formatHostPort, parseHostPort } from "./address.js";
 /** Defaults of {@link QuicSenderOptions}, in milliseconds / counts. */
 export const QUIC_SENDER_DEFAULTS = {
   serverName: "localhost",
-  idleTimeoutMs: 60_000,
-  keepAliveMs: 15_000,
+  idleTimeoutMs: 15_000,
+  /** Used when {@link QuicSenderOptions.keepAliveMs} is absent, capped at a third of the idle timeout. */
+  keepAliveMs: 5_000,
   connectTimeoutMs: 5_000,
   callTimeoutMs: 300_000,
   maxConcurrentStreams: 100,
   finGraceMs: 2_000,
+  reconnectMinMs: 100,
+  reconnectMaxMs: 5_000,
 } as const;
 
 /** Options of {@link QuicSender}. */
@@ -72,10 +85,21 @@ export interface QuicSenderOptions {
   tls?: TlsMaterial;
   /** Name the server certificate must carry (default `localhost`). */
   serverName?: string;
-  /** QUIC max idle timeout in ms (default 60 000; must be > 0). */
+  /**
+   * QUIC max idle timeout in ms (default 15 000; must be > 0). The connection (and every call
+   * on it) fails once no packet arrived for this long; quiche uses the smaller of both peers'
+   * values.
+   */
   idleTimeoutMs?: number;
-  /** Keep-alive (PING) interval in ms (default 15 000; must be below {@link idleTimeoutMs}). */
+  /**
+   * Keep-alive (PING) interval in ms (default: 5 000, or a third of {@link idleTimeoutMs} when
+   * that is smaller; must be below {@link idleTimeoutMs}).
+   */
   keepAliveMs?: number;
+  /** First delay before retrying after a failed connection attempt, in ms (default 100; doubles per failure). */
+  reconnectMinMs?: number;
+  /** Largest delay between connection attempts, in ms (default 5 000). */
+  reconnectMaxMs?: number;
   /** Deadline for connecting (UDP + TLS handshake), in ms (default 5 000). */
   connectTimeoutMs?: number;
   /** Per-call deadline in ms when `SendOptions.timeoutMs` is not given (default 300 000). */
@@ -104,6 +128,8 @@ interface Conn {
   connection: QUICConnection;
   inflight: Set<Call>;
   dead: boolean;
+  /** quiche's received-packet count when last sampled (on a call deadline), and when it last changed. */
+  recvSample?: { packets: number; changedAt: number };
 }
 
 interface Call {
@@ -112,10 +138,25 @@ interface Call {
   resolve: (r: PluginResponse) => void;
   reject: (e: SenderError) => void;
   settled: boolean;
+  /** `performance.now()` time of the deadline. */
+  deadline: number;
+  /** The deadline as given, in ms (for the error message). */
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
   conn?: Conn;
   stream?: QUICStream;
-  dispose: () => void;
 }
+
+/** A stream whose response is complete and whose FIN is awaited until `deadline`. */
+interface FinWait {
+  stream: QUICStream;
+  deadline: number;
+  done: boolean;
+}
+
+/** Deadline checks run at most this often (ms): a deadline may fire this much late. */
+const DEADLINE_SLACK_MS = 10;
 
 /** The subset of quiche's connection handle we read (internal to the library). */
 interface QuicheConnHandle {
@@ -150,6 +191,17 @@ export class QuicSender implements Sender {
   private closed = false;
   private creditTimer: NodeJS.Timeout | undefined;
   private readonly lingering = new Set<Promise<void>>();
+  /** Unsettled calls (queued or on a stream), for the shared deadline timer. */
+  private readonly pending = new Set<Call>();
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineAt = Infinity;
+  /** FIN waits in deadline order (all share `finGraceMs`), and their shared timer. */
+  private finWaits: FinWait[] = [];
+  private finTimer: NodeJS.Timeout | undefined;
+  /** Consecutive failed connection attempts, and the earliest time of the next one. */
+  private connectFailures = 0;
+  private nextConnectAt = 0;
+  private backoffTimer: NodeJS.Timeout | undefined;
 
   /**
    * @throws RangeError when a timeout/limit option is not a positive number or
@@ -157,14 +209,17 @@ export class QuicSender implements Sender {
    */
   constructor(options: QuicSenderOptions) {
     const d = QUIC_SENDER_DEFAULTS;
+    const idleTimeoutMs = options.idleTimeoutMs ?? d.idleTimeoutMs;
     this.opts = {
       host: options.host,
       port: options.port,
       certName: options.certName ?? BRIDGE_CERT_NAME,
       certsDir: options.certsDir ?? defaultCertsDir(),
       serverName: options.serverName ?? d.serverName,
-      idleTimeoutMs: options.idleTimeoutMs ?? d.idleTimeoutMs,
-      keepAliveMs: options.keepAliveMs ?? d.keepAliveMs,
+      idleTimeoutMs,
+      keepAliveMs: options.keepAliveMs ?? Math.max(1, Math.min(d.keepAliveMs, Math.floor(idleTimeoutMs / 3))),
+      reconnectMinMs: options.reconnectMinMs ?? d.reconnectMinMs,
+      reconnectMaxMs: options.reconnectMaxMs ?? d.reconnectMaxMs,
       connectTimeoutMs: options.connectTimeoutMs ?? d.connectTimeoutMs,
       callTimeoutMs: options.callTimeoutMs ?? d.callTimeoutMs,
       maxConcurrentStreams: options.maxConcurrentStreams ?? d.maxConcurrentStreams,
@@ -180,6 +235,8 @@ export class QuicSender implements Sender {
       "callTimeoutMs",
       "maxConcurrentStreams",
       "finGraceMs",
+      "reconnectMinMs",
+      "reconnectMaxMs",
     ] as const) {
       const v = this.opts[key];
       if (!(typeof v === "number" && v > 0 && Number.isFinite(v))) {
@@ -226,26 +283,26 @@ export class QuicSender implements Sender {
     const requested = options.timeoutMs && options.timeoutMs > 0 ? options.timeoutMs : this.opts.callTimeoutMs;
     const timeoutMs = Math.min(requested, MAX_TIMER_MS); // setTimeout fires at once beyond 2^31-1 ms
     return new Promise<PluginResponse>((resolve, reject) => {
+      const signal = options.signal;
       const call: Call = {
         payload,
         requestId: request.requestId,
         resolve,
         reject,
         settled: false,
-        dispose: () => {},
+        deadline: performance.now() + timeoutMs,
+        timeoutMs,
+        signal,
+        onAbort: undefined,
       };
-      const timer = setTimeout(() => {
-        this.fail(call, this.err("timeout", `no response within ${timeoutMs} ms`), StreamCode.TIMEOUT);
-      }, timeoutMs);
-      const signal = options.signal;
-      const onAbort = (): void => {
-        this.fail(call, this.err("aborted", "call aborted", signal?.reason), StreamCode.CANCELLED);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      call.dispose = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      };
+      if (signal) {
+        call.onAbort = () => {
+          this.fail(call, this.err("aborted", "call aborted", signal.reason), StreamCode.CANCELLED);
+        };
+        signal.addEventListener("abort", call.onAbort, { once: true });
+      }
+      this.pending.add(call);
+      if (call.deadline < this.deadlineAt) this.armDeadline(call.deadline);
       this.queue.push(call);
       this.pump();
     });
@@ -259,6 +316,7 @@ export class QuicSender implements Sender {
     if (!this.closed) {
       this.closed = true;
       if (this.creditTimer) clearTimeout(this.creditTimer);
+      if (this.backoffTimer) clearTimeout(this.backoffTimer);
       const error = this.err("closed", "sender closed");
       for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.SHUTDOWN);
       const conn = this.conn;
@@ -274,6 +332,61 @@ export class QuicSender implements Sender {
     });
     await Promise.race([Promise.allSettled([...this.lingering]), cap]);
     clearTimeout(timer);
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    if (this.finTimer) clearTimeout(this.finTimer);
+    this.finTimer = undefined;
+    this.finWaits = [];
+  }
+
+  /** (Re)arms the shared deadline timer for `at` (a `performance.now()` time). */
+  private armDeadline(at: number): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => this.sweepDeadlines(), Math.max(0, at - performance.now()));
+    // It may outlive every call (it is not cleared when the earliest call settles): it must not
+    // keep the process alive on its own. Open connections do that while calls are pending.
+    this.deadlineTimer.unref();
+  }
+
+  /** Fails every call whose deadline passed and re-arms the timer for the earliest remaining one. */
+  private sweepDeadlines(): void {
+    this.deadlineTimer = undefined;
+    this.deadlineAt = Infinity;
+    const now = performance.now();
+    const expired: Call[] = [];
+    let next = Infinity;
+    for (const call of this.pending) {
+      if (call.deadline <= now + 1) expired.push(call);
+      else if (call.deadline < next) next = call.deadline;
+    }
+    for (const call of expired) {
+      const conn = call.conn;
+      this.fail(call, this.err("timeout", `no response within ${call.timeoutMs} ms`), StreamCode.TIMEOUT);
+      if (conn && !conn.dead) this.checkLiveness(conn, now);
+    }
+    if (next !== Infinity && this.pending.size > 0) this.armDeadline(Math.max(next, now + DEADLINE_SLACK_MS));
+  }
+
+  /**
+   * Called when a call on `conn` hit its deadline: if quiche received no packet at all (not
+   * even the ACK of a keep-alive PING) for longer than the keep-alive interval, the peer is
+   * gone, so the connection is dropped now rather than at the idle timeout.
+   */
+  private checkLiveness(conn: Conn, now: number): void {
+    const packets = receivedPackets(conn.connection);
+    if (packets === undefined) return;
+    const sample = conn.recvSample;
+    if (!sample || sample.packets !== packets) {
+      conn.recvSample = { packets, changedAt: now };
+      return;
+    }
+    if (now - sample.changedAt > this.opts.keepAliveMs) {
+      this.onConnectionLost(
+        conn,
+        this.err("closed", `connection lost: no packet received for ${Math.round(now - sample.changedAt)} ms`),
+      );
+    }
   }
 
   // ------------------------------------------------------------------------------------------
@@ -316,24 +429,51 @@ export class QuicSender implements Sender {
     }
   }
 
+  /**
+   * Opens a connection for the queued calls, no sooner than the backoff allows after failed
+   * attempts (`reconnectMinMs` doubling up to `reconnectMaxMs`; reset by a success).
+   */
   private connect(): void {
     if (this.connecting || this.closed) return;
-    const attempt = this.openConnection().then(
-      (conn) => {
-        this.connecting = undefined;
-        if (this.closed) {
-          this.dropConnection(conn, this.err("closed", "sender closed"));
-          return;
-        }
-        this.conn = conn;
-        this.pump();
-      },
-      (e: unknown) => {
-        this.connecting = undefined;
-        const error = e instanceof SenderError ? e : this.classify(e, "connect");
-        for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.NONE);
-      },
-    );
+    const wait = this.nextConnectAt - performance.now();
+    const delayed: Promise<void> =
+      wait > 0
+        ? new Promise<void>((resolve) => {
+            this.backoffTimer = setTimeout(() => {
+              this.backoffTimer = undefined;
+              resolve();
+            }, wait);
+          })
+        : Promise.resolve();
+    const attempt = delayed
+      .then(() => {
+        if (this.closed) throw this.err("closed", "sender closed");
+        return this.openConnection();
+      })
+      .then(
+        (conn) => {
+          this.connecting = undefined;
+          this.connectFailures = 0;
+          this.nextConnectAt = 0;
+          if (this.closed) {
+            this.dropConnection(conn, this.err("closed", "sender closed"));
+            return;
+          }
+          this.conn = conn;
+          this.pump();
+        },
+        (e: unknown) => {
+          this.connecting = undefined;
+          const error = e instanceof SenderError ? e : this.classify(e, "connect");
+          if (!this.closed) {
+            const backoff = Math.min(this.opts.reconnectMaxMs, this.opts.reconnectMinMs * 2 ** Math.min(this.connectFailures, 30));
+            this.connectFailures++;
+            this.nextConnectAt = performance.now() + backoff;
+            this.log.warn({ address: this.address, err: error.message, retryInMs: backoff }, "QUIC connect failed");
+          }
+          for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.NONE);
+        },
+      );
     this.connecting = attempt;
   }
 
@@ -394,6 +534,7 @@ export class QuicSender implements Sender {
     } catch (e) {
       throw this.classify(e, "connect");
     }
+    enlargeUdpBuffers(client);
     const conn: Conn = { client, connection: client.connection, inflight: new Set(), dead: false };
     const onError = (evt: Event): void => {
       this.onConnectionLost(conn, (evt as { detail?: unknown }).detail);
@@ -451,7 +592,6 @@ export class QuicSender implements Sender {
     const reader = stream.readable.getReader();
     // Start reading before writing so a fast answer is never missed.
     const readP = readOneFrame(reader);
-    readP.catch(() => {});
     writeFrameAndClose(stream, call.payload).catch((e: unknown) => {
       this.fail(call, this.classify(e, "protocol"), StreamCode.INTERNAL);
     });
@@ -496,22 +636,46 @@ export class QuicSender implements Sender {
       cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
       return;
     }
-    const timer = setTimeout(() => {
-      cancelStream(stream, StreamCode.NONE, "response complete; FIN not received in time");
-    }, this.opts.finGraceMs);
-    timer.unref();
+    const wait: FinWait = { stream, deadline: performance.now() + this.opts.finGraceMs, done: false };
+    this.finWaits.push(wait);
+    if (!this.finTimer) this.armFinTimer(this.opts.finGraceMs);
     reader.read().then(
       (r) => {
-        clearTimeout(timer);
+        wait.done = true;
         if (!r.done) cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
       },
-      () => clearTimeout(timer),
+      () => {
+        wait.done = true;
+      },
     );
+  }
+
+  private armFinTimer(ms: number): void {
+    this.finTimer = setTimeout(() => this.sweepFinWaits(), ms);
+    this.finTimer.unref();
+  }
+
+  /** Cancels the streams whose FIN grace period ended (they are in deadline order). */
+  private sweepFinWaits(): void {
+    this.finTimer = undefined;
+    const now = performance.now();
+    const waits = this.finWaits;
+    let i = 0;
+    while (i < waits.length && (waits[i]!.done || waits[i]!.deadline <= now + 1)) {
+      const w = waits[i]!;
+      if (!w.done) cancelStream(w.stream, StreamCode.NONE, "response complete; FIN not received in time");
+      i++;
+    }
+    this.finWaits = i === waits.length ? [] : waits.slice(i);
+    // Done entries further on are dropped when they reach the front.
+    const head = this.finWaits[0];
+    if (head) this.armFinTimer(Math.max(DEADLINE_SLACK_MS, head.deadline - now));
   }
 
   private settle(call: Call): void {
     call.settled = true;
-    call.dispose();
+    this.pending.delete(call);
+    if (call.onAbort) call.signal!.removeEventListener("abort", call.onAbort);
     if (call.conn) {
       call.conn.inflight.delete(call);
       this.active--;
@@ -591,6 +755,18 @@ function peerCredit(connection: QUICConnection): number | undefined {
   if (!handle || typeof handle.peerStreamsLeftBidi !== "function") return undefined;
   try {
     return handle.peerStreamsLeftBidi();
+  } catch {
+    return undefined;
+  }
+}
+
+/** quiche's count of packets received on `connection` (internal handle: library boundary). */
+function receivedPackets(connection: QUICConnection): number | undefined {
+  const handle = (connection as unknown as { conn?: { stats?: () => { recv?: unknown } } }).conn;
+  if (!handle || typeof handle.stats !== "function") return undefined;
+  try {
+    const recv = handle.stats().recv;
+    return typeof recv === "number" ? recv : undefined;
   } catch {
     return undefined;
   }
