@@ -6,7 +6,7 @@
 import { webcrypto } from "node:crypto";
 import net from "node:net";
 import Logger, { Handler, LogLevel, type LogRecord } from "@matrixai/logger";
-import type { QUICStream, QUICClientCrypto, QUICServerCrypto, QUICConfig } from "@matrixai/quic";
+import { QUICConnection, type QUICStream, type QUICClientCrypto, type QUICServerCrypto, type QUICConfig } from "@matrixai/quic";
 import { childLogger, type Logger as PinoLogger } from "../log.js";
 import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "./frame.js";
 
@@ -268,4 +268,21 @@ export class FrameEmptyStreamError extends FrameError {
   constructor() {
     super("stream ended before a frame arrived");
   }
+}
+
+let patchChecked = false;
+
+/**
+ * Whether @matrixai/quic carries our loss-recovery patch (patches/@matrixai+quic+2.0.9.patch,
+ * applied by `postinstall: patch-package`; docs/quic-loss-recovery.md). Without it, a lost packet
+ * carrying a stream's FIN can hang that call until its deadline. Logs one warning per process
+ * when the patch is missing; returns the verdict.
+ */
+export function checkQuicPatched(log: PinoLogger): boolean {
+  const patched = typeof (QUICConnection.prototype as unknown as { scheduleSend?: unknown }).scheduleSend === "function";
+  if (!patched && !patchChecked) {
+    log.warn("@matrixai/quic is not patched (run `npx patch-package` in the package folder): lost packets can stall calls until their deadline");
+  }
+  patchChecked = true;
+  return patched;
 }

@@ -39,6 +39,7 @@ import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "./frame.js";
 import {
   ALPN,
   clientCrypto,
+  checkQuicPatched,
   codeToReason,
   enlargeUdpBuffers,
   isLoopbackHost,
@@ -253,6 +254,7 @@ export class QuicSender implements Sender {
     }
     this.address = formatHostPort(options.host, options.port);
     this.log = options.logger ?? childLogger("quic-sender");
+    checkQuicPatched(this.log);
   }
 
   /** Calls currently on a stream / waiting for a stream (for diagnostics and tests). */
