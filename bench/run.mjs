@@ -2,6 +2,7 @@
 // serve` process → QUIC → embedded reference orchestrator) against a baseline measured in the
 // same run: the same echo tool served directly by the SDK's McpServer over stdio.
 // Reports p50/p99 latency and calls/s per (payload, in-flight) case, and the ratios.
+// The bridge is measured on both transports (QUIC, the default, and --transport tls).
 // Usage: node bench/run.mjs [--quick] [--json FILE]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,7 @@ const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : joi
 
 const SUBJECTS = {
   bridge: { command: process.execPath, args: [join(ROOT, "dist/cli/main.js"), "serve"] },
+  bridgeTls: { command: process.execPath, args: [join(ROOT, "dist/cli/main.js"), "serve", "--transport", "tls"] },
   baseline: { command: process.execPath, args: [join(ROOT, "bench/baseline-server.mjs")] },
 };
 const CASES = [
@@ -60,7 +62,7 @@ async function runCase(client, { payload, inFlight, calls }) {
 }
 
 const results = [];
-for (const subject of ["baseline", "bridge"]) {
+for (const subject of ["baseline", "bridge", "bridgeTls"]) {
   const client = await connect(subject);
   for (const c of CASES) {
     const r = await runCase(client, c);
@@ -73,16 +75,25 @@ for (const subject of ["baseline", "bridge"]) {
 const rows = CASES.map((c) => {
   const pick = (s) => results.find((r) => r.subject === s && r.payload === c.payload && r.inFlight === c.inFlight);
   const b = pick("bridge");
+  const t = pick("bridgeTls");
   const base = pick("baseline");
-  return { ...c, bridge: b, baseline: base, throughputRatio: b.callsPerSecond / base.callsPerSecond, p50Ratio: b.p50 / base.p50 };
+  return {
+    ...c,
+    bridge: b,
+    bridgeTls: t,
+    baseline: base,
+    throughputRatio: b.callsPerSecond / base.callsPerSecond,
+    tlsThroughputRatio: t.callsPerSecond / base.callsPerSecond,
+    p50Ratio: b.p50 / base.p50,
+  };
 });
 const fmt = (n, d = 2) => n.toFixed(d);
 const table = [
-  "| payload | in flight | bridge calls/s | baseline calls/s | bridge/baseline calls/s | bridge p50 / p99 ms | baseline p50 / p99 ms | p50 ratio |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| payload | in flight | bridge (QUIC) calls/s | bridge (TLS) calls/s | baseline calls/s | QUIC/baseline | TLS/baseline | bridge (QUIC) p50 / p99 ms | baseline p50 / p99 ms | QUIC p50 ratio |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows.map(
     (r) =>
-      `| ${r.payload >= 1024 ? r.payload / 1024 + " KB" : r.payload + " B"} | ${r.inFlight} | ${fmt(r.bridge.callsPerSecond, 0)} | ${fmt(r.baseline.callsPerSecond, 0)} | ${fmt(r.throughputRatio)} | ${fmt(r.bridge.p50)} / ${fmt(r.bridge.p99)} | ${fmt(r.baseline.p50)} / ${fmt(r.baseline.p99)} | ${fmt(r.p50Ratio)}x |`,
+      `| ${r.payload >= 1024 ? r.payload / 1024 + " KB" : r.payload + " B"} | ${r.inFlight} | ${fmt(r.bridge.callsPerSecond, 0)} | ${fmt(r.bridgeTls.callsPerSecond, 0)} | ${fmt(r.baseline.callsPerSecond, 0)} | ${fmt(r.throughputRatio)} | ${fmt(r.tlsThroughputRatio)} | ${fmt(r.bridge.p50)} / ${fmt(r.bridge.p99)} | ${fmt(r.baseline.p50)} / ${fmt(r.baseline.p99)} | ${fmt(r.p50Ratio)}x |`,
   ),
 ].join("\n");
 console.log(table);
