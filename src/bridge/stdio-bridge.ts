@@ -55,10 +55,24 @@ export class StdioBridge {
    * Serves until the input ends, then drains: resolves once every request was answered (or
    * failed after the grace period) and every response was handed to the output.
    */
+  /** Set by {@link StdioBridge.interrupt}: why the bridge stops without waiting for its calls. */
+  private interruption: string | undefined;
+  private wake: (() => void) | undefined;
+
+  /**
+   * Stops serving at once (e.g. on SIGTERM): input is no longer read, every in-flight request is
+   * answered with `-32603` naming `reason`, and {@link StdioBridge.run} resolves after the flush.
+   */
+  interrupt(reason: string): void {
+    this.interruption ??= reason;
+    this.wake?.();
+  }
+
   async run(): Promise<void> {
     const { input } = this.options;
     await new Promise<void>((resolve) => {
-      if (input.destroyed || input.readableEnded) return resolve(); // already closed (e.g. a signal during start-up)
+      this.wake = resolve;
+      if (this.interruption || input.destroyed || input.readableEnded) return resolve(); // already stopped (e.g. a signal during start-up)
       input.on("data", (chunk: Buffer | string) => {
         this.splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
       });
@@ -77,9 +91,15 @@ export class StdioBridge {
     const expired = new Promise<"expired">((resolve) => {
       timer = setTimeout(() => resolve("expired"), graceMs);
     });
-    const outcome = await Promise.race([this.handler.idle().then(() => "idle" as const), expired]);
+    const interrupted = new Promise<"interrupted">((resolve) => {
+      this.wake = () => resolve("interrupted");
+      if (this.interruption) resolve("interrupted");
+    });
+    const outcome = await Promise.race([this.handler.idle().then(() => "idle" as const), expired, interrupted]);
     clearTimeout(timer);
-    if (outcome === "expired") {
+    if (outcome === "interrupted") {
+      this.handler.failAll(`Internal error: the bridge is stopping (${this.interruption}) and the request did not finish`);
+    } else if (outcome === "expired") {
       this.handler.failAll(`Internal error: the bridge is shutting down (stdin closed) and the request did not finish within ${graceMs} ms`);
     }
     await this.writer.flush();

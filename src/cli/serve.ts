@@ -5,6 +5,7 @@
  * `--certs-dir` (default `~/.orchestra/certs`). Without it, it starts the reference orchestrator
  * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default).
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,14 +63,27 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(opts: ServeOptions): Promise<number> {
-  // A signal during start-up must still remove the throwaway cert store: handle it from here on.
+  // Signals, handled from the start so that the throwaway cert store is always removed:
+  // - during start-up: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
+  // - while serving: stop reading, answer every in-flight call with -32603, clean up, exit 128+n;
+  // - a second signal: remove it and exit at once.
   let stopRequested = false;
-  const stop = () => {
+  let bridgeRef: { interrupt(reason: string): void } | undefined;
+  let throwawayDir: string | undefined;
+  const emergencyExit = (code: number) => {
+    if (throwawayDir) rmSync(throwawayDir, { recursive: true, force: true });
+    process.exit(code);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    const code = 128 + (signal === "SIGINT" ? 2 : 15);
+    if (stopRequested || !bridgeRef) emergencyExit(code);
     stopRequested = true;
+    process.exitCode = code;
+    bridgeRef!.interrupt(signal);
     process.stdin.destroy();
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
   const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { defaultCertsDir }, { DEFAULT_MAX_LINE_BYTES }] =
     await Promise.all([
@@ -95,7 +109,10 @@ async function serve(opts: ServeOptions): Promise<number> {
       } else {
         const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
         embeddedCertsDir = certsDir;
-        if (!opts.certsDir) cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+        if (!opts.certsDir) {
+          throwawayDir = certsDir;
+          cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+        }
         const orchestrator =
           opts.transport === "tls"
             ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir })
@@ -129,7 +146,6 @@ async function serve(opts: ServeOptions): Promise<number> {
       const opened = capture;
       cleanups.push(() => opened.close());
     }
-    if (stopRequested) return 0;
 
     // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
     process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
@@ -146,8 +162,9 @@ async function serve(opts: ServeOptions): Promise<number> {
       pageSize: opts.pageSize,
       ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),
     });
+    bridgeRef = bridge;
     await bridge.run();
-    return 0;
+    return stopRequested ? (process.exitCode as number) : 0;
   } finally {
     await runAll(cleanups, log);
   }

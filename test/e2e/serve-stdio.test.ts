@@ -2,10 +2,11 @@
  * End to end on raw stdio: the compiled CLI with bytes written to its stdin, as `printf ... |
  * orchestra-stdio serve` would, on the embedded default (real QUIC, reference orchestrator).
  */
-import { readFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, runCli, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, runCli, tempDir } from "./helpers.js";
 
 const line = (m: unknown) => JSON.stringify(m) + "\n";
 const initialize = line({
@@ -107,6 +108,27 @@ describe("serve over raw stdio", () => {
     expect(code).toBe(1);
     expect(stdout).toBe("");
     expect(stderr).toContain("--orchestrator-addr is empty");
+  });
+
+  it("on SIGTERM answers in-flight calls with -32603 at once, exits 143 and removes its throwaway cert store", async () => {
+    const tmp = await tempDir("orchestra-sig-");
+    try {
+      const child = spawn(process.execPath, [CLI, "serve"], { env: { ...process.env, TMPDIR: tmp.path }, stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+      child.stdin.write(initialize + line({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow", arguments: { ms: 600_000 } } }));
+      // Once initialize is answered the bridge is serving; give the slow call time to reach the orchestrator.
+      while (!stdout.includes('"id":1')) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300));
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(143); // stdin is still open: only the signal can have ended it
+      const out = parseLines(stdout);
+      expect(out[1]).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringContaining("SIGTERM") } });
+      expect(await readdir(tmp.path)).toEqual([]);
+    } finally {
+      await tmp.remove();
+    }
   });
 
   it("exits 2 on a usage error, writing nothing to stdout", async () => {
