@@ -5,7 +5,8 @@
  *
  * Per connection: read `[u32 BE length][PluginRequest]` frames; run each request concurrently;
  * write each `PluginResponse` (echoing `request_id`) as one frame when it is ready, in completion
- * order. Served kinds are those of the QUIC server (`health`, `list_tools`, `tool_call`).
+ * order. Unary kinds are dispatched exactly as by the QUIC server (src/orchestrator/dispatch.ts:
+ * health, tools, prompts, storage); streaming kinds (`stream_start`, `subscribe`) are not served.
  * Where the QUIC server resets a stream, this one answers `PluginResponse{stream_end:
  * {success:false, error_code}}` for that request (src/tls/mux.ts, {@link RequestErrorCode}):
  * - another request kind → `unsupported_request`;
@@ -38,7 +39,10 @@ import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame
 import { formatHostPort } from "../quic/address.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
 import { builtinTools } from "./builtin-tools.js";
+import { dispatchUnary, EventBus, type OrchestratorServices } from "./dispatch.js";
+import { builtinPrompts, PromptRegistry } from "./prompts.js";
 import { ToolRegistry } from "./registry.js";
+import { MemoryStorage, sampleStorageEntries } from "./storage.js";
 import type { OrchestratorStats, RunningOrchestrator } from "./server.js";
 
 /** Options of {@link startTlsOrchestrator}. */
@@ -55,6 +59,12 @@ export interface TlsOrchestratorOptions {
   tls?: TlsMaterial;
   /** Tools to serve (default: a registry of the built-ins `echo` and `slow`). */
   tools?: ToolRegistry;
+  /** Prompts to serve (default: the built-ins `greet` and `review`). */
+  prompts?: PromptRegistry;
+  /** Storage to serve (default: in memory, holding {@link sampleStorageEntries}). */
+  storage?: MemoryStorage;
+  /** Event bus (default: a fresh one); TLS serves no `subscribe`, as it has no streams. */
+  events?: EventBus;
   /**
    * Requests one connection may have running or awaiting their write (default 1000, like the
    * QUIC server's stream credit); further requests wait their turn.
@@ -102,6 +112,9 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
   const material =
     options.tls ?? (await ensureCertStore(certsDir ?? defaultCertsDir(), options.certName ?? ORCHESTRATOR_CERT_NAME));
   const tools = options.tools ?? new ToolRegistry(builtinTools());
+  const prompts = options.prompts ?? new PromptRegistry(builtinPrompts());
+  const storage = options.storage ?? new MemoryStorage(sampleStorageEntries());
+  const events = options.events ?? new EventBus();
   const listenHost = options.host ?? "127.0.0.1";
 
   const stats: OrchestratorStats = {
@@ -116,6 +129,8 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
     activeStreams: 0,
     peakActiveStreams: 0,
   };
+  // The same unary dispatch as the QUIC server (src/orchestrator/dispatch.ts): tools, prompts, storage.
+  const services: OrchestratorServices = { tools, prompts, storage, events, stats };
   const connections = new Set<ClientConnection>();
   let stopping = false;
 
@@ -142,7 +157,7 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
     stats.connections++;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, keepAliveMs);
-    const conn = new ClientConnection(socket, tools, stats, maxStreams, log);
+    const conn = new ClientConnection(socket, services, stats, maxStreams, log);
     connections.add(conn);
     socket.once("close", () => {
       connections.delete(conn);
@@ -207,7 +222,7 @@ class ClientConnection {
 
   constructor(
     private readonly socket: tls.TLSSocket,
-    private readonly tools: ToolRegistry,
+    private readonly services: OrchestratorServices,
     private readonly stats: OrchestratorStats,
     private readonly maxStreams: number,
     private readonly log: Logger,
@@ -345,7 +360,7 @@ class ClientConnection {
 
   private async serve(request: PluginRequest, r: Running): Promise<void> {
     const id = request.requestId;
-    const response = await dispatchRequest(this.tools, request, r.ac.signal, this.stats);
+    const response = await dispatchUnary(this.services, request, r.ac.signal);
     if (r.ac.signal.aborted || this.closed) return; // cancelled, or the connection is gone
     if (response === undefined) {
       this.stats.unsupportedRequests++;
@@ -429,48 +444,3 @@ function resultTooLarge(requestId: string, bytes: number): PluginResponse {
   });
 }
 
-/**
- * The answer to one request, as the QUIC server gives it: `health` → healthy, `list_tools` →
- * the registry, `tool_call` → the registry's outcome; `undefined` for any other kind.
- * Never throws for tool failures (the registry turns them into `success:false`).
- */
-export async function dispatchRequest(
-  tools: ToolRegistry,
-  request: PluginRequest,
-  signal: AbortSignal,
-  stats?: OrchestratorStats,
-): Promise<PluginResponse | undefined> {
-  const req = request.request;
-  switch (req.case) {
-    case "health":
-      return create(PluginResponseSchema, {
-        requestId: request.requestId,
-        response: { case: "health", value: { status: HealthResult_Status.HEALTHY, message: "ok" } },
-      });
-    case "listTools":
-      return create(PluginResponseSchema, {
-        requestId: request.requestId,
-        response: {
-          case: "listTools",
-          value: {
-            tools: tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-          },
-        },
-      });
-    case "toolCall": {
-      if (stats) stats.toolCalls++;
-      const outcome = await tools.call(req.value.toolName, req.value.arguments ?? {}, { signal });
-      return create(PluginResponseSchema, {
-        requestId: request.requestId,
-        response: {
-          case: "toolCall",
-          value: outcome.success
-            ? { success: true, result: outcome.result }
-            : { success: false, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
-        },
-      });
-    }
-    default:
-      return undefined;
-  }
-}

@@ -194,10 +194,10 @@ describe("TlsSender against the TLS reference orchestrator", () => {
 
   it("an unsupported request kind is a protocol error for that call only", async () => {
     const e = await rejection(
-      sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "storageList", value: {} } })),
+      sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "boot", value: {} } })),
     );
     expect(e.kind).toBe("protocol");
-    expect(e.message).toMatch(/does not support.*storageList/);
+    expect(e.message).toMatch(/does not support.*boot/);
     expect((await sender.send(health())).response.case).toBe("health");
   });
 });
@@ -428,4 +428,22 @@ describe("the TLS orchestrator's per-connection limits and faults", () => {
       expect((await sender.send(health())).response.case).toBe("health");
     });
   }
+});
+
+describe("TLS reference orchestrator serves what the QUIC one serves", () => {
+  it("answers list_prompts and storage_list through the shared dispatch", async () => {
+    const own = await startTlsOrchestrator({ tls: pki.server });
+    const client = new TlsSender({ host: "127.0.0.1", port: own.port, tls: pki.client });
+    try {
+      const prompts = await client.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "listPrompts", value: {} } }));
+      expect(prompts.response.case).toBe("listPrompts");
+      if (prompts.response.case === "listPrompts") expect(prompts.response.value.prompts.map((p) => p.name)).toContain("greet");
+      const storage = await client.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "storageList", value: {} } }));
+      expect(storage.response.case).toBe("storageList");
+      if (storage.response.case === "storageList") expect(storage.response.value.entries.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+      await own.stop();
+    }
+  });
 });
