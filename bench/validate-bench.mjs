@@ -2,7 +2,7 @@
 /**
  * Benchmark of the offline validator (`orchestra-stdio validate`) on a generated capture.
  *
- *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH]
+ *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR]
  *
  * Writes a `serve --capture`-style file of about `sizeMB` MB into os.tmpdir() (or uses `--file`),
  * then measures, in the same run and on the same file:
@@ -13,7 +13,9 @@
  * and reports MB/s, messages/s (capture lines = JSON-RPC messages), and the ratios the targets
  * are stated in (full vs split+parse, jobs N vs split+parse). Each stage runs `R` times, stages
  * interleaved round by round so that a noisy neighbour hits all of them alike; the median is
- * reported. The file is deleted unless --keep (or --file) is given.
+ * reported, with the CPU seconds the process used (all threads) during the stage. The file is
+ * deleted unless --keep (or --file) is given. `--dist DIR` benchmarks another build of the
+ * project (default: this checkout's dist/).
  *
  * The generated session is meant to look like real MCP traffic: initialize exchange, tools/list
  * and prompts/list results with several entries, many tools/call requests with arguments and
@@ -25,9 +27,10 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, statSync, unlinkSync } from "node:fs";
 import { once } from "node:events";
-import { cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -35,20 +38,22 @@ const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
-const positional = args.filter((a, i) => !a.startsWith("--") && !(i > 0 && ["--jobs", "--runs", "--file"].includes(args[i - 1])));
+const positional = args.filter((a, i) => !a.startsWith("--") && !(i > 0 && ["--jobs", "--runs", "--file", "--dist"].includes(args[i - 1])));
 const sizeMB = Number(positional[0] ?? 200);
 const jobs = Number(option("--jobs", 2));
 const runs = Number(option("--runs", 3));
 const given = option("--file", undefined);
+const dist = option("--dist", undefined);
 const keep = flag("--keep") || given !== undefined;
 if (!Number.isFinite(sizeMB) || sizeMB <= 0 || !Number.isInteger(jobs) || jobs < 1 || !Number.isInteger(runs) || runs < 1) {
-  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH]");
+  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR]");
   process.exit(2);
 }
 
 let lib;
 try {
-  lib = await import(new URL("../dist/validate/index.js", import.meta.url).href);
+  const base = dist === undefined ? new URL("../dist/", import.meta.url) : pathToFileURL(`${resolve(dist)}/`);
+  lib = await import(new URL("validate/index.js", base).href);
 } catch (err) {
   console.error(`cannot load dist/validate/index.js (run npm run build first): ${err.message}`);
   process.exit(2);
@@ -95,7 +100,7 @@ const PROMPTS = [
 
 /**
  * Writes the capture. Returns counts for the report: messages (= lines), bytes in base64 blocks,
- * and how many invalid messages were planted (`faults`: each gives exactly one error finding).
+ * and how many invalid messages were planted (`faults`: each gives schema/result findings).
  */
 async function generate() {
   const rand = rng(20250618);
@@ -188,7 +193,7 @@ async function generate() {
           result = { content: blocks, isError: false };
         }
         if (n % 20011 === 0) {
-          // A planted fault: a text block without its text (one schema/result error).
+          // A planted fault: a text block without its text (schema/result errors).
           result = { content: [{ type: "text" }] };
           faults++;
         }
@@ -225,19 +230,54 @@ async function splitStage(parse) {
   return lines;
 }
 
-let expectedErrors;
+let plantedFaults;
+let referenceFindings;
 async function fullStage(jobCount) {
-  const { summary } = await validateFiles([file], { inputFormat: "capture", jobs: jobCount });
-  if (expectedErrors !== undefined && summary.errors !== expectedErrors) {
-    throw new Error(`expected ${expectedErrors} errors (planted faults), got ${summary.errors} (jobs ${jobCount})`);
+  const { findings, summary } = await validateFiles([file], { inputFormat: "capture", jobs: jobCount });
+  // Every planted fault must be found, and every thread count must report the same findings.
+  if (plantedFaults !== undefined && (summary.errors < plantedFaults || findings.some((f) => f.rule !== "schema/result"))) {
+    throw new Error(`expected only schema/result findings for ${plantedFaults} planted faults, got ${summary.errors} errors (jobs ${jobCount})`);
   }
+  const text = JSON.stringify(findings);
+  referenceFindings ??= text;
+  if (text !== referenceFindings) throw new Error(`jobs ${jobCount} reported other findings than the first full validation`);
   return summary.messages;
 }
 
+/**
+ * How much a second thread helps on this machine right now (it is shared: 2 cores, other jobs):
+ * the same JSON.parse workload on 1 thread, then on 2 threads at once; returns the throughput gain
+ * (2.0 = two free cores, 1.0 = no parallelism available).
+ */
+async function parallelCapacity() {
+  const body = `
+    const s = JSON.stringify({ a: Array.from({ length: 200 }, (_, i) => ({ id: i, name: "item" + i, v: [1, 2, 3] })) });
+    let k = 0;
+    for (let i = 0; i < 1500; i++) k += JSON.parse(s).a.length;
+    require("node:worker_threads").parentPort?.postMessage(k);`;
+  const { Worker } = await import("node:worker_threads");
+  const run = () =>
+    new Promise((resolveRun, reject) => {
+      const w = new Worker(body, { eval: true });
+      w.once("message", () => void w.terminate().then(resolveRun));
+      w.once("error", reject);
+    });
+  await run(); // warm-up
+  let t0 = performance.now();
+  await run();
+  const one = performance.now() - t0;
+  t0 = performance.now();
+  await Promise.all([run(), run()]);
+  const two = performance.now() - t0;
+  return (2 * one) / two;
+}
+
 async function measure(fn) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const count = await fn();
-  return { seconds: (performance.now() - t0) / 1000, count };
+  const cpu = process.cpuUsage(c0);
+  return { seconds: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, count };
 }
 
 const median = (xs) => {
@@ -251,7 +291,7 @@ try {
   if (given === undefined) {
     const g0 = performance.now();
     info = await generate();
-    expectedErrors = info.faults;
+    plantedFaults = info.faults;
     console.log(`generated ${(statSync(file).size / 1e6).toFixed(1)} MB capture in ${((performance.now() - g0) / 1000).toFixed(1)} s: ${file}`);
   }
   const bytes = statSync(file).size;
@@ -267,28 +307,37 @@ try {
     [`full validation, --jobs ${jobs}`, () => fullStage(jobs)],
   ];
   await splitStage(false); // warm the page cache
+  const capacityBefore = await parallelCapacity();
   const times = stages.map(() => []);
+  const cpuTimes = stages.map(() => []);
   const counts = stages.map(() => 0);
   for (let round = 0; round < runs; round++) {
     for (let i = 0; i < stages.length; i++) {
       const r = await measure(stages[i][1]);
       times[i].push(r.seconds);
+      cpuTimes[i].push(r.cpu);
       counts[i] = r.count;
     }
   }
   const secs = times.map(median);
+  const cpuSecs = cpuTimes.map(median);
   const pad = (s, n) => String(s).padEnd(n);
   const padl = (s, n) => String(s).padStart(n);
   console.log(`\nmedian of ${runs} run(s) per stage, ${(bytes / 1e6).toFixed(1)} MB\n`);
-  console.log(`${pad("stage", 30)}${padl("seconds", 9)}${padl("MB/s", 9)}${padl("messages/s", 13)}${padl("vs parse", 10)}`);
+  console.log(`${pad("stage", 30)}${padl("seconds", 9)}${padl("MB/s", 9)}${padl("messages/s", 13)}${padl("vs parse", 10)}${padl("CPU s", 8)}`);
   for (let i = 0; i < stages.length; i++) {
     const mbps = bytes / 1e6 / secs[i];
     console.log(
       `${pad(stages[i][0], 30)}${padl(secs[i].toFixed(2), 9)}${padl(mbps.toFixed(1), 9)}${padl(Math.round(counts[i] / secs[i]).toLocaleString("en-US"), 13)}` +
-        `${padl(`${(secs[1] / secs[i]).toFixed(2)}x`, 10)}`,
+        `${padl(`${(secs[1] / secs[i]).toFixed(2)}x`, 10)}${padl(cpuSecs[i].toFixed(2), 8)}`,
     );
   }
   console.log(`\nall runs (s): ${stages.map((s, i) => `${s[0]}: ${times[i].map((x) => x.toFixed(2)).join(" ")}`).join("; ")}`);
+  const capacityAfter = await parallelCapacity();
+  console.log(
+    `machine: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}; ` +
+      `a second thread gave ${capacityBefore.toFixed(2)}x before and ${capacityAfter.toFixed(2)}x after the stages (2.00x = two free cores)`,
+  );
   const one = secs[1] / secs[2];
   const many = secs[1] / secs[3];
   console.log(

@@ -17,6 +17,24 @@
  * get envelope checks only (their requests are not visible).
  */
 import { hasCapability, requiredCapability } from "./capabilities.js";
+import { defsFor, type Defs } from "./defs.js";
+import { IdRegistry } from "./ids.js";
+import {
+  factsOf,
+  isId,
+  isObject,
+  MISS,
+  newFacts,
+  SHAPE_BAD_METHOD,
+  SHAPE_BOTH,
+  SHAPE_ERROR,
+  SHAPE_NEITHER,
+  SHAPE_NOT_OBJECT,
+  SHAPE_NOTIFICATION,
+  SHAPE_REQUEST,
+  type CheckTarget,
+  type MessageFacts,
+} from "./facts.js";
 import { RULES, type RuleId } from "./rules.js";
 import { ValidateUsageError, type Direction, type Finding, type ProtocolValidators, type ValidatorResolver, type WireId } from "./types.js";
 import type { SchemaIssue } from "../mcp/validation.js";
@@ -68,12 +86,7 @@ interface ProgressState {
 
 type Phase = "pre" | "sent" | "answered" | "failed";
 
-/** Most ids remembered per direction for `session/reused-request-id` (bounds memory). */
-const MAX_REMEMBERED_IDS = 1 << 20;
-
 const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is Id => typeof v === "string" || typeof v === "number";
 const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
 const arrow = (d: Direction): string => (d === "c2s" ? "client→server" : "server→client");
 
@@ -87,6 +100,7 @@ export class SessionChecker {
   readonly versions: string[] = [];
 
   private v!: ProtocolValidators;
+  private defs!: Defs;
   private version = "";
   /** The version the session speaks (forced, negotiated or requested), for version-dependent rules. */
   private spoken: string | undefined;
@@ -97,12 +111,13 @@ export class SessionChecker {
   private serverCaps: Json | undefined;
   private clientCaps: Json | undefined;
   private inflight = { c2s: new Map<Id, Pending>(), s2c: new Map<Id, Pending>() };
-  private used = { c2s: new Map<Id, number>(), s2c: new Map<Id, number>() };
+  private used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
   private progress = { c2s: new Map<Id, ProgressState>(), s2c: new Map<Id, ProgressState>() };
   /** Invalid messages per sender that a null-id error response may legitimately answer. */
   private nullIdBudget = { c2s: 0, s2c: 0 };
   private notified = { c2s: false, s2c: false };
-  private envelope = { request: "", notification: "", result: "", error: "" };
+  /** Reused for every message (no per-message allocation). */
+  private readonly facts: MessageFacts = newFacts();
 
   /** @throws Error when `ctx.defaultVersion` (or the forced version) has no validators. */
   constructor(private readonly ctx: CheckerContext) {
@@ -121,7 +136,16 @@ export class SessionChecker {
       this.batch(value, origin, dir);
       return;
     }
-    this.one(value, origin, dir, "");
+    this.one(factsOf(value, this.facts), origin, dir, "");
+  }
+
+  /**
+   * Checks one message (not a batch) given as facts, e.g. decoded from a `--jobs` worker's row;
+   * schema checks use `facts.value` or, without it, `facts.source`. Same findings as
+   * {@link message} on the message the facts describe.
+   */
+  apply(facts: MessageFacts, origin: Origin, dir: Direction): void {
+    this.one(facts, origin, dir, "");
   }
 
   /** Records a line that was not JSON (`json/parse-error`). `error` is the parser's message. */
@@ -144,7 +168,8 @@ export class SessionChecker {
           p.location === undefined ? { line: p.line } : { line: p.line, location: p.location },
           dir,
           `${arrow(dir)} request ${p.method} id ${showId(id)} was never answered`,
-          { id, method: p.method },
+          id,
+          p.method,
         );
       }
     }
@@ -172,95 +197,91 @@ export class SessionChecker {
     }
     items.forEach((item, i) => {
       if (isObject(item) && item.method === "initialize") {
-        this.emit("session/batch-not-allowed", origin, dir, "the initialize request MUST NOT be part of a JSON-RPC batch", {
-          pointer: `/${i}`,
-          method: "initialize",
-          ...(isId(item.id) ? { id: item.id } : {}),
-        });
+        this.emit(
+          "session/batch-not-allowed",
+          origin,
+          dir,
+          "the initialize request MUST NOT be part of a JSON-RPC batch",
+          isId(item.id) ? item.id : undefined,
+          "initialize",
+          `/${i}`,
+        );
       }
-      this.one(item, origin, dir, `/${i}`);
+      this.one(factsOf(item, this.facts), origin, dir, `/${i}`);
     });
   }
 
-  private one(msg: unknown, origin: Origin, dir: Direction, prefix: string): void {
+  private one(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     this.messages++;
-    if (!isObject(msg)) {
-      this.nullIdBudget[dir]++;
-      this.emit("jsonrpc/invalid", origin, dir, `a JSON-RPC message must be an object, got ${kindOf(msg)}`, ptr(prefix));
-      return;
-    }
-    const jsonrpcOk = msg.jsonrpc === "2.0";
-    if ("method" in msg) {
-      if (typeof msg.method !== "string") {
-        if (!isId(msg.id)) this.nullIdBudget[dir]++;
-        this.emit("jsonrpc/invalid", origin, dir, `"method" must be a string, got ${kindOf(msg.method)}`, {
-          pointer: `${prefix}/method`,
-        });
+    switch (f.shape) {
+      case SHAPE_NOT_OBJECT:
+        this.nullIdBudget[dir]++;
+        this.emit("jsonrpc/invalid", origin, dir, `a JSON-RPC message must be an object, got ${f.kind}`, undefined, undefined, prefix === "" ? undefined : prefix);
         return;
-      }
-      if (!jsonrpcOk) this.badVersion(msg, origin, dir, prefix, msg.method);
-      if ("id" in msg && msg.id !== undefined) this.request(msg, msg.method, origin, dir, prefix, jsonrpcOk);
-      else this.notification(msg, msg.method, origin, dir, prefix, jsonrpcOk);
-      return;
+      case SHAPE_BAD_METHOD:
+        if (!isId(f.id)) this.nullIdBudget[dir]++;
+        this.emit("jsonrpc/invalid", origin, dir, `"method" must be a string, got ${f.kind}`, undefined, undefined, `${prefix}/method`);
+        return;
+      case SHAPE_REQUEST:
+        if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, f.method);
+        this.request(f, origin, dir, prefix);
+        return;
+      case SHAPE_NOTIFICATION:
+        if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, f.method);
+        this.notification(f, origin, dir, prefix);
+        return;
+      case SHAPE_BOTH:
+        this.emit("jsonrpc/invalid", origin, dir, 'a response must not contain both "result" and "error"', idOnly(f.id), undefined, prefix);
+        return;
+      case SHAPE_NEITHER:
+        if (!isId(f.id)) this.nullIdBudget[dir]++;
+        this.emit(
+          "jsonrpc/invalid",
+          origin,
+          dir,
+          'neither a request/notification ("method") nor a response ("result"/"error")',
+          idOnly(f.id),
+          undefined,
+          prefix,
+        );
+        return;
+      default:
+        if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, undefined);
+        this.response(f, origin, dir, prefix, f.shape === SHAPE_ERROR);
     }
-    const hasResult = "result" in msg;
-    const hasError = "error" in msg;
-    if (hasResult && hasError) {
-      this.emit("jsonrpc/invalid", origin, dir, 'a response must not contain both "result" and "error"', {
-        pointer: prefix,
-        ...(isId(msg.id) ? { id: msg.id } : {}),
-      });
-      return;
-    }
-    if (!hasResult && !hasError) {
-      if (!isId(msg.id)) this.nullIdBudget[dir]++;
-      this.emit("jsonrpc/invalid", origin, dir, 'neither a request/notification ("method") nor a response ("result"/"error")', {
-        pointer: prefix,
-        ...(isId(msg.id) ? { id: msg.id } : {}),
-      });
-      return;
-    }
-    if (!jsonrpcOk) this.badVersion(msg, origin, dir, prefix, undefined);
-    this.response(msg, origin, dir, prefix, hasError, jsonrpcOk);
   }
 
-  private badVersion(msg: Json, origin: Origin, dir: Direction, prefix: string, method: string | undefined): void {
-    this.emit("jsonrpc/invalid", origin, dir, `"jsonrpc" must be "2.0", got ${showId(msg.jsonrpc)}`, {
-      pointer: `${prefix}/jsonrpc`,
-      ...(method === undefined ? {} : { method }),
-      ...(isId(msg.id) ? { id: msg.id } : {}),
-    });
+  private badVersion(f: MessageFacts, origin: Origin, dir: Direction, prefix: string, method: string | undefined): void {
+    this.emit("jsonrpc/invalid", origin, dir, `"jsonrpc" must be "2.0", got ${showId(f.jsonrpc)}`, idOnly(f.id), method, `${prefix}/jsonrpc`);
   }
 
   // --- requests --------------------------------------------------------------------------------
 
-  private request(msg: Json, method: string, origin: Origin, dir: Direction, prefix: string, jsonrpcOk: boolean): void {
-    const rawId = msg.id as unknown;
+  private request(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+    const rawId = f.id;
+    const method = f.method;
     const id = isId(rawId) ? rawId : undefined;
-    const about = { method, ...(isId(rawId) || rawId === null ? { id: rawId as WireId } : {}) };
+    const aboutId = wireId(rawId);
 
     if (method === "initialize" && dir === "c2s") {
       if (this.phase !== "pre") this.restart(origin);
-      this.onInitializeRequest(msg);
+      this.onInitializeRequest(f);
     } else {
-      this.lifecycleRequest(method, origin, dir, about);
+      this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
-    if (jsonrpcOk) this.check(this.envelope.request, msg, "schema/envelope", origin, dir, prefix, about);
-    const def = this.definition(dir, method, origin, about);
+    if (f.jsonrpcOk) this.check(this.defs.envelope.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
+    const def = this.definition(dir, method, origin, aboutId);
     let notificationMethod = false;
     if (def !== undefined) {
       if (def.kind === "notification") {
         notificationMethod = true;
-        this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a notification but was sent with id ${showId(rawId)}`, {
-          ...about,
-          pointer: `${prefix}/id`,
-        });
+        this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a notification but was sent with id ${showId(rawId)}`, aboutId, method, `${prefix}/id`);
       } else {
-        this.check(def.definition, msg, "schema/request", origin, dir, prefix, about);
+        this.check(def.definition, "message", f, "schema/request", origin, dir, prefix, aboutId, method);
       }
     }
-    if (!notificationMethod) this.capability(dir, "request", method, origin, about);
+    if (!notificationMethod) this.capability(dir, "request", method, origin, aboutId);
 
     if (id === undefined) return;
     const inflight = this.inflight[dir];
@@ -271,42 +292,33 @@ export class SessionChecker {
         origin,
         dir,
         `request id ${showId(id)} reused while the ${earlier.method} request with that id (line ${earlier.line}) is still in flight`,
-        about,
+        aboutId,
+        method,
       );
     } else {
-      const firstLine = this.used[dir].get(id);
+      const used = this.used[dir];
+      const firstLine = used.firstLine(id);
       if (firstLine !== undefined) {
-        this.emit(
-          "session/reused-request-id",
-          origin,
-          dir,
-          `request id ${showId(id)} was already used by the ${arrow(dir)} side at line ${firstLine}`,
-          about,
-        );
-      } else if (this.used[dir].size < MAX_REMEMBERED_IDS) {
-        this.used[dir].set(id, origin.line);
+        this.emit("session/reused-request-id", origin, dir, `request id ${showId(id)} was already used by the ${arrow(dir)} side at line ${firstLine}`, aboutId, method);
+      } else {
+        used.remember(id, origin.line);
       }
     }
     if (!this.ctx.bidirectional) return;
-    const pending: Pending = { line: origin.line, method, cancelled: false, notificationMethod };
-    if (origin.location !== undefined) pending.location = origin.location;
-    const params = msg.params;
-    if (isObject(params) && isObject(params._meta) && isId(params._meta.progressToken)) {
-      pending.progressToken = params._meta.progressToken;
-      this.progress[dir].set(params._meta.progressToken, { requestId: id });
-    }
+    const pending: Pending = { line: origin.line, location: origin.location, method, cancelled: false, notificationMethod, progressToken: f.token };
+    if (f.token !== undefined) this.progress[dir].set(f.token, { requestId: id, last: undefined });
     inflight.set(id, pending);
   }
 
-  private lifecycleRequest(method: string, origin: Origin, dir: Direction, about: Partial<Finding>): void {
+  private lifecycleRequest(method: string, origin: Origin, dir: Direction, aboutId: WireId | undefined): void {
     if (this.phase === "pre") {
-      this.initializeFirst(origin, dir, `request ${method}`, about);
+      this.initializeFirst(origin, dir, `request ${method}`, method, aboutId);
       return;
     }
     if (!this.ctx.bidirectional || method === "ping") return;
     if (dir === "c2s") {
       if (this.phase === "sent") {
-        this.emit("session/premature-request", origin, dir, `client sent ${method} before the server answered initialize`, about);
+        this.emit("session/premature-request", origin, dir, `client sent ${method} before the server answered initialize`, aboutId, method);
       } else if (this.phase === "answered" && !this.initializedSent && !this.initializedMissingReported) {
         this.initializedMissingReported = true;
         this.emit(
@@ -314,15 +326,16 @@ export class SessionChecker {
           origin,
           dir,
           `client sent ${method} after the initialize result without sending notifications/initialized first`,
-          about,
+          aboutId,
+          method,
         );
       }
     } else if (!this.initializedSent && this.phase !== "failed") {
-      this.emit("session/premature-request", origin, dir, `server sent ${method} before the client's notifications/initialized`, about);
+      this.emit("session/premature-request", origin, dir, `server sent ${method} before the client's notifications/initialized`, aboutId, method);
     }
   }
 
-  private initializeFirst(origin: Origin, dir: Direction, what: string, about: Partial<Finding>): void {
+  private initializeFirst(origin: Origin, dir: Direction, what: string, method: string, aboutId: WireId | undefined): void {
     if (!this.ctx.bidirectional && dir === "s2c") return;
     if (this.initializeFirstReported[dir]) return;
     this.initializeFirstReported[dir] = true;
@@ -333,16 +346,16 @@ export class SessionChecker {
       dir === "c2s"
         ? `client sent ${what} before the initialize request (later ones are not reported)`
         : `server sent ${what} before the client's initialize request (later ones are not reported)`,
-      about,
+      aboutId,
+      method,
     );
   }
 
-  private onInitializeRequest(msg: Json): void {
+  private onInitializeRequest(f: MessageFacts): void {
     this.phase = "sent";
-    const params = isObject(msg.params) ? msg.params : undefined;
-    this.clientCaps = params !== undefined && isObject(params.capabilities) ? params.capabilities : undefined;
-    const requested = params?.protocolVersion;
-    if (this.ctx.forcedVersion === undefined && typeof requested === "string") {
+    this.clientCaps = f.clientCaps;
+    const requested = f.requestedVersion;
+    if (this.ctx.forcedVersion === undefined && requested !== undefined) {
       this.spoken = requested;
       if (requested !== this.version) this.switchTo(requested);
     }
@@ -350,53 +363,46 @@ export class SessionChecker {
 
   // --- notifications ---------------------------------------------------------------------------
 
-  private notification(msg: Json, method: string, origin: Origin, dir: Direction, prefix: string, jsonrpcOk: boolean): void {
-    const about = { method };
-    if (this.phase === "pre") this.initializeFirst(origin, dir, `notification ${method}`, about);
-    if (jsonrpcOk) this.check(this.envelope.notification, msg, "schema/envelope", origin, dir, prefix, about);
-    const def = this.definition(dir, method, origin, about);
+  private notification(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+    const method = f.method;
+    if (this.phase === "pre") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
+    if (f.jsonrpcOk) this.check(this.defs.envelope.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
+    const def = this.definition(dir, method, origin, undefined);
     if (def !== undefined) {
       if (def.kind === "request") {
-        this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, {
-          ...about,
-          pointer: prefix,
-        });
+        this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, undefined, method, prefix);
       } else {
-        this.check(def.definition, msg, "schema/notification", origin, dir, prefix, about);
+        this.check(def.definition, "message", f, "schema/notification", origin, dir, prefix, undefined, method);
       }
     }
     this.notified[dir] = true;
-    const params = isObject(msg.params) ? msg.params : undefined;
 
     if (method === "notifications/initialized" && dir === "c2s") {
       if (this.ctx.bidirectional && this.phase === "sent") {
-        this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", about);
+        this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", undefined, method);
       }
       this.initializedSent = true;
       if (!this.ctx.bidirectional && this.phase === "sent") this.phase = "answered";
     } else if (method === "notifications/cancelled" && this.ctx.bidirectional) {
-      const requestId = params?.requestId;
+      const requestId = f.paramsObject ? f.requestId : undefined;
       const pending = isId(requestId) ? this.inflight[dir].get(requestId) : undefined;
       if (pending !== undefined) {
         if (pending.method === "initialize") {
           // Invalid cancellation: the receiver must ignore it, so answering stays correct.
-          this.emit("session/cancel-initialize", origin, dir, "the initialize request MUST NOT be cancelled", {
-            ...about,
-            id: requestId as Id,
-          });
+          this.emit("session/cancel-initialize", origin, dir, "the initialize request MUST NOT be cancelled", requestId as Id, method);
         } else {
           pending.cancelled = true;
         }
       }
-    } else if (method === "notifications/progress" && this.ctx.bidirectional && params !== undefined) {
-      this.progressNotification(params, origin, dir, about);
+    } else if (method === "notifications/progress" && this.ctx.bidirectional && f.paramsObject) {
+      this.progressNotification(f, origin, dir, method);
     }
-    this.capability(dir, "notification", method, origin, about);
+    this.capability(dir, "notification", method, origin, undefined);
   }
 
-  private progressNotification(params: Json, origin: Origin, dir: Direction, about: Partial<Finding>): void {
-    const token = params.progressToken;
-    if (!isId(token)) return; // the schema check reports it
+  private progressNotification(f: MessageFacts, origin: Origin, dir: Direction, method: string): void {
+    const token = f.token;
+    if (token === undefined) return; // the schema check reports it
     const state = this.progress[other(dir)].get(token);
     if (state === undefined) {
       this.emit(
@@ -404,11 +410,13 @@ export class SessionChecker {
         origin,
         dir,
         `progress token ${showId(token)} belongs to no in-flight ${arrow(other(dir))} request`,
-        { ...about, pointer: "/params/progressToken" },
+        undefined,
+        method,
+        "/params/progressToken",
       );
       return;
     }
-    const value = params.progress;
+    const value = f.progress;
     if (typeof value !== "number") return;
     if (state.last !== undefined && !(value > state.last)) {
       this.emit(
@@ -416,7 +424,9 @@ export class SessionChecker {
         origin,
         dir,
         `progress ${value} for token ${showId(token)} does not increase (previous ${state.last})`,
-        { ...about, pointer: "/params/progress", id: state.requestId },
+        state.requestId,
+        method,
+        "/params/progress",
       );
     }
     state.last = value;
@@ -424,20 +434,13 @@ export class SessionChecker {
 
   // --- responses -------------------------------------------------------------------------------
 
-  private response(msg: Json, origin: Origin, dir: Direction, prefix: string, isError: boolean, jsonrpcOk: boolean): void {
-    const rawId = msg.id;
+  private response(f: MessageFacts, origin: Origin, dir: Direction, prefix: string, isError: boolean): void {
+    const rawId = f.id;
     const from = other(dir);
-    const about: Partial<Finding> = isId(rawId) || rawId === null ? { id: rawId } : {};
-    if (jsonrpcOk) {
-      this.check(
-        isError ? this.envelope.error : this.envelope.result,
-        msg,
-        isError ? "schema/error-response" : "schema/envelope",
-        origin,
-        dir,
-        prefix,
-        about,
-      );
+    const aboutId = wireId(rawId);
+    if (f.jsonrpcOk) {
+      const env = this.defs.envelope;
+      this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
     }
 
     if (rawId === null || rawId === undefined) {
@@ -451,7 +454,7 @@ export class SessionChecker {
           origin,
           dir,
           "a result without a request id can only answer a notification; notifications MUST NOT be answered",
-          about,
+          aboutId,
         );
       } else if (this.ctx.bidirectional) {
         if (this.notified[from]) {
@@ -460,10 +463,10 @@ export class SessionChecker {
             origin,
             dir,
             `error response with a null id, but the ${arrow(from)} side sent no unparseable or invalid message to reject; notifications MUST NOT be answered`,
-            about,
+            aboutId,
           );
         } else {
-          this.emit("session/unmatched-response", origin, dir, "error response with a null id answers no invalid message", about);
+          this.emit("session/unmatched-response", origin, dir, "error response with a null id answers no invalid message", aboutId);
         }
       }
       return;
@@ -471,15 +474,16 @@ export class SessionChecker {
     if (!isId(rawId)) return; // the envelope check reports the bad id type
 
     if (!this.ctx.bidirectional) {
-      if (dir === "s2c" && !isError && this.phase !== "answered" && looksLikeInitializeResult(msg.result)) {
-        this.onInitializeResult(msg.result as Json, origin, dir);
+      if (dir === "s2c" && !isError && this.phase !== "answered" && looksLikeInitializeResult(f.result)) {
+        this.onInitializeResult(f.result as Json, origin, dir);
       }
       return;
     }
 
-    const pending = this.inflight[from].get(rawId);
+    const inflight = this.inflight[from];
+    const pending = inflight.get(rawId);
     if (pending === undefined) {
-      const firstLine = this.used[from].get(rawId);
+      const firstLine = this.used[from].firstLine(rawId);
       this.emit(
         "session/unmatched-response",
         origin,
@@ -487,42 +491,34 @@ export class SessionChecker {
         firstLine !== undefined
           ? `response id ${showId(rawId)}: the ${arrow(from)} request with this id (line ${firstLine}) was already answered`
           : `response id ${showId(rawId)} matches no ${arrow(from)} request`,
-        about,
+        aboutId,
       );
       return;
     }
-    this.inflight[from].delete(rawId);
+    inflight.delete(rawId);
     if (pending.progressToken !== undefined) this.progress[from].delete(pending.progressToken);
-    const withMethod = { ...about, method: pending.method };
     if (pending.notificationMethod) {
       this.emit(
         "session/response-to-notification",
         origin,
         dir,
         `response to ${pending.method} (line ${pending.line}), a notification method sent with an id`,
-        withMethod,
+        aboutId,
+        pending.method,
       );
       return;
     }
     if (pending.cancelled) {
-      this.emit(
-        "session/answered-after-cancel",
-        origin,
-        dir,
-        `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`,
-        withMethod,
-      );
+      this.emit("session/answered-after-cancel", origin, dir, `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`, aboutId, pending.method);
     }
     if (pending.method === "initialize" && from === "c2s") {
       if (isError) this.phase = "failed";
-      else if (isObject(msg.result)) this.onInitializeResult(msg.result, origin, dir);
+      else if (isObject(f.result)) this.onInitializeResult(f.result, origin, dir);
       else this.phase = "answered";
     }
     if (!isError) {
-      const def = this.v.messageDefinition(from, pending.method);
-      if (def?.resultDefinition !== undefined && this.v.has(def.resultDefinition)) {
-        this.check(def.resultDefinition, msg.result, "schema/result", origin, dir, `${prefix}/result`, withMethod);
-      }
+      const resultDef = this.defs.method(from, pending.method).result;
+      if (resultDef !== undefined) this.check(resultDef, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method);
     }
   }
 
@@ -531,7 +527,6 @@ export class SessionChecker {
     this.serverCaps = isObject(result.capabilities) ? result.capabilities : undefined;
     const negotiated = result.protocolVersion;
     if (typeof negotiated !== "string") return; // the result check reports it
-    const about = { method: "initialize" };
     if (this.ctx.forcedVersion !== undefined) {
       if (negotiated !== this.ctx.forcedVersion) {
         this.emit(
@@ -539,7 +534,9 @@ export class SessionChecker {
           origin,
           dir,
           `the session negotiated protocol version ${negotiated}; checking against --protocol-version ${this.ctx.forcedVersion}`,
-          { ...about, pointer: "/result/protocolVersion" },
+          undefined,
+          "initialize",
+          "/result/protocolVersion",
         );
       }
       return;
@@ -551,7 +548,9 @@ export class SessionChecker {
         origin,
         dir,
         `no validators for negotiated protocol version ${negotiated}; checking against ${this.version}`,
-        { ...about, pointer: "/result/protocolVersion" },
+        undefined,
+        "initialize",
+        "/result/protocolVersion",
       );
     }
   }
@@ -560,13 +559,7 @@ export class SessionChecker {
 
   private restart(origin: Origin): void {
     if (!this.ctx.restartsExpected) {
-      this.emit(
-        "session/reinitialize",
-        origin,
-        "c2s",
-        "second initialize request; checking continues as a new session",
-        { method: "initialize" },
-      );
+      this.emit("session/reinitialize", origin, "c2s", "second initialize request; checking continues as a new session", undefined, "initialize");
     }
     this.finish();
     this.sessions++;
@@ -577,7 +570,7 @@ export class SessionChecker {
     this.serverCaps = undefined;
     this.clientCaps = undefined;
     this.inflight = { c2s: new Map(), s2c: new Map() };
-    this.used = { c2s: new Map(), s2c: new Map() };
+    this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
     this.progress = { c2s: new Map(), s2c: new Map() };
     this.nullIdBudget = { c2s: 0, s2c: 0 };
     this.notified = { c2s: false, s2c: false };
@@ -595,54 +588,60 @@ export class SessionChecker {
     const v = this.ctx.resolve(version);
     if (v === undefined) return false;
     this.v = v;
+    this.defs = defsFor(v);
     this.version = version;
-    const pick = (...names: string[]): string => names.find((n) => v.has(n)) ?? "";
-    this.envelope = {
-      request: pick("JSONRPCRequest"),
-      notification: pick("JSONRPCNotification"),
-      result: pick("JSONRPCResultResponse", "JSONRPCResponse"),
-      error: pick("JSONRPCErrorResponse", "JSONRPCError"),
-    };
     return true;
   }
 
-  private definition(dir: Direction, method: string, origin: Origin, about: Partial<Finding>): MessageDef | undefined {
-    const def = this.v.messageDefinition(dir, method);
+  private definition(dir: Direction, method: string, origin: Origin, aboutId: WireId | undefined): MessageDef | undefined {
+    const def = this.defs.method(dir, method).def;
     if (def !== undefined) return def;
-    if (this.v.messageDefinition(other(dir), method) !== undefined) {
-      this.emit("session/wrong-direction", origin, dir, `${method} is only defined ${arrow(other(dir))}, but was sent ${arrow(dir)}`, about);
+    if (this.defs.method(other(dir), method).def !== undefined) {
+      this.emit("session/wrong-direction", origin, dir, `${method} is only defined ${arrow(other(dir))}, but was sent ${arrow(dir)}`, aboutId, method);
     } else {
-      this.emit("schema/unknown-method", origin, dir, `method ${method} is not defined by the schema for protocol version ${this.version}`, about);
+      this.emit("schema/unknown-method", origin, dir, `method ${method} is not defined by the schema for protocol version ${this.version}`, aboutId, method);
     }
     return undefined;
   }
 
-  private capability(dir: Direction, kind: "request" | "notification", method: string, origin: Origin, about: Partial<Finding>): void {
+  private capability(dir: Direction, kind: "request" | "notification", method: string, origin: Origin, aboutId: WireId | undefined): void {
     const req = requiredCapability(dir, kind, method, this.speaks());
     if (req === undefined) return;
     const caps = req.side === "server" ? this.serverCaps : this.clientCaps;
     if (caps === undefined || hasCapability(caps, req)) return;
     const what = `${req.side} capability ${req.path.join(".")}`;
     if (kind === "request") {
-      this.emit("session/missing-capability", origin, dir, `${method} needs the ${what}, which the initialize exchange did not advertise`, about);
+      this.emit("session/missing-capability", origin, dir, `${method} needs the ${what}, which the initialize exchange did not advertise`, aboutId, method);
     } else {
-      this.emit("session/unadvertised-notification", origin, dir, `${method} sent without advertising the ${what}`, about);
+      this.emit("session/unadvertised-notification", origin, dir, `${method} sent without advertising the ${what}`, aboutId, method);
     }
+  }
+
+  /** Schema issues of `definition` on the message (or its result): the worker's verdict when there is one. */
+  private verdict(definition: string, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
+    if (f.value === undefined && f.source !== undefined) {
+      const known = f.source.verdict(f.row, definition, target, this.version);
+      if (known !== MISS) return known;
+      f.value = f.source.materialize(f.row);
+    }
+    return this.v.validate(definition, target === "result" ? (f.value as Json).result : f.value);
   }
 
   private check(
     definition: string,
-    data: unknown,
+    target: CheckTarget,
+    f: MessageFacts,
     rule: RuleId,
     origin: Origin,
     dir: Direction,
     prefix: string,
-    about: Partial<Finding>,
+    id: WireId | undefined,
+    method: string | undefined,
   ): void {
     if (definition === "") return; // envelope definition absent from a custom schema
     let issues: SchemaIssue[] | null;
     try {
-      issues = this.v.validate(definition, data);
+      issues = this.verdict(definition, target, f);
     } catch (err) {
       // Unknown definition or a runtime-compiled schema that does not compile: not the traffic's fault.
       throw new ValidateUsageError(
@@ -656,24 +655,21 @@ export class SessionChecker {
       const issue = issues[i]!;
       let message = `${issue.definition || definition}: ${issue.pointer === "" ? "(root)" : issue.pointer} ${issue.reason}`;
       if (i === shown - 1 && issues.length > shown) message += ` (+${issues.length - shown} more issues)`;
-      this.emit(rule, origin, dir, message, { ...about, pointer: prefix + issue.pointer });
+      this.emit(rule, origin, dir, message, id, method, prefix + issue.pointer);
     }
   }
 
-  private emit(rule: RuleId, origin: Origin, dir: Direction, message: string, extra: Partial<Finding> = {}): void {
+  /** Builds and emits a finding; `id`, `method` and `pointer` are left out when undefined. */
+  private emit(rule: RuleId, origin: Origin, dir: Direction, message: string, id?: WireId, method?: string, pointer?: string): void {
     // Built in the documented key order (file, line, direction, id, method, rule, ...): the JSON
     // reporter prints keys in insertion order.
-    const finding: Finding = {
-      file: this.ctx.file,
-      line: origin.line,
-      direction: dir,
-      ...(extra.id !== undefined ? { id: extra.id } : {}),
-      ...(extra.method !== undefined ? { method: extra.method } : {}),
-      rule,
-      severity: RULES[rule].severity,
-      ...(extra.pointer !== undefined ? { pointer: extra.pointer } : {}),
-      message,
-    };
+    const finding = { file: this.ctx.file, line: origin.line, direction: dir } as Finding;
+    if (id !== undefined) finding.id = id;
+    if (method !== undefined) finding.method = method;
+    finding.rule = rule;
+    finding.severity = RULES[rule].severity;
+    if (pointer !== undefined) finding.pointer = pointer;
+    finding.message = message;
     const label = this.sessionLabel();
     if (label !== undefined) finding.session = label;
     if (origin.location !== undefined) finding.location = origin.location;
@@ -686,14 +682,14 @@ export class SessionChecker {
   }
 }
 
-function ptr(prefix: string): Partial<Finding> {
-  return prefix === "" ? {} : { pointer: prefix };
+/** The id as findings carry it: string, number or null; undefined for absent or other values. */
+function wireId(raw: unknown): WireId | undefined {
+  return isId(raw) || raw === null ? raw : undefined;
 }
 
-function kindOf(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "an array";
-  return typeof v;
+/** The id when it is a string or number (findings about invalid messages leave out null). */
+function idOnly(raw: unknown): WireId | undefined {
+  return isId(raw) ? raw : undefined;
 }
 
 function looksLikeInitializeResult(result: unknown): boolean {

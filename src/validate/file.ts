@@ -1,8 +1,11 @@
 /**
- * Validates one input (a path, or `-` for stdin): opens it, sniffs the format, streams it through
- * the {@link LineSplitter} and the format's reader into {@link SessionChecker}s, and returns the
- * file's {@link FileSummary}. Line formats are read in 1 MiB chunks with flat memory; HAR files are
- * read whole (see `readers/har.ts`).
+ * Validates one input (a path, or `-` for stdin) on the calling thread: opens it, sniffs the
+ * format, streams it through the {@link LineSplitter} and the format's reader into
+ * {@link SessionChecker}s, and returns the file's {@link FileSummary}. Line formats are read in
+ * 1 MiB chunks with flat memory; HAR files are read whole (see `readers/har.ts`).
+ *
+ * {@link FileState} (per-file checkers, reader dispatch and summary) is shared with the `--jobs`
+ * pipeline (`pipeline.ts`), which feeds it from worker threads instead.
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
@@ -15,10 +18,131 @@ import { readHar } from "./readers/har.js";
 import { jsonlReader } from "./readers/jsonl.js";
 import { RULES } from "./rules.js";
 import type { ValidatorSetup } from "./setup.js";
-import type { FileSummary, Finding, InputFormat, ValidateOptions } from "./types.js";
+import type { Direction, FileSummary, Finding, InputFormat, ValidateOptions } from "./types.js";
 
 /** Chunk size for file reads, bytes. */
 export const CHUNK_BYTES = 1 << 20;
+
+/** Default `maxLineBytes`: 64 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** The line consumer of a line-oriented format (`har` is not one). */
+export function lineReader(format: Exclude<InputFormat, "har">, out: Dispatch, dir: Direction): LineConsumer {
+  return format === "capture" ? captureReader(out) : format === "claude-log" ? claudeLogReader(out) : jsonlReader(out, dir);
+}
+
+/** The `input/line-too-long` message for a dropped line of `bytes` bytes. */
+export function tooLongMessage(bytes: number, maxLine: number): string {
+  return `line of ${bytes} bytes exceeds the ${maxLine}-byte limit; skipped`;
+}
+
+/**
+ * The state of one input file being validated: its summary, one {@link SessionChecker} per
+ * session (Claude logs: per server), and the {@link Dispatch} that readers feed. Findings go to
+ * `emit` in the order they are found and are counted into the summary.
+ */
+export class FileState {
+  readonly summary: FileSummary;
+  readonly dispatch: Dispatch;
+  readonly checkers = new Map<string, SessionChecker>();
+  /** The format in use; set before messages are dispatched. */
+  format: InputFormat = "jsonl";
+  private readonly count: (f: Finding) => void;
+  private lastKey = "";
+  private lastChecker: SessionChecker | undefined;
+
+  constructor(
+    path: string,
+    private readonly options: ValidateOptions,
+    private readonly setup: ValidatorSetup,
+    emit: (finding: Finding) => void,
+  ) {
+    const summary: FileSummary = {
+      file: path,
+      bytes: 0,
+      lines: 0,
+      messages: 0,
+      skipped: 0,
+      errors: 0,
+      warnings: 0,
+      protocolVersions: [],
+      sessions: 0,
+    };
+    this.summary = summary;
+    this.count = (f) => {
+      if (f.severity === "error") summary.errors++;
+      else summary.warnings++;
+      emit(f);
+    };
+    this.dispatch = {
+      message: (value, origin, dir, session) => this.checkerFor(session).message(value, origin, dir),
+      unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
+      problem: (rule, origin, message) => {
+        const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
+        if (origin.location !== undefined) f.location = origin.location;
+        this.count(f);
+      },
+      skip: () => {
+        summary.skipped++;
+      },
+    };
+  }
+
+  /** The checker of `session` (undefined: the file's only session), created on first use. */
+  checkerFor(session: string | undefined): SessionChecker {
+    const key = session ?? "";
+    if (key === this.lastKey && this.lastChecker !== undefined) return this.lastChecker;
+    let c = this.checkers.get(key);
+    if (c === undefined) {
+      const setup = this.setup;
+      c = new SessionChecker({
+        file: this.summary.file,
+        bidirectional: this.format !== "jsonl",
+        restartsExpected: this.format === "claude-log" || this.format === "har",
+        defaultVersion: setup.defaultVersion,
+        resolve: setup.resolve,
+        maxIssues: this.options.maxIssuesPerMessage ?? 20,
+        emit: this.count,
+        ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
+        ...(session === undefined ? {} : { session }),
+      });
+      this.checkers.set(key, c);
+    }
+    this.lastKey = key;
+    this.lastChecker = c;
+    return c;
+  }
+
+  /** Records that the input could not be read (`input/unreadable`, exit code 2). */
+  unreadable(err: unknown): void {
+    const text = err instanceof Error ? err.message : String(err);
+    this.summary.unreadable = text;
+    this.count({ file: this.summary.file, line: 0, rule: "input/unreadable", severity: "error", message: `cannot read input: ${text}` });
+  }
+
+  /** Dispatches the messages of a whole HAR document; an input that is not HAR is unreadable. */
+  har(text: string): void {
+    const result = readHar(text, this.dispatch);
+    this.summary.lines = result.entries;
+    if (result.error !== undefined) this.unreadable(new Error(result.error));
+  }
+
+  /**
+   * Ends the file: when `complete` (the input was read to its end), each session's end-of-session
+   * findings; then the message, session and version totals. Returns the summary.
+   */
+  finish(complete: boolean): FileSummary {
+    const summary = this.summary;
+    for (const c of this.checkers.values()) {
+      if (complete) c.finish();
+      summary.messages += c.messages;
+      summary.sessions += c.sessions;
+      summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
+    }
+    summary.protocolVersions = [...new Set(summary.protocolVersions)];
+    return summary;
+  }
+}
 
 interface Input {
   size: number | undefined;
@@ -41,9 +165,10 @@ async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined)
 const toBuffer = (c: Buffer | string): Buffer => (typeof c === "string" ? Buffer.from(c, "utf8") : c);
 
 /**
- * Validates `path`. Findings go to `emit` as found (in file order, end-of-session findings last).
- * Never throws for I/O problems: an unreadable input yields an `input/unreadable` finding and a
- * summary with `unreadable` set.
+ * Validates `path` on the calling thread. Findings go to `emit` as found (in file order,
+ * end-of-session findings last). Never throws for I/O problems: an unreadable input yields an
+ * `input/unreadable` finding and a summary with `unreadable` set (so does a schema definition
+ * that turns out to be unusable half-way through).
  */
 export async function validateFile(
   path: string,
@@ -51,65 +176,16 @@ export async function validateFile(
   setup: ValidatorSetup,
   emit: (finding: Finding) => void,
 ): Promise<FileSummary> {
-  const summary: FileSummary = {
-    file: path,
-    bytes: 0,
-    lines: 0,
-    messages: 0,
-    skipped: 0,
-    errors: 0,
-    warnings: 0,
-    protocolVersions: [],
-    sessions: 0,
-  };
-  const count = (f: Finding): void => {
-    if (f.severity === "error") summary.errors++;
-    else summary.warnings++;
-    emit(f);
-  };
+  const state = new FileState(path, options, setup, emit);
+  const summary = state.summary;
 
   let input: Input;
   try {
     input = await openInput(path, options.stdin);
   } catch (err) {
-    unreadable(summary, err, count);
+    state.unreadable(err);
     return summary;
   }
-
-  const checkers = new Map<string, SessionChecker>();
-  let format: InputFormat = "jsonl";
-  const checkerFor = (session: string | undefined): SessionChecker => {
-    const key = session ?? "";
-    let c = checkers.get(key);
-    if (c === undefined) {
-      const ctx = {
-        file: path,
-        bidirectional: format !== "jsonl",
-        restartsExpected: format === "claude-log" || format === "har",
-        defaultVersion: setup.defaultVersion,
-        resolve: setup.resolve,
-        maxIssues: options.maxIssuesPerMessage ?? 20,
-        emit: count,
-        ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
-        ...(session === undefined ? {} : { session }),
-      };
-      c = new SessionChecker(ctx);
-      checkers.set(key, c);
-    }
-    return c;
-  };
-  const dispatch: Dispatch = {
-    message: (value, origin, dir, session) => checkerFor(session).message(value, origin, dir),
-    unparsable: (raw, error, origin, dir, session) => checkerFor(session).unparsable(raw, error, origin, dir),
-    problem: (rule, origin, message) => {
-      const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
-      if (origin.location !== undefined) f.location = origin.location;
-      count(f);
-    },
-    skip: () => {
-      summary.skipped++;
-    },
-  };
 
   const progress = options.onProgress;
   const report = (): void => progress?.({ file: path, bytesRead: summary.bytes, totalBytes: input.size });
@@ -131,7 +207,8 @@ export async function validateFile(
       summary.bytes += b.length;
       report();
     }
-    format = options.inputFormat ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
+    const format = options.inputFormat ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
+    state.format = format;
     summary.format = format;
 
     if (format === "har") {
@@ -144,21 +221,15 @@ export async function validateFile(
         summary.bytes += b.length;
         report();
       }
-      const result = readHar(Buffer.concat(parts).toString("utf8"), dispatch);
-      summary.lines = result.entries;
-      if (result.error !== undefined) {
-        unreadable(summary, new Error(result.error), count);
-        ok = false;
-      }
+      state.har(Buffer.concat(parts).toString("utf8"));
+      ok = summary.unreadable === undefined;
     } else {
-      const dir = options.direction ?? "c2s";
-      const consumer: LineConsumer =
-        format === "capture" ? captureReader(dispatch) : format === "claude-log" ? claudeLogReader(dispatch) : jsonlReader(dispatch, dir);
-      const maxLine = options.maxLineBytes ?? 64 * 1024 * 1024;
+      const consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");
+      const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
       const splitter = new LineSplitter(
         (text, no) => consumer.line(text, no),
         maxLine,
-        (no, bytes) => dispatch.problem("input/line-too-long", { line: no }, `line of ${bytes} bytes exceeds the ${maxLine}-byte limit; skipped`),
+        (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
       );
       for (const b of head) splitter.push(b);
       head.length = 0;
@@ -176,22 +247,8 @@ export async function validateFile(
       summary.lines = splitter.lineNo;
     }
   } catch (err) {
-    unreadable(summary, err, count);
+    state.unreadable(err);
     ok = false;
   }
-
-  for (const c of checkers.values()) {
-    if (ok) c.finish();
-    summary.messages += c.messages;
-    summary.sessions += c.sessions;
-    summary.protocolVersions.push(...(ok ? c.versions : [c.protocolVersion]));
-  }
-  summary.protocolVersions = [...new Set(summary.protocolVersions)];
-  return summary;
-}
-
-function unreadable(summary: FileSummary, err: unknown, count: (f: Finding) => void): void {
-  const text = err instanceof Error ? err.message : String(err);
-  summary.unreadable = text;
-  count({ file: summary.file, line: 0, rule: "input/unreadable", severity: "error", message: `cannot read input: ${text}` });
+  return state.finish(ok);
 }

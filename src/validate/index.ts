@@ -9,8 +9,9 @@
  */
 import { performance } from "node:perf_hooks";
 import { validateFile } from "./file.js";
-import { runInWorkers } from "./jobs.js";
-import { prepareValidators } from "./setup.js";
+import { ChunkProcessor } from "./chunk.js";
+import { InlinePool, runPipeline, startThreads } from "./pipeline.js";
+import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import type { FileSummary, Finding, ValidateOptions, ValidateResult, ValidateSummary } from "./types.js";
 
 export * from "./types.js";
@@ -23,9 +24,10 @@ export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type Repor
  * Validates each of `paths` (`-` = `options.stdin` or process stdin) as its own session.
  *
  * Findings are collected into the result, or streamed to `options.onFinding` (then the result's
- * `findings` is empty). Files are processed in order; with `options.jobs > 1` and no injected
- * `validators`, files are spread over worker threads and their findings are still delivered
- * file by file in input order.
+ * `findings` is empty). Files are processed in order; with `options.jobs > 1`, `jobs - 1` worker
+ * threads and this thread parse and schema-check chunks of the inputs while this thread also
+ * applies the session rules in order (see `pipeline.ts`); findings are the same and in the same
+ * order as with one thread.
  *
  * @returns all findings (unless streamed) and the run's summary.
  * @throws ValidateUsageError for an unsupported `protocolVersion` or an unusable schema. I/O
@@ -38,15 +40,23 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
   const files: FileSummary[] = [];
   const jobs = Math.max(1, Math.floor(options.jobs ?? 1));
 
-  if (jobs > 1 && paths.length > 1 && options.validators === undefined && !paths.includes("-")) {
-    await prepareValidators(options); // reject bad options here, before any worker starts
-    await runInWorkers(paths, options, jobs, (file, fileFindings) => {
-      for (const f of fileFindings) onFinding(f);
+  if (jobs > 1) {
+    // Workers start loading their validators while this thread loads its own.
+    const threads = startThreads(options, jobs);
+    let setup: ValidatorSetup;
+    try {
+      setup = await prepareValidators(options); // rejects bad options before any input is read
+    } catch (err) {
+      await threads?.close();
+      throw err;
+    }
+    threads?.useCallingThread(new ChunkProcessor(setup));
+    await runPipeline(paths, options, setup, threads ?? new InlinePool(setup), jobs, onFinding, (file) => {
       files.push(file);
       options.onFileDone?.(file);
     });
   } else {
-    const setup = await prepareValidators(options);
+    const setup = await prepareValidators(options); // rejects bad options before any input is read
     for (const path of paths) {
       const file = await validateFile(path, options, setup, onFinding);
       files.push(file);

@@ -4,8 +4,9 @@
  * Bytes go in with {@link LineSplitter.push} in chunks of any size; complete lines come out
  * synchronously through the `onLine` callback as UTF-8 strings, with their 1-based line number.
  * Line terminators are `\n` and `\r\n` (the `\r` is dropped). Memory stays flat: only the
- * unfinished tail of the last chunk is kept, and a line longer than `maxLineBytes` is dropped
- * while it is read (reported through `onTooLong`) instead of being buffered whole.
+ * unfinished tail of the last chunk is kept, and a line longer than `maxLineBytes` (counting its
+ * bytes without the `\n`, a trailing `\r` included) is dropped while it is read (reported through
+ * `onTooLong`) instead of being buffered whole, whatever the chunk boundaries.
  * A UTF-8 byte-order mark at the very start is skipped.
  */
 
@@ -52,9 +53,14 @@ export class LineSplitter {
       if (this.skipping) {
         this.finishSkip(nl - start);
       } else if (this.carryLen === 0) {
-        const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
-        this.lineNo++;
-        this.emit(chunk.toString("utf8", start, end));
+        if (nl - start > this.maxLineBytes) {
+          this.skippedBytes = nl - start;
+          this.finishSkip(0);
+        } else {
+          const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
+          this.lineNo++;
+          this.emit(chunk.toString("utf8", start, end));
+        }
       } else {
         const total = this.carryLen + (nl - start);
         if (total > this.maxLineBytes) {

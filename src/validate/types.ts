@@ -115,8 +115,13 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * - `stdin`: the stream read for the path `-` (default `process.stdin`);
  * - `maxLineBytes`: longer lines become `input/line-too-long` and are skipped (default 64 MiB);
  * - `maxIssuesPerMessage`: schema issues reported per message (default 20);
- * - `jobs`: files validated in parallel with worker_threads (default 1; needs no injected
- *   functions other than the callbacks).
+ * - `jobs`: threads that parse and schema-check chunks of the inputs — the calling thread and
+ *   `jobs - 1` worker threads — while the calling thread also runs the session rules in file
+ *   order (default 1: no chunking, everything on the calling thread). Findings are the same, in
+ *   the same order, whatever `jobs`. Worker threads are used from the compiled code only and not
+ *   with injected `validators`; otherwise the same chunked processing runs in-process;
+ * - `chunkBytes`: size of the chunks handed to `jobs` workers (default 1 MiB, at least 256 bytes;
+ *   the first chunk of a file is at least 64 KiB); a tuning and testing knob.
  */
 export interface ValidateOptions {
   inputFormat?: InputFormat;
@@ -132,6 +137,7 @@ export interface ValidateOptions {
   maxLineBytes?: number;
   maxIssuesPerMessage?: number;
   jobs?: number;
+  chunkBytes?: number;
 }
 
 /** A thrown error for bad options (unknown protocol version, unreadable schema): exit code 2. */

@@ -1,45 +1,44 @@
 /**
- * Worker-thread entry for `--jobs` (see `jobs.ts`): validates the files it is sent, one at a
- * time, posting findings in batches of up to 1000, progress events, and a summary per file.
+ * Worker-thread entry for `--jobs` (see `pipeline.ts` and `chunk.ts`): loads the validators named
+ * by its `workerData` ({@link WorkerInit}), says `ready`, then answers each chunk it is sent with
+ * the chunk's {@link ChunkResult}, transferring the row table (and handing back the chunk's
+ * buffer, for chunks sent as bytes). Chunks are processed one at a time, in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { validateFile } from "./file.js";
-import type { WorkerOptions, WorkerReply, WorkerTask } from "./jobs.js";
-import { prepareValidators, type ValidatorSetup } from "./setup.js";
-import type { Finding, ValidateOptions } from "./types.js";
+import { ChunkProcessor } from "./chunk.js";
+import type { WorkerInit, WorkerReply, WorkerRequest } from "./pipeline.js";
+import { prepareValidators } from "./setup.js";
+import { ValidateUsageError, type ValidateOptions } from "./types.js";
 
 const port = parentPort;
 if (port === null) throw new Error("validate/worker.js must run in a worker thread");
-const wopts = workerData as WorkerOptions;
-const options: ValidateOptions = { ...wopts };
-let setup: Promise<ValidatorSetup> | undefined;
+const init = workerData as WorkerInit;
+const options: ValidateOptions = { ...init };
+const ready = prepareValidators(options).then((setup) => new ChunkProcessor(setup));
+// Tell the pool when chunks can come; a failed setup is reported with the first chunk instead
+// (and must not become an unhandled rejection before that).
+ready.then(
+  () => port.postMessage({ type: "ready" } satisfies WorkerReply),
+  () => port.postMessage({ type: "ready" } satisfies WorkerReply),
+);
 
-const post = (reply: WorkerReply): void => port.postMessage(reply);
-
-port.on("message", (task: WorkerTask) => {
-  if (task.type === "stop") {
-    port.close();
-    return;
-  }
-  void (async () => {
-    try {
-      setup ??= prepareValidators(options);
-      const s = await setup;
-      let batch: Finding[] = [];
-      const fileOptions: ValidateOptions = wopts.progress
-        ? { ...options, onProgress: (event) => post({ type: "progress", index: task.index, event }) }
-        : options;
-      const summary = await validateFile(task.path, fileOptions, s, (f) => {
-        batch.push(f);
-        if (batch.length >= 1000) {
-          post({ type: "findings", index: task.index, findings: batch });
-          batch = [];
-        }
-      });
-      if (batch.length > 0) post({ type: "findings", index: task.index, findings: batch });
-      post({ type: "done", index: task.index, summary });
-    } catch (err) {
-      post({ type: "failed", index: task.index, error: err instanceof Error ? err.message : String(err) });
-    }
-  })();
+port.on("message", (request: WorkerRequest) => {
+  const task = request.task;
+  ready
+    .then((processor) => {
+      const result = processor.process(task);
+      const reply: WorkerReply = { type: "result", result };
+      const transfer: ArrayBuffer[] = [result.rows.buffer as ArrayBuffer];
+      if (result.buffer.byteLength > 0) transfer.push(result.buffer);
+      port.postMessage(reply, transfer);
+    })
+    .catch((err: unknown) => {
+      const reply: WorkerReply = {
+        type: "failed",
+        id: task.id,
+        error: err instanceof Error ? err.message : String(err),
+        usage: err instanceof ValidateUsageError,
+      };
+      port.postMessage(reply);
+    });
 });

@@ -1,0 +1,891 @@
+/**
+ * The work unit of `--jobs`: a chunk of whole lines of one input (a byte range of a file, which
+ * the processing thread reads itself, or a buffer cut from a stream), parsed and schema-checked by
+ * a {@link ChunkProcessor} (on a worker thread, or on the main thread when it is free) and
+ * summarised as one row of numbers per line, which the main thread decodes ({@link ChunkView})
+ * to run the session rules in file order.
+ *
+ * Division of labour. Session rules need every message in order (ids, lifecycle, versions), so
+ * they run on the main thread, in order; everything proportional to the bytes — reading, UTF-8
+ * decoding, JSON.parse, the format readers, and the ajv schema checks including the `byte` format
+ * on large base64 blocks — happens per chunk. A row holds what the rules read (kind, direction,
+ * id, method, progress token, cancelled request id, progress value), the session, and which
+ * schema checks were run and whether they passed; failed checks carry their issues.
+ *
+ * The processor cannot know the session state at the start of its chunk. It guesses, and the
+ * main thread verifies every verdict it uses: the version is the one the main thread knew when it
+ * sent the chunk (`hints`), updated by initialize exchanges inside the chunk; a response's result
+ * definition comes from its request when that is in the same chunk. When it is not and the line
+ * is large (typically a big image or audio result right after a chunk boundary), the processor
+ * records which result definitions of the version the result passes. A verdict that is not there
+ * (other version, other definition, a failed candidate) is a miss: the main thread re-reads that
+ * one line from the chunk bytes (which come back with the result) and validates it itself, so the
+ * findings are always those of a single-threaded run. Lines the rows do not describe — batches,
+ * initialize messages, invalid JSON-RPC, reader problems — are marked LOCAL and processed on the
+ * main thread from the line text, exactly as without `--jobs`.
+ */
+import { readSync } from "node:fs";
+import type { SchemaIssue } from "../mcp/validation.js";
+import { defsFor, type Defs } from "./defs.js";
+import {
+  factsOf,
+  isId,
+  isObject,
+  MISS,
+  newFacts,
+  SHAPE_ERROR,
+  SHAPE_NOTIFICATION,
+  SHAPE_REQUEST,
+  SHAPE_RESULT,
+  type CheckTarget,
+  type MessageFacts,
+  type VerdictSource,
+} from "./facts.js";
+import { lineReader } from "./file.js";
+import type { Dispatch } from "./readers/dispatch.js";
+import type { ValidatorSetup } from "./setup.js";
+import type { Direction, InputFormat, ProtocolValidators } from "./types.js";
+
+/** Per-file parameters of chunk processing (structured-cloneable). */
+export interface ChunkFileContext {
+  format: Exclude<InputFormat, "har">;
+  /** Direction of plain JSONL input. */
+  direction: Direction;
+  maxLineBytes: number;
+}
+
+/**
+ * A byte range of a regular file: the chunk is the lines that start in `[start, end)` of the file
+ * open as `fd` (a process-wide descriptor; the worker reads it with positioned reads), the last
+ * one read to its end even past `end`. `size` is the file size when it was opened (its EOF here).
+ */
+export interface ChunkRange {
+  fd: number;
+  start: number;
+  end: number;
+  size: number;
+}
+
+/**
+ * A chunk sent to a worker: either bytes in memory, `buffer[0, length)` holding whole lines (the
+ * input's last may lack its LF), or a {@link ChunkRange} of a file that the worker reads itself.
+ */
+export interface ChunkTask {
+  id: number;
+  buffer?: ArrayBuffer;
+  length?: number;
+  range?: ChunkRange;
+  /** The chunk starts at line 1 of its file (a UTF-8 byte-order mark is skipped there). */
+  first: boolean;
+  file: ChunkFileContext;
+  /** Session key ("" for the only session) → protocol version the main thread last knew. */
+  hints: Array<[string, string]>;
+}
+
+/** A worker's summary of a chunk. */
+export interface ChunkResult {
+  id: number;
+  /**
+   * Buffer tasks: the task's buffer handed back, `length` bytes, for LOCAL lines and misses.
+   * Range tasks: empty (the processor keeps reusing its read buffer); the line bytes are at file
+   * positions `fileStart + offset` instead.
+   */
+  buffer: ArrayBuffer;
+  length: number;
+  /** Range tasks: the file position of the first byte read (offsets in rows are relative to it). */
+  fileStart?: number;
+  /** Set when the range could not be read (the file is then unreadable from here on). */
+  readError?: string;
+  /** Physical lines in the chunk. */
+  lines: number;
+  /** Lines the reader ignored (blank lines, non-message log lines). */
+  skipped: number;
+  /** `count` rows of {@link COLS} numbers, see the C_* constants. */
+  rows: Float64Array;
+  count: number;
+  /** Strings referred to by rows (methods, string ids, tokens, sessions, versions). */
+  strings: string[];
+  /** Schema checks: key k is definition `keyDefs[k]` on target `keyTargets[k]`. */
+  keyTargets: CheckTarget[];
+  keyDefs: string[];
+  /** Sets of keys (checks beyond the first two of a message); rows refer to them by index. */
+  sets: number[][];
+  /** Failed checks of a row: key → issues. */
+  failures: Array<Record<number, SchemaIssue[]>>;
+}
+
+// Row layout ---------------------------------------------------------------------------------
+
+/** Numbers per row. */
+export const COLS = 15;
+/** Line number within the chunk, 1-based. */
+export const C_LINE = 0;
+/** Bit fields: kind, direction, shape, value types and flags (see the F_* constants). */
+export const C_CODE = 1;
+/** String index of the session key, -1 for none. */
+export const C_SESSION = 2;
+/** String index of the method. */
+export const C_METHOD = 3;
+/** The id: a number, or a string index (by type bits); bytes for TOOLONG rows. */
+export const C_ID = 4;
+export const C_TOKEN = 5;
+export const C_REQID = 6;
+export const C_PROGRESS = 7;
+/** String index of the protocol version the checks ran under. */
+export const C_VER = 8;
+/** The (first two) checks run: key indices, -1 for none. */
+export const C_K1 = 9;
+export const C_K2 = 10;
+/** Further checks run (result candidates): index into `sets`, -1 for none. */
+export const C_SET = 11;
+/** Index into `failures`, -1 when every check passed. */
+export const C_FAIL = 12;
+/** Byte offset and length of the line's text in the chunk (without CR/LF and BOM). */
+export const C_OFF = 13;
+export const C_LEN = 14;
+
+/** Row kinds (bits 0-2 of C_CODE). */
+export const KIND_COMPACT = 1;
+export const KIND_LOCAL = 2;
+export const KIND_TOOLONG = 3;
+const F_S2C = 1 << 3;
+const SHAPE_SHIFT = 4;
+const ID_SHIFT = 7;
+const TOKEN_SHIFT = 9;
+const REQID_SHIFT = 11;
+const F_PROGRESS = 1 << 13;
+const F_PARAMS_OBJECT = 1 << 14;
+const F_RESULT_OBJECT = 1 << 15;
+/** Value types (2 bits): absent, null, number, string (index into `strings`). */
+const T_ABSENT = 0;
+const T_NULL = 1;
+const T_NUMBER = 2;
+const T_STRING = 3;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Lines at least this long get result checks against every result definition (see `compact`). */
+const CANDIDATE_MIN_BYTES = 16 * 1024;
+
+/**
+ * Request methods of all MCP revisions (2024-11-05 … 2026-07-28). A response whose request is not
+ * in the same chunk is checked against the result definitions of these (and of every request
+ * method the worker has seen), so that the main thread rarely has to re-validate it.
+ */
+const KNOWN_REQUEST_METHODS = [
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "prompts/list",
+  "prompts/get",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "logging/setLevel",
+  "completion/complete",
+  "sampling/createMessage",
+  "roots/list",
+  "elicitation/create",
+  "tasks/get",
+  "tasks/list",
+  "tasks/cancel",
+  "tasks/result",
+  "server/discover",
+  "subscriptions/listen",
+];
+
+type Id = string | number;
+
+/** What a worker guesses about a session while reading a chunk. */
+interface Guess {
+  validators: ProtocolValidators;
+  defs: Defs;
+  version: string;
+  /** Requests seen in this chunk: id → method, per sender. */
+  pending: { c2s: Map<Id, string>; s2c: Map<Id, string> };
+}
+
+/** Grows a Float64Array row store. */
+class Rows {
+  data = new Float64Array(COLS * 1024);
+  count = 0;
+  add(): number {
+    const base = this.count * COLS;
+    if (base + COLS > this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.count++;
+    return base;
+  }
+}
+
+/**
+ * Worker side: turns chunks into {@link ChunkResult}s. One instance per worker (it caches
+ * definitions across chunks). Pure computation; `process` is synchronous.
+ */
+export class ChunkProcessor {
+  private readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
+  /** Read buffer of range tasks, reused from chunk to chunk (grown when a chunk needs more). */
+  private scratch: Buffer | undefined;
+  private candidates = new Map<Defs, { c2s?: string[]; s2c?: string[] }>();
+
+  constructor(private readonly setup: ValidatorSetup) {}
+
+  /** Processes `task`. Never throws for bad traffic; schema errors become LOCAL lines or misses. */
+  process(task: ChunkTask): ChunkResult {
+    const { format, direction, maxLineBytes } = task.file;
+    const bidirectional = format !== "jsonl";
+    let bytes: Buffer;
+    let len: number;
+    let fileStart: number | undefined;
+    /** Bytes of an over-long line that starts in the range and ends past the bytes read. */
+    let tailTooLong = -1;
+    if (task.range !== undefined) {
+      let read: RangeBytes;
+      try {
+        read = readRange(task.range, maxLineBytes, this.scratch);
+      } catch (err) {
+        return emptyResult(task.id, err instanceof Error ? err.message : String(err));
+      }
+      this.scratch = read.buffer;
+      bytes = read.buffer.subarray(0, read.length); // (the rest of the reused buffer is stale)
+      len = read.length;
+      fileStart = read.start;
+      tailTooLong = read.tooLong;
+    } else {
+      bytes = Buffer.from(task.buffer!, 0, task.length!);
+      len = task.length!;
+    }
+    const rows = new Rows();
+    const strings: string[] = [];
+    const interned = new Map<string, number>();
+    const intern = (s: string): number => {
+      let i = interned.get(s);
+      if (i === undefined) {
+        i = strings.length;
+        strings.push(s);
+        interned.set(s, i);
+      }
+      return i;
+    };
+    const keyTargets: CheckTarget[] = [];
+    const keyDefs: string[] = [];
+    const messageKeys = new Map<string, number>();
+    const resultKeys = new Map<string, number>();
+    const keyOf = (target: CheckTarget, def: string): number => {
+      const index = target === "message" ? messageKeys : resultKeys;
+      let k = index.get(def);
+      if (k === undefined) {
+        k = keyDefs.length;
+        keyDefs.push(def);
+        keyTargets.push(target);
+        index.set(def, k);
+      }
+      return k;
+    };
+    const sets: number[][] = [];
+    let lastVersion = "";
+    let lastVersionIndex = -1;
+    const setIndex = new Map<string | number, number>();
+    const failures: Array<Record<number, SchemaIssue[]>> = [];
+
+    const guesses = new Map<string, Guess>();
+    const hints = new Map(task.hints);
+    let lastGuessKey: string | undefined;
+    let lastGuess: Guess | undefined;
+    const guessFor = (session: string): Guess => {
+      if (session === lastGuessKey && lastGuess !== undefined) return lastGuess;
+      let g = guesses.get(session);
+      if (g === undefined) {
+        const wanted = this.setup.forcedVersion ?? hints.get(session) ?? this.setup.defaultVersion;
+        let version = wanted;
+        let validators = this.setup.resolve(wanted);
+        if (validators === undefined) {
+          version = this.setup.forcedVersion ?? this.setup.defaultVersion;
+          validators = this.setup.resolve(version)!;
+        }
+        g = { validators, defs: defsFor(validators), version, pending: { c2s: new Map(), s2c: new Map() } };
+        guesses.set(session, g);
+      }
+      lastGuessKey = session;
+      lastGuess = g;
+      return g;
+    };
+    const switchGuess = (g: Guess, version: string): void => {
+      if (this.setup.forcedVersion !== undefined || version === g.version) return;
+      const v = this.setup.resolve(version);
+      if (v === undefined) return;
+      g.validators = v;
+      g.defs = defsFor(v);
+      g.version = version;
+    };
+
+    // The line being read, and what the reader said about it.
+    let lineNo = 0;
+    let textOff = 0;
+    let textLen = 0;
+    let events = 0;
+    let local = false;
+    let skipped = 0;
+    let msgValue: unknown;
+    let msgDir: Direction = "c2s";
+    let msgSession: string | undefined;
+    const facts: MessageFacts = newFacts();
+    // Checks run on the current message: the first two keys, then any others.
+    let k1 = -1;
+    let k2 = -1;
+    let more: number[] | undefined;
+    let failed: Record<number, SchemaIssue[]> | undefined;
+
+    const run = (g: Guess, target: CheckTarget, def: string, data: unknown, onlyPasses = false): void => {
+      if (def === "") return;
+      let issues: SchemaIssue[] | null;
+      try {
+        issues = g.validators.validate(def, data);
+      } catch {
+        return; // not recorded: the main thread validates (and reports the unusable schema)
+      }
+      const bad = issues !== null && issues.length > 0;
+      if (onlyPasses && bad) return;
+      const k = keyOf(target, def);
+      if (k1 < 0) k1 = k;
+      else if (k2 < 0) k2 = k;
+      else (more ??= []).push(k);
+      if (bad) (failed ??= {})[k] = issues!;
+    };
+
+    const dispatch: Dispatch = {
+      message: (value, _origin, dir, session) => {
+        events++;
+        msgValue = value;
+        msgDir = dir;
+        msgSession = session;
+      },
+      unparsable: () => {
+        events++;
+        local = true;
+      },
+      problem: () => {
+        events++;
+        local = true;
+      },
+      skip: () => {
+        events++;
+        skipped++;
+      },
+    };
+    const consumer = lineReader(format, dispatch, direction);
+
+    const addLocal = (): void => {
+      const b = rows.add();
+      const d = rows.data;
+      d[b + C_LINE] = lineNo;
+      d[b + C_CODE] = KIND_LOCAL;
+      d[b + C_OFF] = textOff;
+      d[b + C_LEN] = textLen;
+    };
+
+    /** Encodes a compactable message and runs its schema checks; false when it is not compactable. */
+    const compact = (value: unknown, dir: Direction, session: string | undefined): boolean => {
+      if (Array.isArray(value)) return false;
+      const f = factsOf(value, facts);
+      const g = guessFor(session ?? "");
+      const shape = f.shape;
+      const from: Direction = dir === "c2s" ? "s2c" : "c2s";
+      // Requests remembered for the result guesses, whatever the row becomes.
+      if (shape === SHAPE_REQUEST && isId(f.id)) {
+        g.pending[dir].set(f.id, f.method);
+        if (!this.seen.has(f.method)) {
+          this.seen.add(f.method);
+          this.candidates.clear();
+        }
+      }
+      let ok = f.jsonrpcOk && (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR);
+      const idType = typeOf(f.id);
+      if (ok && idType < 0) ok = false;
+      if (ok && shape === SHAPE_REQUEST && (f.method === "initialize" || f.id === undefined)) ok = false;
+      const result = shape === SHAPE_RESULT ? f.result : undefined;
+      const resultObject = isObject(result);
+      if (ok && resultObject && ("protocolVersion" in result || "capabilities" in result || "serverInfo" in result)) ok = false;
+      if (!ok) {
+        this.followHandshake(f, dir, g, switchGuess, bidirectional);
+        return false;
+      }
+
+      k1 = -1;
+      k2 = -1;
+      more = undefined;
+      failed = undefined;
+      const env = g.defs.envelope;
+      if (shape === SHAPE_REQUEST) {
+        run(g, "message", env.request, value);
+        const def = g.defs.method(dir, f.method).def;
+        if (def !== undefined && def.kind === "request") run(g, "message", def.definition, value);
+      } else if (shape === SHAPE_NOTIFICATION) {
+        run(g, "message", env.notification, value);
+        const def = g.defs.method(dir, f.method).def;
+        if (def !== undefined && def.kind === "notification") run(g, "message", def.definition, value);
+      } else {
+        run(g, "message", shape === SHAPE_ERROR ? env.error : env.result, value);
+        if (shape === SHAPE_RESULT && bidirectional && isId(f.id)) {
+          const method = g.pending[from].get(f.id);
+          if (method !== undefined) {
+            const rd = g.defs.method(from, method).result;
+            if (rd !== undefined) run(g, "result", rd, result);
+          } else if (textLen >= CANDIDATE_MIN_BYTES) {
+            // The request is in an earlier chunk. A large result (images, audio) is checked here
+            // against every result definition, keeping the ones it passes; the main thread
+            // re-validates small ones itself, and large ones only when their definition failed.
+            for (const rd of this.resultCandidates(g.defs, from)) run(g, "result", rd, result, true);
+          }
+        }
+      }
+
+      const b = rows.add();
+      const d = rows.data;
+      let code = KIND_COMPACT | (dir === "s2c" ? F_S2C : 0) | (shape << SHAPE_SHIFT) | (idType << ID_SHIFT);
+      d[b + C_LINE] = lineNo;
+      d[b + C_SESSION] = session === undefined ? -1 : intern(session);
+      d[b + C_ID] = encode(f.id, idType, strings);
+      if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION) {
+        d[b + C_METHOD] = intern(f.method);
+        const tokenType = f.token === undefined ? T_ABSENT : typeOf(f.token);
+        code |= tokenType << TOKEN_SHIFT;
+        d[b + C_TOKEN] = encode(f.token, tokenType, strings);
+      }
+      if (shape === SHAPE_NOTIFICATION) {
+        if (f.paramsObject) code |= F_PARAMS_OBJECT;
+        const reqType = isId(f.requestId) ? typeOf(f.requestId) : T_ABSENT;
+        code |= reqType << REQID_SHIFT;
+        d[b + C_REQID] = encode(f.requestId, reqType, strings);
+        if (typeof f.progress === "number") {
+          code |= F_PROGRESS;
+          d[b + C_PROGRESS] = f.progress;
+        }
+      }
+      if (resultObject) code |= F_RESULT_OBJECT;
+      d[b + C_CODE] = code;
+      if (g.version !== lastVersion) {
+        lastVersion = g.version;
+        lastVersionIndex = intern(g.version);
+      }
+      d[b + C_VER] = lastVersionIndex;
+      d[b + C_K1] = k1;
+      d[b + C_K2] = k2;
+      d[b + C_SET] = more === undefined ? -1 : internSet(more, sets, setIndex);
+      if (failed !== undefined) {
+        d[b + C_FAIL] = failures.length;
+        failures.push(failed);
+      } else {
+        d[b + C_FAIL] = -1;
+      }
+      d[b + C_OFF] = textOff;
+      d[b + C_LEN] = textLen;
+      return true;
+    };
+
+    let start = 0;
+    while (start < len) {
+      const nl = bytes.indexOf(LF, start);
+      const end = nl === -1 ? len : nl;
+      lineNo++;
+      if (end - start > maxLineBytes) {
+        const b = rows.add();
+        rows.data[b + C_LINE] = lineNo;
+        rows.data[b + C_CODE] = KIND_TOOLONG;
+        rows.data[b + C_ID] = end - start;
+      } else {
+        let textStart = start;
+        const textEnd = end > start && bytes[end - 1] === CR ? end - 1 : end;
+        if (task.first && lineNo === 1 && textEnd - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
+          textStart += 3;
+        }
+        textOff = textStart;
+        textLen = textEnd - textStart;
+        events = 0;
+        local = false;
+        msgValue = undefined;
+        msgSession = undefined;
+        const skippedBefore = skipped;
+        consumer.line(bytes.toString("utf8", textStart, textEnd), lineNo);
+        if (events !== 1) {
+          // Not one event per line (never expected): let the main thread redo the line.
+          skipped = skippedBefore;
+          addLocal();
+        } else if (local) {
+          addLocal();
+        } else if (skipped === skippedBefore && !compact(msgValue, msgDir, msgSession)) {
+          addLocal();
+        }
+      }
+      if (nl === -1) break;
+      start = nl + 1;
+    }
+
+    if (tailTooLong >= 0) {
+      lineNo++;
+      const b = rows.add();
+      rows.data[b + C_LINE] = lineNo;
+      rows.data[b + C_CODE] = KIND_TOOLONG;
+      rows.data[b + C_ID] = tailTooLong;
+    }
+
+    return {
+      id: task.id,
+      buffer: fileStart === undefined ? task.buffer! : new ArrayBuffer(0),
+      length: fileStart === undefined ? len : 0,
+      ...(fileStart === undefined ? {} : { fileStart }),
+      lines: lineNo,
+      skipped,
+      rows: rows.data,
+      count: rows.count,
+      strings,
+      keyTargets,
+      keyDefs,
+      sets,
+      failures,
+    };
+  }
+
+  /** Follows version changes and initialize requests in messages the main thread will redo. */
+  private followHandshake(
+    f: MessageFacts,
+    dir: Direction,
+    g: Guess,
+    switchGuess: (g: Guess, version: string) => void,
+    bidirectional: boolean,
+  ): void {
+    if (f.shape === SHAPE_REQUEST && f.method === "initialize" && dir === "c2s") {
+      switchGuess(g, f.requestedVersion !== undefined && this.setup.resolve(f.requestedVersion) !== undefined ? f.requestedVersion : this.setup.defaultVersion);
+    } else if (f.shape === SHAPE_RESULT && isObject(f.result) && typeof f.result.protocolVersion === "string") {
+      const from: Direction = dir === "c2s" ? "s2c" : "c2s";
+      const answersInitialize = isId(f.id) && g.pending[from].get(f.id) === "initialize";
+      if (answersInitialize || (!bidirectional && dir === "s2c")) switchGuess(g, f.result.protocolVersion);
+    }
+  }
+
+  /** Every result definition of requests sent in `dir` under `defs` (cached). */
+  private resultCandidates(defs: Defs, dir: Direction): string[] {
+    let entry = this.candidates.get(defs);
+    if (entry === undefined) {
+      entry = {};
+      this.candidates.set(defs, entry);
+    }
+    let list = entry[dir];
+    if (list === undefined) {
+      const found = new Set<string>();
+      for (const m of this.seen) {
+        const info = defs.method(dir, m);
+        if (info.def?.kind === "request" && info.result !== undefined) found.add(info.result);
+      }
+      list = [...found];
+      entry[dir] = list;
+    }
+    return list;
+  }
+}
+
+/**
+ * What {@link readRange} read: whole lines in `buffer[0, length)`, read from file position
+ * `start`, and a dropped over-long last line.
+ */
+export interface RangeBytes {
+  buffer: Buffer;
+  start: number;
+  length: number;
+  /** Bytes (without the LF) of an over-long last line that was not kept; -1 when none. */
+  tooLong: number;
+}
+
+
+/** Block size for scans past the range (finding a line start or end). */
+const SCAN_BYTES = 64 * 1024;
+
+/**
+ * Reads the lines that start in `[start, end)` of the file (see {@link ChunkRange}): skips the end
+ * of a line that started before `start`, and reads the last line to its LF (or EOF) past `end`.
+ * A last line longer than `maxLineBytes` is counted, not kept. Synchronous positioned reads, into
+ * `scratch` when it is large enough (else into a new buffer, returned for reuse).
+ * @throws the read error (EIO...).
+ */
+export function readRange(range: ChunkRange, maxLineBytes: number, scratch?: Buffer): RangeBytes {
+  const { fd, end, size } = range;
+  let pos = range.start;
+  // Reads stop at `size`: a file that grows meanwhile is read as it was when opened.
+  const readAt = (into: Buffer, offset: number, wanted: number, position: number): number => {
+    const length = Math.max(0, Math.min(wanted, size - position));
+    let n = 0;
+    while (n < length) {
+      const got = readSync(fd, into, offset + n, length - n, position + n);
+      if (got === 0) break;
+      n += got;
+    }
+    return n;
+  };
+  const none: RangeBytes = { buffer: scratch ?? Buffer.alloc(0), start: pos, length: 0, tooLong: -1 };
+  if (pos >= end || pos >= size) return none;
+  if (pos > 0) {
+    // A line starts at `pos` only right after an LF; otherwise the first line here starts after the next LF.
+    const probe = Buffer.allocUnsafe(SCAN_BYTES);
+    if (readAt(probe, 0, 1, pos - 1) === 1 && probe[0] !== LF) {
+      let found = -1;
+      while (pos < end && found < 0) {
+        const n = readAt(probe, 0, Math.min(SCAN_BYTES, end - pos), pos);
+        if (n === 0) return none;
+        const i = probe.indexOf(LF);
+        if (i >= 0 && i < n) found = pos + i;
+        else pos += n;
+      }
+      if (found < 0 || found + 1 >= end) return none;
+      pos = found + 1;
+    }
+  }
+  const want = end - pos + SCAN_BYTES;
+  let buf = scratch !== undefined && scratch.length >= want ? scratch : Buffer.allocUnsafeSlow(Math.max(want, 2 * (scratch?.length ?? 0)));
+  let length = readAt(buf, 0, end - pos, pos);
+  const out = (len: number, tooLong: number): RangeBytes => ({ buffer: buf, start: pos, length: len, tooLong });
+  if (length === 0) return none;
+  if (length < end - pos || end >= size || buf[length - 1] === LF) return out(length, -1);
+  // Complete the last line, which starts after the last LF read (or at `pos`).
+  const lastStart = buf.lastIndexOf(LF, length - 1) + 1;
+  for (;;) {
+    if (length === buf.length) {
+      const grown = Buffer.allocUnsafeSlow(buf.length * 2);
+      buf.copy(grown, 0, 0, length);
+      buf = grown;
+    }
+    const n = readAt(buf, length, Math.min(buf.length - length, SCAN_BYTES), pos + length);
+    if (n === 0) return out(length, -1); // EOF: unterminated last line
+    const i = buf.indexOf(LF, length);
+    if (i >= 0 && i < length + n) {
+      if (i - lastStart > maxLineBytes) return out(lastStart, i - lastStart);
+      return out(i + 1, -1);
+    }
+    length += n;
+    if (length - lastStart > maxLineBytes) {
+      // Too long: count the rest of the line without keeping it.
+      let count = length - lastStart;
+      let at = pos + length;
+      const scan = Buffer.allocUnsafe(SCAN_BYTES);
+      for (;;) {
+        const m = readAt(scan, 0, SCAN_BYTES, at);
+        if (m === 0) break;
+        const j = scan.indexOf(LF);
+        if (j >= 0 && j < m) {
+          count += j;
+          break;
+        }
+        count += m;
+        at += m;
+      }
+      return out(lastStart, count);
+    }
+  }
+}
+
+function emptyResult(id: number, readError: string): ChunkResult {
+  return {
+    id,
+    buffer: new ArrayBuffer(0),
+    length: 0,
+    readError,
+    lines: 0,
+    skipped: 0,
+    rows: new Float64Array(0),
+    count: 0,
+    strings: [],
+    keyTargets: [],
+    keyDefs: [],
+    sets: [],
+    failures: [],
+  };
+}
+
+/** The 2-bit type of an id-like value; -1 when rows cannot carry it (objects, booleans...). */
+function typeOf(v: unknown): number {
+  if (v === undefined) return T_ABSENT;
+  if (v === null) return T_NULL;
+  if (typeof v === "number") return T_NUMBER;
+  if (typeof v === "string") return T_STRING;
+  return -1;
+}
+
+function encode(v: unknown, type: number, strings: string[]): number {
+  if (type === T_NUMBER) return v as number;
+  if (type === T_STRING) {
+    strings.push(v as string);
+    return strings.length - 1;
+  }
+  return 0;
+}
+
+function decode(type: number, n: number, strings: readonly string[]): unknown {
+  switch (type) {
+    case T_NUMBER:
+      return n;
+    case T_STRING:
+      return strings[n];
+    case T_NULL:
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+function internSet(keys: readonly number[], sets: number[][], index: Map<string | number, number>): number {
+  // A number for the usual few small keys (no string building per message), else the joined list.
+  let name: string | number = 0;
+  if (keys.length <= 4) {
+    for (let j = 0; j < keys.length; j++) {
+      const k = keys[j]!;
+      if (k >= 255) {
+        name = keys.join(",");
+        break;
+      }
+      name = (name as number) * 256 + k + 1;
+    }
+  } else {
+    name = keys.join(",");
+  }
+  let i = index.get(name);
+  if (i === undefined) {
+    i = sets.length;
+    sets.push([...keys]);
+    index.set(name, i);
+  }
+  return i;
+}
+
+/** Placeholder result of a compact response whose result was an object (without handshake members). */
+const OBJECT_RESULT: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * Main-thread view of a {@link ChunkResult}: decodes rows into {@link MessageFacts} and answers
+ * the checker's schema questions from the worker's verdicts. `reread` parses one line's text
+ * again (the format's reader) for misses.
+ */
+export class ChunkView implements VerdictSource {
+  readonly rows: Float64Array;
+  readonly bytes: Buffer;
+
+  /**
+   * @param reread parses one line's text again with the format's reader.
+   * @param fd the file of a range task, from which line texts are read again (`fileStart`).
+   */
+  constructor(
+    readonly result: ChunkResult,
+    private readonly reread: (text: string, line: number) => unknown,
+    private readonly fd?: number,
+  ) {
+    this.rows = result.rows;
+    this.bytes = Buffer.from(result.buffer, 0, result.length);
+  }
+
+  /** The text of row `row`'s line. @throws a read error when it must be read from the file again. */
+  text(row: number): string {
+    const b = row * COLS;
+    const off = this.rows[b + C_OFF]!;
+    const len = this.rows[b + C_LEN]!;
+    const fileStart = this.result.fileStart;
+    if (fileStart === undefined) return this.bytes.toString("utf8", off, off + len);
+    const buf = Buffer.allocUnsafe(len);
+    let n = 0;
+    while (n < len) {
+      const got = readSync(this.fd!, buf, n, len - n, fileStart + off + n);
+      if (got === 0) throw new Error(`file shrank while being read (line ${this.line(row)})`);
+      n += got;
+    }
+    return buf.toString("utf8");
+  }
+
+  /** Row kind (KIND_*). */
+  kind(row: number): number {
+    return this.rows[row * COLS + C_CODE]! & 7;
+  }
+
+  /** Line of the row within the chunk (1-based). */
+  line(row: number): number {
+    return this.rows[row * COLS + C_LINE]!;
+  }
+
+  /** Bytes of a TOOLONG row's line. */
+  tooLongBytes(row: number): number {
+    return this.rows[row * COLS + C_ID]!;
+  }
+
+  /** Session key of a compact row (undefined: the file's only session). */
+  session(row: number): string | undefined {
+    const s = this.rows[row * COLS + C_SESSION]!;
+    return s < 0 ? undefined : this.result.strings[s];
+  }
+
+  /** Direction of a compact row. */
+  direction(row: number): Direction {
+    return (this.rows[row * COLS + C_CODE]! & F_S2C) !== 0 ? "s2c" : "c2s";
+  }
+
+  /** Fills `f` from compact row `row`. */
+  fill(row: number, f: MessageFacts): void {
+    const d = this.rows;
+    const b = row * COLS;
+    const code = d[b + C_CODE]!;
+    const strings = this.result.strings;
+    const shape = (code >> SHAPE_SHIFT) & 7;
+    f.value = undefined;
+    f.source = this;
+    f.row = row;
+    f.shape = shape;
+    f.jsonrpcOk = true;
+    f.jsonrpc = "2.0";
+    f.id = decode((code >> ID_SHIFT) & 3, d[b + C_ID]!, strings);
+    if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION) {
+      f.method = strings[d[b + C_METHOD]!]!;
+      f.token = decode((code >> TOKEN_SHIFT) & 3, d[b + C_TOKEN]!, strings) as Id | undefined;
+      f.clientCaps = undefined;
+      f.requestedVersion = undefined;
+      if (shape === SHAPE_NOTIFICATION) {
+        f.paramsObject = (code & F_PARAMS_OBJECT) !== 0;
+        f.requestId = decode((code >> REQID_SHIFT) & 3, d[b + C_REQID]!, strings);
+        f.progress = (code & F_PROGRESS) !== 0 ? d[b + C_PROGRESS] : undefined;
+      }
+    } else {
+      f.result = (code & F_RESULT_OBJECT) !== 0 ? OBJECT_RESULT : null;
+    }
+  }
+
+  verdict(row: number, definition: string, target: CheckTarget, version: string): SchemaIssue[] | null | typeof MISS {
+    const d = this.rows;
+    const b = row * COLS;
+    const r = this.result;
+    if (r.strings[d[b + C_VER]!] !== version) return MISS;
+    let k = d[b + C_K1]!;
+    if (k < 0) return MISS;
+    if (r.keyDefs[k] !== definition || r.keyTargets[k] !== target) {
+      k = d[b + C_K2]!;
+      if (k < 0) return MISS;
+      if (r.keyDefs[k] !== definition || r.keyTargets[k] !== target) {
+        const s = d[b + C_SET]!;
+        if (s < 0) return MISS;
+        const set = r.sets[s]!;
+        k = -1;
+        for (let i = 0; i < set.length && k < 0; i++) {
+          const c = set[i]!;
+          if (r.keyDefs[c] === definition && r.keyTargets[c] === target) k = c;
+        }
+        if (k < 0) return MISS;
+      }
+    }
+    const f = d[b + C_FAIL]!;
+    return f < 0 ? null : (r.failures[f]![k] ?? null);
+  }
+
+  materialize(row: number): unknown {
+    return this.reread(this.text(row), this.line(row));
+  }
+}

@@ -1,0 +1,741 @@
+/**
+ * `--jobs N`: validation of one or more inputs by N threads working on chunks of lines: N − 1
+ * worker threads and the main thread, which also applies the session rules.
+ *
+ * The main thread runs two loops. The producer cuts each regular file into 1 MiB byte ranges
+ * (a chunk is the lines that start in its range; the worker reads them itself) and streams
+ * (stdin, pipes) into 1 MiB buffers cut at their last newline (the buffer is transferred, not
+ * copied). Chunks go to a ready worker with room, or are processed by the main thread when its
+ * event loop is free (see {@link ThreadPool}); at most `2N + 2` chunks are in flight, so memory
+ * stays flat. A chunk is decoded, parsed and schema-checked into one row of numbers per line
+ * (see `chunk.ts`). The consumer takes the chunks back in file order and runs the session rules
+ * on the rows, so findings come out in the same order, with the same content, as without
+ * `--jobs`; the rare lines the rows cannot describe are re-read and checked on the main thread.
+ *
+ * HAR inputs are one JSON document: they are validated on the main thread. Inputs are consumed
+ * in the order given, but the producer reads ahead across file boundaries, so many small files
+ * are spread over the workers too.
+ *
+ * Workers exist only for the compiled code (`dist/`), where `worker.js` sits next to this
+ * module, and when the validators come from the MCP facade or a schema (functions cannot be
+ * sent to a thread). Otherwise (tests from TypeScript sources, injected validators) the same
+ * chunk processing runs in-process ({@link InlinePool}), with identical results.
+ */
+import { existsSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import {
+  ChunkProcessor,
+  ChunkView,
+  KIND_COMPACT,
+  KIND_LOCAL,
+  KIND_TOOLONG,
+  type ChunkFileContext,
+  type ChunkRange,
+  type ChunkResult,
+  type ChunkTask,
+} from "./chunk.js";
+import { newFacts } from "./facts.js";
+import { CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
+import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
+import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
+import type { ValidatorSetup } from "./setup.js";
+import { ValidateUsageError, type FileSummary, type Finding, type InputFormat, type ValidateOptions } from "./types.js";
+
+/** Runs chunk tasks somewhere: worker threads, or in-process. */
+export interface ChunkPool {
+  /** Processes `task`; its buffer is transferred (unusable by the caller until the result returns it). */
+  run(task: ChunkTask): Promise<ChunkResult>;
+  /** Stops the workers. */
+  close(): Promise<void>;
+}
+
+/** Options a worker thread receives (structured-cloneable). */
+export interface WorkerInit {
+  protocolVersion?: string;
+  schema?: object;
+  schemaPath?: string;
+}
+
+/** Main → worker messages. */
+export type WorkerRequest = { type: "chunk"; task: ChunkTask };
+
+/** Worker → main messages. */
+export type WorkerReply =
+  | { type: "ready" }
+  | { type: "result"; result: ChunkResult }
+  | { type: "failed"; id: number; error: string; usage: boolean };
+
+/** The chunk processing on the calling thread (tests from sources, injected validators). */
+export class InlinePool implements ChunkPool {
+  private readonly processor: ChunkProcessor;
+  constructor(setup: ValidatorSetup) {
+    this.processor = new ChunkProcessor(setup);
+  }
+  run(task: ChunkTask): Promise<ChunkResult> {
+    try {
+      return Promise.resolve(this.processor.process(task));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+  async close(): Promise<void> {}
+}
+
+interface WorkerSlot {
+  worker: Worker;
+  /** Set once the worker has loaded its validators. */
+  ready: boolean;
+  outstanding: number;
+}
+
+interface Job {
+  task: ChunkTask;
+  resolve: (r: ChunkResult) => void;
+  reject: (e: Error) => void;
+}
+
+/** Most tasks queued at a worker (one running, the others waiting, so that it never idles). */
+const PER_WORKER = 3;
+
+/**
+ * Worker threads running `worker.js`, plus, optionally, the calling thread itself: a task goes to
+ * a ready worker with room, else it waits; when tasks wait, the calling thread processes one
+ * whenever its event loop is free (between the consumer's work). So the calling thread, which is
+ * mostly idle while it only applies session rules, validates too, and it covers the workers'
+ * start-up (loading the validators) instead of waiting for it.
+ */
+export class ThreadPool implements ChunkPool {
+  private readonly slots: WorkerSlot[] = [];
+  private readonly queued: Job[] = [];
+  private readonly running = new Map<number, { job: Job; slot: WorkerSlot }>();
+  private broken: Error | undefined;
+  private closed = false;
+  private inlineScheduled = false;
+
+  private inline: ChunkProcessor | undefined;
+
+  /** Starts `workers` threads at once (they load their validators meanwhile). */
+  constructor(script: URL, workers: number, init: WorkerInit) {
+    for (let i = 0; i < workers; i++) this.spawn(script, init);
+  }
+
+  /** Lets the calling thread process tasks too, with `processor` (see the class comment). */
+  useCallingThread(processor: ChunkProcessor): void {
+    this.inline = processor;
+  }
+
+  run(task: ChunkTask): Promise<ChunkResult> {
+    if (this.broken !== undefined) return Promise.reject(this.broken);
+    if (this.closed) return Promise.reject(new Error("validate worker pool is closed"));
+    return new Promise<ChunkResult>((resolve, reject) => {
+      this.queued.push({ task, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = this.slots.splice(0);
+    await Promise.all(all.map((s) => s.worker.terminate()));
+  }
+
+  /** Hands queued tasks to ready workers with room; leaves the rest to the calling thread. */
+  private pump(): void {
+    while (this.queued.length > 0 && this.broken === undefined) {
+      let best: WorkerSlot | undefined;
+      for (const s of this.slots) if (s.ready && s.outstanding < PER_WORKER && (best === undefined || s.outstanding < best.outstanding)) best = s;
+      if (best === undefined) break;
+      const job = this.queued.shift()!;
+      best.outstanding++;
+      this.running.set(job.task.id, { job, slot: best });
+      best.worker.postMessage({ type: "chunk", task: job.task } satisfies WorkerRequest, job.task.buffer === undefined ? [] : [job.task.buffer]);
+    }
+    if (this.queued.length > 0 && this.inline !== undefined && !this.inlineScheduled && this.broken === undefined) {
+      this.inlineScheduled = true;
+      setImmediate(() => this.runInline());
+    }
+  }
+
+  private runInline(): void {
+    this.inlineScheduled = false;
+    const job = this.queued.shift();
+    if (job !== undefined && !this.closed) {
+      try {
+        job.resolve(this.inline!.process(job.task));
+      } catch (err) {
+        job.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    this.pump();
+  }
+
+  private spawn(script: URL, init: WorkerInit): void {
+    const worker = new Worker(script, { workerData: init });
+    const slot: WorkerSlot = { worker, ready: false, outstanding: 0 };
+    this.slots.push(slot);
+    worker.on("message", (reply: WorkerReply) => {
+      if (reply.type === "ready") {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
+      const id = reply.type === "result" ? reply.result.id : reply.id;
+      const r = this.running.get(id);
+      if (r === undefined) return;
+      this.running.delete(id);
+      r.slot.outstanding--;
+      if (reply.type === "result") r.job.resolve(reply.result);
+      else this.fail(reply.usage ? new ValidateUsageError(reply.error) : new Error(reply.error));
+      this.pump();
+    });
+    worker.on("error", (err) => this.fail(err));
+    worker.on("exit", (code) => {
+      if (!this.closed) this.fail(new Error(`validate worker exited with code ${code}`));
+    });
+  }
+
+  /** A worker failed: every running, queued and later task fails with `err`. */
+  private fail(err: Error): void {
+    this.broken ??= err;
+    const jobs = [...[...this.running.values()].map((r) => r.job), ...this.queued.splice(0)];
+    this.running.clear();
+    for (const j of jobs) j.reject(this.broken);
+  }
+}
+
+/** The compiled worker script, when this module runs from `dist/`; undefined from sources. */
+export function workerScript(): URL | undefined {
+  const script = new URL("./worker.js", import.meta.url);
+  return import.meta.url.endsWith(".js") && existsSync(fileURLToPath(script)) ? script : undefined;
+}
+
+/**
+ * The pool of a `jobs`-thread run when worker threads can be used (see the module comment):
+ * `jobs - 1` workers, started at once; the caller adds itself with
+ * {@link ThreadPool.useCallingThread} once its validators are loaded. Undefined when the chunks
+ * must be processed in-process only ({@link InlinePool}).
+ */
+export function startThreads(options: ValidateOptions, jobs: number): ThreadPool | undefined {
+  const script = workerScript();
+  if (script === undefined || options.validators !== undefined) return undefined;
+  const init: WorkerInit = {};
+  if (options.protocolVersion !== undefined) init.protocolVersion = options.protocolVersion;
+  if (options.schema !== undefined) init.schema = options.schema;
+  if (options.schemaPath !== undefined) init.schemaPath = options.schemaPath;
+  return new ThreadPool(script, jobs - 1, init);
+}
+
+// ---------------------------------------------------------------------------------------------
+// producer → consumer sequence
+
+type Item =
+  | { type: "open"; index: number; path: string; format?: InputFormat; error?: unknown }
+  | { type: "har"; text: string }
+  | { type: "chunk"; result: Promise<ChunkResult>; consumed?: () => void; progress?: { bytes: number; total: number }; fd?: number }
+  | { type: "toolong"; bytes: number }
+  | { type: "end"; bytes: number; error?: unknown; close?: () => Promise<void> };
+
+/** An unbounded FIFO with one consumer that awaits items; closing ends (or fails) it. */
+class Queue<T> {
+  private items: T[] = [];
+  private head = 0;
+  private waiter: { resolve: (v: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  private end: { failed: boolean; error: unknown } | undefined;
+
+  push(item: T): void {
+    const w = this.waiter;
+    if (w !== undefined) {
+      this.waiter = undefined;
+      w.resolve({ value: item, done: false });
+    } else {
+      this.items.push(item);
+    }
+  }
+
+  /** No more items; with `failed`, the consumer's next `next()` after the last item rejects with `error`. */
+  close(failed = false, error?: unknown): void {
+    this.end = { failed, error };
+    const w = this.waiter;
+    if (w !== undefined) {
+      this.waiter = undefined;
+      if (failed) w.reject(error);
+      else w.resolve({ value: undefined, done: true });
+    }
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.head < this.items.length) {
+      const value = this.items[this.head++]!;
+      if (this.head === this.items.length) {
+        this.items = [];
+        this.head = 0;
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    const end = this.end;
+    if (end !== undefined) return end.failed ? Promise.reject(end.error) : Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+}
+
+/** A counting semaphore for chunks in flight. */
+class Slots {
+  private waiters: Array<() => void> = [];
+  constructor(private free: number) {}
+  acquire(): Promise<void> | undefined {
+    if (this.free > 0) {
+      this.free--;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  release(): void {
+    const w = this.waiters.shift();
+    if (w !== undefined) w();
+    else this.free++;
+  }
+  /** Wakes every waiter (shutdown). */
+  drain(): void {
+    const all = this.waiters;
+    this.waiters = [];
+    for (const w of all) w();
+  }
+}
+
+/** A stream the producer copies into chunk buffers (stdin, pipes, other non-regular files). */
+interface StreamSource {
+  kind: "stream";
+  /** Reads up to `length` bytes into `into` at `offset`; 0 at the end. */
+  read(into: Buffer, offset: number, length: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A regular file: workers read their byte ranges of it themselves. */
+interface FileSource {
+  kind: "file";
+  fh: FileHandle;
+  size: number;
+}
+
+async function openSource(path: string, stdin: NodeJS.ReadableStream | undefined): Promise<StreamSource | FileSource> {
+  if (path === "-") return streamSource(stdin ?? process.stdin, async () => {});
+  const fh: FileHandle = await open(path, "r");
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
+    if (st.isFile()) return { kind: "file", fh, size: st.size };
+    return streamSource(fh.createReadStream({ highWaterMark: CHUNK_BYTES, autoClose: false }), () => fh.close());
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
+
+function streamSource(stream: NodeJS.ReadableStream, close: () => Promise<void>): StreamSource {
+  const iter = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+  let pending: Buffer | undefined;
+  let pos = 0;
+  let done = false;
+  return {
+    kind: "stream",
+    async read(into, offset, length) {
+      while (pending === undefined || pos >= pending.length) {
+        if (done) return 0;
+        const r = await iter.next();
+        if (r.done === true) {
+          done = true;
+          return 0;
+        }
+        pending = typeof r.value === "string" ? Buffer.from(r.value, "utf8") : r.value;
+        pos = 0;
+      }
+      const n = Math.min(length, pending.length - pos);
+      pending.copy(into, offset, pos, pos + n);
+      pos += n;
+      return n;
+    },
+    close,
+  };
+}
+
+const LF = 0x0a;
+/** Smallest `chunkBytes` honoured. */
+const MIN_CHUNK_BYTES = 256;
+
+/**
+ * Validates `paths` with `pool` (see the module comment). `emit` gets every finding in file order;
+ * `onFileDone` each file's summary after its last finding. Returns the summaries in input order.
+ * @throws the first worker failure (a ValidateUsageError stays one).
+ */
+export async function runPipeline(
+  paths: readonly string[],
+  options: ValidateOptions,
+  setup: ValidatorSetup,
+  pool: ChunkPool,
+  jobs: number,
+  emit: (finding: Finding) => void,
+  onFileDone: (file: FileSummary) => void,
+): Promise<FileSummary[]> {
+  const chunkBytes = Math.max(MIN_CHUNK_BYTES, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const queue = new Queue<Item>();
+  const slots = new Slots(2 * jobs + 2);
+  const free: ArrayBuffer[] = [];
+  let aborted = false;
+  let taskId = 0;
+  /** Files whose ranges the workers may still read; closed by the consumer (or on abort). */
+  const openFiles = new Set<FileHandle>();
+  // The file the consumer is in, for the producer's version hints.
+  let current: { index: number; state: FileState } | undefined;
+
+  const take = (size: number): Buffer => {
+    if (size <= chunkBytes) {
+      const ab = free.pop();
+      if (ab !== undefined) return Buffer.from(ab);
+      return Buffer.from(new ArrayBuffer(chunkBytes));
+    }
+    return Buffer.from(new ArrayBuffer(size));
+  };
+  const recycle = (ab: ArrayBuffer): void => {
+    if (ab.byteLength === chunkBytes && free.length < 4 * jobs + 4) free.push(ab);
+  };
+  const hints = (index: number): Array<[string, string]> => {
+    if (current === undefined || current.index !== index) return [];
+    const out: Array<[string, string]> = [];
+    for (const [key, c] of current.state.checkers) out.push([key, c.protocolVersion]);
+    return out;
+  };
+
+  // ---- producer ----
+  // The first chunk of a file usually holds the initialize exchange, which fixes the protocol
+  // version: the second chunk is only sent once the consumer has seen the first, so that the
+  // workers' version hints are right from then on.
+  let firstPending: Promise<void> | undefined;
+  let releaseFirst: (() => void) | undefined;
+  const dispatch = async (
+    index: number,
+    body: { buffer: ArrayBuffer; length: number } | { range: ChunkRange },
+    first: boolean,
+    file: ChunkFileContext,
+  ): Promise<void> => {
+    if (firstPending !== undefined) {
+      await firstPending;
+      firstPending = undefined;
+    }
+    const wait = slots.acquire();
+    if (wait !== undefined) await wait;
+    if (aborted) return;
+    const task: ChunkTask = { id: taskId++, ...body, first, file, hints: hints(index) };
+    const result = pool.run(task);
+    result.catch(() => {}); // observed by the consumer; avoid an unhandled rejection meanwhile
+    const progress = "range" in body ? { bytes: body.range.end, total: body.range.size } : undefined;
+    const fd = "range" in body ? body.range.fd : undefined;
+    if (first) {
+      let consumed!: () => void;
+      firstPending = new Promise<void>((resolve) => (consumed = resolve));
+      releaseFirst = consumed;
+      queue.push({ type: "chunk", result, consumed, progress, fd });
+    } else {
+      queue.push({ type: "chunk", result, progress, fd });
+    }
+  };
+
+  const produceFile = async (index: number, path: string): Promise<void> => {
+    let source: StreamSource | FileSource;
+    try {
+      source = await openSource(path, options.stdin);
+    } catch (err) {
+      queue.push({ type: "open", index, path, error: err });
+      return;
+    }
+    if (source.kind === "file") await produceRanges(index, path, source);
+    else await produceStream(index, path, source);
+  };
+
+  /** A regular file: sniff its head here, then hand out byte ranges (workers read them). */
+  const produceRanges = async (index: number, path: string, source: FileSource): Promise<void> => {
+    const { fh, size } = source;
+    openFiles.add(fh);
+    const close = (): Promise<void> => {
+      openFiles.delete(fh);
+      return fh.close().catch(() => {});
+    };
+    let format: InputFormat;
+    try {
+      const head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      format = options.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
+      if (format === "har") {
+        const all = await fh.readFile();
+        options.onProgress?.({ file: path, bytesRead: all.length, totalBytes: size });
+        queue.push({ type: "open", index, path, format });
+        queue.push({ type: "har", text: all.toString("utf8") });
+        queue.push({ type: "end", bytes: all.length, close });
+        return;
+      }
+    } catch (err) {
+      queue.push({ type: "open", index, path, error: err });
+      await close();
+      return;
+    }
+    queue.push({ type: "open", index, path, format });
+    const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
+    for (let start = 0; start < size && !aborted; start += chunkBytes) {
+      await dispatch(index, { range: { fd: fh.fd, start, end: Math.min(size, start + chunkBytes), size } }, start === 0, file);
+    }
+    // The consumer closes the file once the workers are done with it.
+    queue.push({ type: "end", bytes: size, close });
+  };
+
+  /** A stream: copy it into buffers cut at line ends. */
+  const produceStream = async (index: number, path: string, source: StreamSource): Promise<void> => {
+    let bytes = 0;
+    const progress = options.onProgress;
+    try {
+      let buf = take(Math.max(chunkBytes, SNIFF_BYTES)); // the format is sniffed from the first 64 KiB
+      let used = 0;
+      let eof = false;
+      const fill = async (): Promise<void> => {
+        const n = await source.read(buf, used, buf.length - used);
+        if (n === 0) {
+          eof = true;
+          return;
+        }
+        used += n;
+        bytes += n;
+        progress?.({ file: path, bytesRead: bytes, totalBytes: undefined });
+      };
+      while (used < SNIFF_BYTES && !eof) await fill();
+      const format = options.inputFormat ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
+      if (format === "har") {
+        const parts: Buffer[] = [Buffer.from(buf.subarray(0, used))];
+        while (!eof) {
+          used = 0;
+          await fill();
+          if (used > 0) parts.push(Buffer.from(buf.subarray(0, used)));
+        }
+        queue.push({ type: "open", index, path, format });
+        queue.push({ type: "har", text: Buffer.concat(parts).toString("utf8") });
+        queue.push({ type: "end", bytes });
+        return;
+      }
+      queue.push({ type: "open", index, path, format });
+      const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
+      const send = (b: Buffer, length: number, first: boolean): Promise<void> =>
+        dispatch(index, { buffer: b.buffer as ArrayBuffer, length }, first, file);
+      let first = true;
+      let skipping = false;
+      let skipped = 0;
+      for (;;) {
+        if (aborted) {
+          await source.close().catch(() => {});
+          return;
+        }
+        if (!eof && used < buf.length) await fill();
+        if (skipping) {
+          const nl = used > 0 ? buf.indexOf(LF) : -1;
+          if (nl === -1 || nl >= used) {
+            skipped += used;
+            used = 0;
+            if (eof) {
+              queue.push({ type: "toolong", bytes: skipped });
+              break;
+            }
+            continue;
+          }
+          queue.push({ type: "toolong", bytes: skipped + nl });
+          first = false;
+          skipping = false;
+          buf.copy(buf, 0, nl + 1, used);
+          used -= nl + 1;
+        }
+        if (eof) {
+          if (used > 0) await send(buf, used, first);
+          else recycle(buf.buffer as ArrayBuffer);
+          break;
+        }
+        if (used < buf.length) continue;
+        const last = buf.lastIndexOf(LF, used - 1);
+        if (last === -1) {
+          // One line fills the buffer: drop it if it is already too long, else make room.
+          if (used > maxLineBytes) {
+            skipping = true;
+            skipped = used;
+            used = 0;
+          } else {
+            const grown = take(buf.length * 2);
+            buf.copy(grown, 0, 0, used);
+            recycle(buf.buffer as ArrayBuffer);
+            buf = grown;
+          }
+          continue;
+        }
+        const tail = used - (last + 1);
+        const next = take(Math.max(chunkBytes, tail * 2));
+        buf.copy(next, 0, last + 1, used);
+        await send(buf, last + 1, first);
+        first = false;
+        buf = next;
+        used = tail;
+      }
+    } catch (err) {
+      queue.push({ type: "end", bytes, error: err, close: () => source.close().catch(() => {}) });
+      return;
+    }
+    queue.push({ type: "end", bytes, close: () => source.close().catch(() => {}) });
+  };
+
+  const producing = (async () => {
+    try {
+      for (let i = 0; i < paths.length && !aborted; i++) {
+        firstPending = undefined; // a new file's first chunk needs no wait
+        await produceFile(i, paths[i]!);
+      }
+      queue.close();
+    } catch (err) {
+      queue.close(true, err);
+    }
+  })();
+
+  // ---- consumer ----
+  const summaries: FileSummary[] = [];
+  const facts = newFacts();
+  let state: FileState | undefined;
+  let consumer: LineConsumer | undefined;
+  let lineBase = 0;
+  let ok = true;
+  let reread: ((text: string, line: number) => unknown) | undefined;
+
+  const applyChunk = (view: ChunkView): void => {
+    const st = state!;
+    const count = view.result.count;
+    for (let r = 0; r < count; r++) {
+      const kind = view.kind(r);
+      const line = lineBase + view.line(r);
+      if (kind === KIND_COMPACT) {
+        view.fill(r, facts);
+        st.checkerFor(view.session(r)).apply(facts, { line }, view.direction(r));
+      } else if (kind === KIND_LOCAL) {
+        consumer!.line(view.text(r), line);
+      } else if (kind === KIND_TOOLONG) {
+        st.dispatch.problem("input/line-too-long", { line }, tooLongMessage(view.tooLongBytes(r), maxLineBytes));
+      }
+    }
+    st.summary.skipped += view.result.skipped;
+    lineBase += view.result.lines;
+  };
+
+  try {
+    for (;;) {
+      const next = await queue.next();
+      if (next.done === true) break;
+      const item = next.value;
+      switch (item.type) {
+        case "open": {
+          state = new FileState(item.path, options, setup, emit);
+          current = { index: item.index, state };
+          lineBase = 0;
+          ok = true;
+          if (item.error !== undefined) {
+            state.unreadable(item.error);
+            const summary = state.finish(false);
+            summaries.push(summary);
+            onFileDone(summary);
+            state = undefined;
+            break;
+          }
+          const format = item.format!;
+          state.format = format;
+          state.summary.format = format;
+          if (format !== "har") {
+            consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");
+            reread = rereader(format, options.direction ?? "c2s");
+          }
+          break;
+        }
+        case "har":
+          state!.har(item.text);
+          ok = state!.summary.unreadable === undefined;
+          break;
+        case "chunk": {
+          const result = await item.result;
+          slots.release();
+          if (ok && result.readError !== undefined) {
+            state!.unreadable(new Error(result.readError));
+            ok = false;
+          }
+          if (item.progress !== undefined) options.onProgress?.({ file: state!.summary.file, bytesRead: item.progress.bytes, totalBytes: item.progress.total });
+          if (ok) {
+            try {
+              applyChunk(new ChunkView(result, reread!, item.fd));
+            } catch (err) {
+              // As without --jobs: an unusable schema definition (or a file that changed under us)
+              // makes the rest of the file unreadable.
+              state!.unreadable(err);
+              ok = false;
+            }
+          }
+          recycle(result.buffer);
+          item.consumed?.();
+          break;
+        }
+        case "toolong":
+          if (ok) {
+            lineBase++;
+            state!.dispatch.problem("input/line-too-long", { line: lineBase }, tooLongMessage(item.bytes, maxLineBytes));
+          }
+          break;
+        case "end": {
+          const st = state!;
+          st.summary.bytes = item.bytes;
+          if (st.summary.format !== "har") st.summary.lines = lineBase;
+          if (item.error !== undefined && ok) {
+            st.unreadable(item.error);
+            ok = false;
+          }
+          const summary = st.finish(ok);
+          await item.close?.();
+          summaries.push(summary);
+          onFileDone(summary);
+          state = undefined;
+          break;
+        }
+      }
+    }
+  } catch (err) {
+    // Stop the producer (it may be waiting for a slot) and do not wait for it: it may be blocked
+    // on a stdin that never ends. It checks `aborted` before every read and dispatch.
+    aborted = true;
+    slots.drain();
+    releaseFirst?.();
+    await pool.close();
+    await Promise.all([...openFiles].map((fh) => fh.close().catch(() => {})));
+    throw err;
+  }
+  await producing;
+  await pool.close();
+  return summaries;
+}
+
+/** Parses one line again with the format's reader and returns the message value it yields. */
+function rereader(format: Exclude<InputFormat, "har">, dir: "c2s" | "s2c"): (text: string, line: number) => unknown {
+  let value: unknown;
+  const capture: Dispatch = {
+    message: (v) => {
+      value = v;
+    },
+    unparsable: () => {},
+    problem: () => {},
+    skip: () => {},
+  };
+  const reader = lineReader(format, capture, dir);
+  return (text, line) => {
+    value = undefined;
+    reader.line(text, line);
+    return value;
+  };
+}

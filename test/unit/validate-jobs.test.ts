@@ -1,0 +1,360 @@
+/**
+ * `validate --jobs`: chunked validation (parse + schema checks per chunk, session rules in file
+ * order) must report exactly what a single-threaded run reports, whatever the chunk boundaries.
+ *
+ * From TypeScript sources the chunks are processed in-process (same code as the worker threads
+ * run); the last group runs the compiled CLI (dist/, built by the vitest global setup) so that
+ * real worker threads are used. Validators are the built-in generated ones (no ../shared needed).
+ */
+import { execFile } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { validatorsFor } from "../../src/mcp/validation.js";
+import { ChunkProcessor, ChunkView, KIND_COMPACT, KIND_LOCAL, KIND_TOOLONG, readRange, type ChunkTask } from "../../src/validate/chunk.js";
+import { MISS } from "../../src/validate/facts.js";
+import { IdRegistry } from "../../src/validate/ids.js";
+import { LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
+import { prepareValidators } from "../../src/validate/setup.js";
+import { ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
+
+const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
+const OLD = "2025-03-26";
+const V = "2025-06-18";
+
+type Dir = "c2s" | "s2c";
+const rec = (dir: Dir, msg: unknown): string => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir, msg });
+
+/**
+ * A capture meant to hit every path of the chunked pipeline: a version switch (2025-03-26), a
+ * restart with another version, requests answered far away (other chunks), string/null/fractional
+ * ids, reused and duplicate ids, progress and cancellation, invalid messages and schema failures
+ * (including bad base64), batches, unparsable and malformed records, blank and CRLF lines, a
+ * byte-order mark, non-ASCII text, lines longer than small chunks, and no final newline.
+ */
+function mixedCapture(): string {
+  const out: string[] = [];
+  const c = (msg: unknown): void => void out.push(rec("c2s", msg));
+  const s = (msg: unknown): void => void out.push(rec("s2c", msg));
+  c({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: OLD, capabilities: { roots: {} }, clientInfo: { name: "t", version: "1" } } });
+  s({ jsonrpc: "2.0", id: 0, result: { protocolVersion: OLD, capabilities: { tools: {}, logging: {} }, serverInfo: { name: "s", version: "1" } } });
+  c({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const late: Array<() => void> = [];
+  for (let i = 1; i <= 150; i++) {
+    const id: string | number = i % 7 === 0 ? `q-${i}` : i % 23 === 0 ? i + 0.5 : i;
+    const token = i % 3 === 0 ? `tok-${i}` : undefined;
+    c({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: `héllo ${i} ✓` }, ...(token ? { _meta: { progressToken: token } } : {}) } });
+    if (token) {
+      s({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: 2, total: 3 } });
+      s({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: i % 9 === 0 ? 1 : 3 } });
+    }
+    const answer = (): void => {
+      if (i % 11 === 0) s({ jsonrpc: "2.0", id, error: { code: -32602, message: "bad arguments" } });
+      else if (i % 13 === 0) s({ jsonrpc: "2.0", id, result: { content: [{ type: "text" }] } });
+      else if (i % 17 === 0) s({ jsonrpc: "2.0", id, result: { content: [{ type: "image", data: "not base64!", mimeType: "image/png" }] } });
+      else if (i % 19 === 0) s({ jsonrpc: "2.0", id, result: { content: [{ type: "image", data: "aGVsbG8=".repeat(40), mimeType: "image/png" }] } });
+      else s({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `result ${i} `.repeat(1 + (i % 5)) }], isError: false } });
+    };
+    if (i % 5 === 0) late.push(answer); // answered a few dozen lines later (often another chunk)
+    else if (i % 29 !== 0) answer();
+    if (i % 29 === 0) c({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "stop" } });
+    if (late.length > 6) late.shift()!();
+    if (i % 31 === 0) {
+      out.push("");
+      out.push(`${rec("c2s", { jsonrpc: "2.0", id: 9000 + i, method: "ping" })}\r`);
+      s({ jsonrpc: "2.0", id: 9000 + i, result: {} });
+      out.push(JSON.stringify({ ts: "x", dir: "c2s", raw: '{"jsonrpc":"2.0", oops' }));
+      out.push("this is not a capture record");
+      c([{ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "nope", progress: 1 } }, { jsonrpc: "2.0", id: 8000 + i, method: "ping" }]);
+      s({ jsonrpc: "2.0", id: 8000 + i, result: {} });
+      c({ jsonrpc: "1.0", id: 7000 + i, method: "ping" });
+      s({ jsonrpc: "2.0", id: 7000 + i, result: {} });
+      c({ jsonrpc: "2.0", method: "tools/list", id: true });
+      s({ jsonrpc: "2.0", id: 424242, result: {} });
+      s({ jsonrpc: "2.0", id: 6000 + i, error: { code: "E42", message: 7 } });
+      c({ jsonrpc: "2.0", id: 1, method: "ping" }); // id 1 reused
+      s({ jsonrpc: "2.0", id: 1, result: {} });
+      c({ jsonrpc: "2.0", id: 5, method: "custom/thing", params: {} });
+      s({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x".repeat(3000) } });
+    }
+    if (i === 90) {
+      // A restart that negotiates the default version.
+      c({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "t", version: "2" } } });
+      s({ jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: "s", version: "2" } } });
+      c({ jsonrpc: "2.0", method: "notifications/initialized" });
+    }
+  }
+  for (const a of late) a();
+  c({ jsonrpc: "2.0", id: 99999, method: "tools/list" }); // never answered
+  return `\ufeff${out.join("\n")}`; // no final newline
+}
+
+const strip = (r: ValidateResult): unknown => ({ findings: r.findings, files: r.summary.files });
+
+let dir = "";
+let capture = "";
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "orchestra-validate-jobs-"));
+  capture = join(dir, "mixed.capture.jsonl");
+  await writeFile(capture, mixedCapture());
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("--jobs gives the findings and summaries of a single-threaded run", () => {
+  let single: ValidateResult;
+  beforeAll(async () => {
+    single = await validateFiles([capture], {});
+  });
+
+  it("the mixed capture breaks many rules (so the comparisons below are not vacuous)", () => {
+    const rules = new Set(single.findings.map((f) => f.rule));
+    for (const rule of [
+      "schema/result",
+      "schema/error-response",
+      "schema/unknown-method",
+      "json/parse-error",
+      "input/malformed-record",
+      "jsonrpc/invalid",
+      "session/reused-request-id",
+      "session/progress-not-increasing",
+      "session/unmatched-response",
+      "session/reinitialize",
+      "session/batch-not-allowed",
+      "session/unanswered-request",
+    ]) {
+      expect(rules, rule).toContain(rule);
+    }
+    expect(single.summary.files[0]).toMatchObject({ format: "capture", sessions: 2, protocolVersions: [OLD, V] });
+  });
+
+  it.each([256, 700, 4096, 1 << 20])("with chunks of %i bytes", async (chunkBytes) => {
+    const many = await validateFiles([capture], { jobs: 2, chunkBytes });
+    expect(strip(many)).toEqual(strip(single));
+  });
+
+  it("with over-long lines dropped (maxLineBytes smaller than some lines, larger than the chunks)", async () => {
+    const opts: ValidateOptions = { maxLineBytes: 2000 };
+    const one = await validateFiles([capture], opts);
+    expect(one.findings.some((f) => f.rule === "input/line-too-long")).toBe(true);
+    for (const chunkBytes of [256, 1500, 8192]) {
+      const many = await validateFiles([capture], { ...opts, jobs: 3, chunkBytes });
+      expect(strip(many)).toEqual(strip(one));
+    }
+  });
+
+  it("with --protocol-version forcing a version", async () => {
+    const opts: ValidateOptions = { protocolVersion: V };
+    const one = await validateFiles([capture], opts);
+    expect(one.findings.some((f) => f.rule === "session/version-mismatch")).toBe(true);
+    const many = await validateFiles([capture], { ...opts, jobs: 2, chunkBytes: 512 });
+    expect(strip(many)).toEqual(strip(one));
+  });
+
+  it("for several inputs of every format, stdin and an unreadable path, in input order", async () => {
+    const inputs = [
+      capture,
+      join(FIXTURES, "streamable-http.har"),
+      join(dir, "missing.jsonl"),
+      join(FIXTURES, "claude-desktop-mcp.log"),
+      "-",
+      join(FIXTURES, "client.c2s.jsonl"),
+    ];
+    const stdinText = mixedCapture();
+    const run = (jobs: number) =>
+      validateFiles(inputs, { jobs, chunkBytes: 300, direction: "s2c", stdin: Readable.from([Buffer.from(stdinText)]) });
+    const one = await run(1);
+    const many = await run(2);
+    expect(strip(many)).toEqual(strip(one));
+    expect(many.summary.files.map((f) => f.format ?? "unreadable")).toEqual(["capture", "har", "unreadable", "claude-log", "capture", "jsonl"]);
+  });
+
+  it("for a Claude Desktop log interleaving two servers", async () => {
+    const lines: string[] = [];
+    for (const server of ["alpha", "beta"]) {
+      lines.push(`2025-06-18T10:00:00.000Z [${server}] [info] Message from client: ${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } })} { metadata: undefined }`);
+      lines.push(`2025-06-18T10:00:00.001Z [${server}] [info] Message from server: ${JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: server, version: "1" } } })} { metadata: undefined }`);
+      lines.push(`2025-06-18T10:00:00.002Z [${server}] [info] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`);
+    }
+    for (let i = 1; i <= 60; i++) {
+      const server = i % 2 === 0 ? "alpha" : "beta";
+      lines.push(`2025-06-18T10:00:01.000Z [${server}] [info] Message from client: {"jsonrpc":"2.0","id":${i},"method":"tools/list"} { metadata: undefined }`);
+      lines.push(`2025-06-18T10:00:01.000Z [${server}] [debug] some unrelated log line ${i}`);
+      if (i % 4 !== 0) lines.push(`2025-06-18T10:00:01.500Z [${server}] [info] Message from server: {"jsonrpc":"2.0","id":${i},"result":{"tools":${i % 9 === 0 ? "5" : "[]"}}}`);
+    }
+    const log = join(dir, "mcp.log");
+    await writeFile(log, `${lines.join("\n")}\n`);
+    const one = await validateFiles([log], {});
+    expect(one.findings.map((f) => f.session)).toContain("beta");
+    const many = await validateFiles([log], { jobs: 2, chunkBytes: 400 });
+    expect(strip(many)).toEqual(strip(one));
+  });
+});
+
+describe("chunk processing (what a worker hands the main thread)", () => {
+  it("summarises ordinary messages as compact rows with verdicts, and leaves the rest to the main thread", async () => {
+    const setup = await prepareValidators({});
+    const lines = [
+      rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
+      rec("c2s", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", _meta: { progressToken: "t1" } } }),
+      rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t1", progress: 0.5 } }),
+      rec("s2c", { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text" }] } }),
+      rec("s2c", { jsonrpc: "2.0", id: "far", result: { content: [{ type: "text", text: "z".repeat(20_000) }] } }),
+      rec("s2c", { jsonrpc: "2.0", id: "near", result: { content: [] } }),
+      "not json",
+      "x".repeat(30_001),
+    ];
+    const bytes = Buffer.from(lines.join("\n"));
+    const buffer = new ArrayBuffer(bytes.length);
+    bytes.copy(Buffer.from(buffer));
+    const task: ChunkTask = { id: 1, buffer, length: bytes.length, first: true, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] };
+    const result = new ChunkProcessor(setup).process(task);
+    const view = new ChunkView(result, () => {
+      throw new Error("no re-read expected");
+    });
+    expect(result.lines).toBe(8);
+    expect(Array.from({ length: result.count }, (_, r) => [view.line(r), view.kind(r)])).toEqual([
+      [1, KIND_LOCAL],
+      [2, KIND_COMPACT],
+      [3, KIND_COMPACT],
+      [4, KIND_COMPACT],
+      [5, KIND_COMPACT],
+      [6, KIND_COMPACT],
+      [7, KIND_LOCAL],
+      [8, KIND_TOOLONG],
+    ]);
+    // The request's checks ran in the worker; the answer to id 1 was checked as a CallToolResult.
+    expect(view.verdict(1, "JSONRPCRequest", "message", V)).toBeNull();
+    expect(view.verdict(1, "CallToolRequest", "message", V)).toBeNull();
+    const issues = view.verdict(3, "CallToolResult", "result", V);
+    expect(issues === MISS ? "miss" : issues?.[0]?.pointer).toBe("/content/0");
+    // A large result whose request is elsewhere: the result definitions it passes are recorded;
+    // failed ones, and small results, are left to the main thread.
+    expect(view.verdict(4, "CallToolResult", "result", V)).toBeNull();
+    expect(view.verdict(4, "ListToolsResult", "result", V)).toBe(MISS);
+    expect(view.verdict(5, "EmptyResult", "result", V)).toBe(MISS);
+    expect(view.verdict(5, "JSONRPCResponse", "message", V) === MISS ? "miss" : "checked").toBe("checked");
+    // Another version, or a check the worker did not run: a miss (the main thread re-validates).
+    expect(view.verdict(1, "JSONRPCRequest", "message", OLD)).toBe(MISS);
+    expect(view.verdict(1, "ListToolsRequest", "message", V)).toBe(MISS);
+    expect(view.tooLongBytes(7)).toBe(30_001);
+  });
+});
+
+describe("file byte ranges (what a worker reads)", () => {
+  it("gives every line to exactly one range, whatever the range size; over-long lines are counted, not kept", async () => {
+    const text = `${"\ufeff"}first\n\nsecond line\r\n${"c".repeat(50)}\nd\n${"e".repeat(30)}\r\nlast, no newline`;
+    const path = join(dir, "ranges.txt");
+    await writeFile(path, text);
+    const fd = openSync(path, "r");
+    try {
+      const size = Buffer.byteLength(text);
+      for (const step of [1, 2, 3, 5, 8, 13, 64, size]) {
+        const kept: Buffer[] = [];
+        const tooLong: number[] = [];
+        for (let start = 0; start < size; start += step) {
+          const r = readRange({ fd, start, end: Math.min(size, start + step), size }, 40);
+          kept.push(Buffer.from(r.buffer.subarray(0, r.length)));
+          if (r.tooLong >= 0) tooLong.push(r.tooLong);
+        }
+        const all = Buffer.concat(kept).toString("utf8");
+        // A line too long to finish within its range is dropped there (the 50 c's); one that
+        // fits in the bytes read is kept (the worker's line loop drops it, as the e's below).
+        expect(all.replace("c".repeat(50) + "\n", "")).toBe(text.replace("c".repeat(50) + "\n", ""));
+        if (all.includes("c".repeat(50))) expect(tooLong).toEqual([]);
+        else expect(tooLong).toEqual([50]);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
+
+describe("request id bookkeeping", () => {
+  it("remembers sequential, large, negative, fractional and string ids with their first line", () => {
+    const ids = new IdRegistry();
+    const all: Array<string | number> = [0, 1, 2, 5000, 3_000_000_000, -4, 2.5, "a", "2"];
+    all.forEach((id, i) => {
+      expect(ids.firstLine(id)).toBeUndefined();
+      ids.remember(id, i + 10);
+    });
+    for (let n = 3; n < 200_000; n++) if (ids.firstLine(n) === undefined) ids.remember(n, 1000 + n); // grows the dense table
+    all.forEach((id, i) => expect(ids.firstLine(id)).toBe(i + 10));
+    expect(ids.firstLine(199_999)).toBe(200_999);
+    expect(ids.firstLine(200_000)).toBeUndefined();
+    expect(ids.firstLine("0")).toBeUndefined();
+  });
+});
+
+describe("LineSplitter over-long lines", () => {
+  it("drops a line longer than the limit whether or not it crosses a chunk boundary", () => {
+    const text = `ok\n${"y".repeat(40)}\r\nend\n`;
+    for (const size of [1000, 7]) {
+      const bytes = Buffer.from(text);
+      const seen: Array<[number, string | number]> = [];
+      const s = new LineSplitter((t, n) => seen.push([n, t]), 30, (n, b) => seen.push([n, b]));
+      for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
+      s.end();
+      expect(seen).toEqual([
+        [1, "ok"],
+        [2, 41],
+        [3, "end"],
+      ]);
+    }
+  });
+});
+
+describe("compiled code with worker threads", () => {
+  it("a pool of worker threads alone (no help from the calling thread) gives the single-threaded findings", async () => {
+    requireBuiltCli();
+    // In a child process: the compiled modules load there without the test runner's transforms.
+    const script = `
+      const dist = new URL("dist/validate/", process.env.ROOT_URL);
+      const pipeline = await import(new URL("pipeline.js", dist));
+      const { prepareValidators } = await import(new URL("setup.js", dist));
+      const setup = await prepareValidators({});
+      const pool = new pipeline.ThreadPool(pipeline.workerScript(), 2, {});
+      const findings = [];
+      const files = await pipeline.runPipeline([process.env.INPUT], { chunkBytes: 4096 }, setup, pool, 3, (f) => findings.push(f), () => {});
+      process.stdout.write(JSON.stringify({ findings, files }));`;
+    const scriptPath = join(dir, "thread-pool.mjs");
+    await writeFile(scriptPath, script);
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [scriptPath],
+        { env: { ...process.env, ROOT_URL: pathToFileURL(`${ROOT}/`).href, INPUT: capture }, maxBuffer: 64 << 20 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+      );
+    });
+    const threaded = JSON.parse(out) as { findings: Finding[]; files: unknown };
+    const one = await validateFiles([capture], {});
+    expect(threaded.findings.length).toBeGreaterThan(0);
+    expect(threaded.findings).toEqual(one.findings);
+    expect(threaded.files).toEqual(one.summary.files);
+  });
+
+  it("validate --jobs 2 prints the same report and exit code as without --jobs", async () => {
+    requireBuiltCli();
+    // About 1.2 MB: the workers get a 1 MiB chunk and the rest.
+    const big = join(dir, "big.capture.jsonl");
+    const body = mixedCapture().slice(1);
+    const copies: string[] = [];
+    for (let k = 0; k < 7; k++) copies.push(body);
+    await writeFile(big, `${copies.join("\n")}\n`);
+    const withoutDuration = (out: string): string => out.replace(/"durationMs":[0-9.e+-]+/, '"durationMs":0');
+    const one = await runCli(["validate", "--format", "json", big]);
+    const many = await runCli(["validate", "--format", "json", "--jobs", "2", big]);
+    expect(one.code).toBe(1);
+    expect(many.stderr).toBe("");
+    expect(many.code).toBe(one.code);
+    expect(withoutDuration(many.stdout)).toBe(withoutDuration(one.stdout));
+    const findings = one.stdout.split("\n").filter((l) => l.includes('"type":"finding"')).map((l) => JSON.parse(l) as Finding);
+    expect(findings.length).toBeGreaterThan(100);
+  });
+});
