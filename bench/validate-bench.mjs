@@ -9,13 +9,14 @@
  *   1. read + split      (chunked reads, our LineSplitter, lines decoded to strings),
  *   2. read + split + JSON.parse of every line,
  *   3. full validation on one thread (validateFiles: parse, schema checks, session rules),
- *   4. full validation with `jobs: N` worker threads (default 2),
+ *   4. full validation with `jobs: N` (the calling thread and N - 1 worker threads; default 2),
  * and reports MB/s, messages/s (capture lines = JSON-RPC messages), and the ratios the targets
  * are stated in (full vs split+parse, jobs N vs split+parse). Each stage runs `R` times, stages
  * interleaved round by round so that a noisy neighbour hits all of them alike; the median is
  * reported, with the CPU seconds the process used (all threads) during the stage. The file is
  * deleted unless --keep (or --file) is given. `--dist DIR` benchmarks another build of the
- * project (default: this checkout's dist/).
+ * project (default: this checkout's dist/). As the machine may be shared, it also reports the load
+ * average and how much a second thread speeds up a plain JSON.parse workload at the time.
  *
  * The generated session is meant to look like real MCP traffic: initialize exchange, tools/list
  * and prompts/list results with several entries, many tools/call requests with arguments and
@@ -24,7 +25,6 @@
  * and now and then a large base64 image (48–768 KiB) or audio (0.5–1.5 MiB) block.
  * Imports the compiled code from dist/ (run `npm run build` first).
  */
-import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, statSync, unlinkSync } from "node:fs";
 import { once } from "node:events";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -111,9 +111,14 @@ async function generate() {
     return w.join(" ");
   };
   // A few blobs reused throughout (random bytes, so base64 looks like real media).
-  const images = [48, 128, 256, 768].map((kib) => randomBytes(kib * 1024).toString("base64"));
-  const audios = [512, 1536].map((kib) => randomBytes(kib * 1024).toString("base64"));
-  const smallBlob = randomBytes(3000).toString("base64");
+  const bytes = (n) => {
+    const b = Buffer.allocUnsafe(n);
+    for (let i = 0; i < n; i++) b[i] = Math.floor(rand() * 256);
+    return b;
+  };
+  const images = [48, 128, 256, 768].map((kib) => bytes(kib * 1024).toString("base64"));
+  const audios = [512, 1536].map((kib) => bytes(kib * 1024).toString("base64"));
+  const smallBlob = bytes(3000).toString("base64");
 
   const out = createWriteStream(file);
   let written = 0;
