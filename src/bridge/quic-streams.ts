@@ -21,7 +21,7 @@
 import { lookup } from "node:dns/promises";
 import net from "node:net";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { QUICClient, events as quicEvents } from "@matrixai/quic";
+import { QUICClient } from "@matrixai/quic";
 import type { QUICStream } from "@matrixai/quic";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
@@ -34,7 +34,8 @@ import {
   isLoopbackHost,
   quietQuicLogger,
   reasonToCode,
-  StreamAbort,
+  cancelStream,
+  watchClientConnection,
   StreamCode,
   StreamResetByPeer,
   udpPayloadConfig,
@@ -294,17 +295,9 @@ export class QuicStreamClient {
       throw this.err("connect", msg(e), e);
     }
     const conn: Conn = { client, dead: false, calls: new Set() };
-    const onLost = (evt: Event): void => {
-      const detail = (evt as { detail?: unknown }).detail;
-      this.drop(conn, this.err("closed", `connection lost: ${detail instanceof Error ? detail.message : "closed"}`, detail));
-    };
-    client.addEventListener(quicEvents.EventQUICClientError.name, onLost);
-    client.addEventListener(quicEvents.EventQUICClientClose.name, onLost);
-    client.addEventListener(quicEvents.EventQUICClientDestroyed.name, onLost);
-    client.connection.addEventListener(quicEvents.EventQUICConnectionStream.name, (evt: Event) => {
-      const stream = (evt as unknown as { detail: QUICStream }).detail;
-      cancelStream(stream, StreamCode.UNSUPPORTED, "server-initiated streams are not supported");
-    });
+    watchClientConnection(client, (detail) =>
+      this.drop(conn, this.err("closed", `connection lost: ${detail instanceof Error ? detail.message : "closed"}`, detail)),
+    );
     return conn;
   }
 
@@ -336,14 +329,6 @@ export function withStreaming(unary: Sender, streams: Pick<QuicStreamClient, "st
       await Promise.all([unary.close(), streams.close()]);
     },
   };
-}
-
-function cancelStream(stream: QUICStream, code: StreamCode, reason: string): void {
-  try {
-    stream.cancel(new StreamAbort(code, reason));
-  } catch {
-    /* already gone */
-  }
 }
 
 function msg(e: unknown): string {

@@ -6,7 +6,7 @@
 import { webcrypto } from "node:crypto";
 import net from "node:net";
 import Logger, { Handler, LogLevel, type LogRecord } from "@matrixai/logger";
-import { QUICConnection, type QUICStream, type QUICClientCrypto, type QUICServerCrypto, type QUICConfig } from "@matrixai/quic";
+import { QUICConnection, events as quicEvents, type QUICClient, type QUICStream, type QUICClientCrypto, type QUICServerCrypto, type QUICConfig } from "@matrixai/quic";
 import { childLogger, type Logger as PinoLogger } from "../log.js";
 import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "./frame.js";
 
@@ -285,4 +285,29 @@ export function checkQuicPatched(log: PinoLogger): boolean {
   }
   patchChecked = true;
   return patched;
+}
+
+/** Cancels both sides of `stream` with `code`; a stream that is already gone is ignored. */
+export function cancelStream(stream: QUICStream, code: StreamCode, reason: string): void {
+  try {
+    stream.cancel(new StreamAbort(code, reason));
+  } catch {
+    /* the stream is already gone */
+  }
+}
+
+/**
+ * Wires a client connection the way every Orchestra client needs: `onLost(detail)` on the
+ * client's error, close and destroyed events, and any server-initiated stream refused
+ * (the protocol has none) so that it does not linger.
+ */
+export function watchClientConnection(client: QUICClient, onLost: (detail: unknown) => void): void {
+  const lost = (evt: Event): void => onLost((evt as { detail?: unknown }).detail);
+  client.addEventListener(quicEvents.EventQUICClientError.name, lost);
+  client.addEventListener(quicEvents.EventQUICClientClose.name, lost);
+  client.addEventListener(quicEvents.EventQUICClientDestroyed.name, lost);
+  client.connection.addEventListener(quicEvents.EventQUICConnectionStream.name, (evt: Event) => {
+    const stream = (evt as unknown as { detail: QUICStream }).detail;
+    cancelStream(stream, StreamCode.UNSUPPORTED, "server-initiated streams are not supported");
+  });
 }

@@ -25,7 +25,7 @@ import { lookup } from "node:dns/promises";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { QUICClient, errors as quicErrors, events as quicEvents } from "@matrixai/quic";
+import { QUICClient, errors as quicErrors } from "@matrixai/quic";
 import type { QUICConnection, QUICStream } from "@matrixai/quic";
 import {
   PluginRequestSchema,
@@ -39,6 +39,7 @@ import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "./frame.js";
 import {
   ALPN,
   clientCrypto,
+  cancelStream,
   checkQuicPatched,
   codeToReason,
   enlargeUdpBuffers,
@@ -46,11 +47,11 @@ import {
   quietQuicLogger,
   readOneFrame,
   reasonToCode,
-  StreamAbort,
   StreamCode,
   streamCodeName,
   StreamResetByPeer,
   udpPayloadConfig,
+  watchClientConnection,
   writeFrameAndClose,
 } from "./quic-common.js";
 import { SenderError, type SenderErrorKind, type Sender, type SendOptions } from "./sender.js";
@@ -538,17 +539,7 @@ export class QuicSender implements Sender {
     }
     enlargeUdpBuffers(client);
     const conn: Conn = { client, connection: client.connection, inflight: new Set(), dead: false };
-    const onError = (evt: Event): void => {
-      this.onConnectionLost(conn, (evt as { detail?: unknown }).detail);
-    };
-    client.addEventListener(quicEvents.EventQUICClientError.name, onError);
-    client.addEventListener(quicEvents.EventQUICClientClose.name, onError);
-    client.addEventListener(quicEvents.EventQUICClientDestroyed.name, onError);
-    // The protocol has no server-initiated streams: refuse any so they do not linger.
-    client.connection.addEventListener(quicEvents.EventQUICConnectionStream.name, (evt: Event) => {
-      const stream = (evt as unknown as { detail: QUICStream }).detail;
-      cancelStream(stream, StreamCode.UNSUPPORTED, "server-initiated streams are not supported");
-    });
+    watchClientConnection(client, (detail) => this.onConnectionLost(conn, detail));
     return conn;
   }
 
@@ -740,14 +731,6 @@ export class QuicSender implements Sender {
       return this.err(fallback === "connect" ? "connect" : "protocol", describeQuic(e), e);
     }
     return this.err(fallback, msg(e), e);
-  }
-}
-
-function cancelStream(stream: QUICStream, code: StreamCode, reason: string): void {
-  try {
-    stream.cancel(new StreamAbort(code, reason));
-  } catch {
-    /* the stream is already gone */
   }
 }
 
