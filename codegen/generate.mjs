@@ -554,8 +554,10 @@ function generateMethods(version, meta) {
   ].join("\n");
 }
 
+/** A protocol revision as a JavaScript identifier: `2025-06-18` → `v2025_06_18`. */
+const ident = (v) => `v${v.replace(/[^0-9A-Za-z]/g, "_")}`;
+
 function generateIndex(versions) {
-  const ident = (v) => `v${v.replace(/[^0-9A-Za-z]/g, "_")}`;
   const lines = [
     banner(`${SCHEMA_DIR}/*/schema.json`, "index"),
     `import type { GeneratedProtocol } from "../../mcp/schema-meta.js";`,
@@ -564,8 +566,7 @@ function generateIndex(versions) {
     lines.push(`import { validators as ${ident(v)}Validators } from "./${v}/validators.js";`);
     lines.push(`import * as ${ident(v)}Meta from "./${v}/methods.js";`);
   }
-  lines.push("", `/** The MCP protocol revisions with generated validators, sorted (oldest first). */`);
-  lines.push(`export const GENERATED_VERSIONS = ${JSON.stringify(versions)} as const;`, "");
+  lines.push("", `export { GENERATED_VERSIONS } from "./catalog.js";`, "");
   lines.push(`/** Generated validators and method tables, keyed by protocol revision. */`);
   lines.push(`export const GENERATED_PROTOCOLS: Readonly<Record<string, GeneratedProtocol>> = {`);
   for (const v of versions) {
@@ -581,6 +582,63 @@ function generateIndex(versions) {
     );
   }
   lines.push("};", "");
+  return lines.join("\n");
+}
+
+/**
+ * `catalog.ts`: the revisions, their method tables (small, imported at once) and a loader that
+ * imports one revision's validators on demand, for code that must not load every revision's
+ * validators up front (the `validate --jobs` workers; `index.ts` imports them all).
+ */
+function generateCatalog(versions) {
+  const lines = [
+    banner(`${SCHEMA_DIR}/*/schema.json`, "catalog"),
+    `import type { DiscriminatorTable, GeneratedValidator, MethodTable } from "../../mcp/schema-meta.js";`,
+  ];
+  for (const v of versions) lines.push(`import * as ${ident(v)}Meta from "./${v}/methods.js";`);
+  lines.push("", `/** The MCP protocol revisions with generated validators, sorted (oldest first). */`);
+  lines.push(`export const GENERATED_VERSIONS = ${JSON.stringify(versions)} as const;`, "");
+  lines.push(
+    `/** A revision's method tables and definition names (see ./<revision>/methods.ts), without its validators. */`,
+    `export interface GeneratedTables {`,
+    `  readonly version: string;`,
+    `  /** All definition names, sorted. */`,
+    `  readonly definitions: readonly string[];`,
+    `  readonly methods: MethodTable;`,
+    `  readonly discriminators: DiscriminatorTable;`,
+    `}`,
+    "",
+    `/** Method tables of every revision, keyed by revision (a few KB each). */`,
+    `export const GENERATED_TABLES: Readonly<Record<string, GeneratedTables>> = {`,
+  );
+  for (const v of versions) {
+    const id = ident(v);
+    lines.push(
+      `  ${JSON.stringify(v)}: {`,
+      `    version: ${id}Meta.PROTOCOL_VERSION,`,
+      `    definitions: ${id}Meta.DEFINITIONS,`,
+      `    methods: ${id}Meta.METHODS,`,
+      `    discriminators: ${id}Meta.DISCRIMINATORS,`,
+      `  },`,
+    );
+  }
+  lines.push(
+    "};",
+    "",
+    `/** Definition name → generated validator, for one revision. */`,
+    `export type GeneratedValidators = Readonly<Record<string, GeneratedValidator<unknown>>>;`,
+    "",
+    `/**`,
+    ` * Imports the generated validators of \`version\` alone (./<revision>/validators.js).`,
+    ` * @returns the validators, or undefined (no promise) for a revision without generated validators`,
+    ` */`,
+    `export function loadGeneratedValidators(version: string): Promise<GeneratedValidators> | undefined {`,
+    `  switch (version) {`,
+  );
+  for (const v of versions) {
+    lines.push(`    case ${JSON.stringify(v)}:`, `      return import("./${v}/validators.js").then((m): GeneratedValidators => m.validators);`);
+  }
+  lines.push(`    default:`, `      return undefined;`, `  }`, `}`, "");
   return lines.join("\n");
 }
 
@@ -622,6 +680,7 @@ async function generateMcp(root, outRoot) {
     done.push(version);
   }
   files.set("index.ts", [generateIndex(done), "typescript"]);
+  files.set("catalog.ts", [generateCatalog(done), "typescript"]);
 
   await Promise.all(
     [...files].map(async ([rel, [content, parser]]) => {

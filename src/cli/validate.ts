@@ -2,8 +2,9 @@
  * `orchestra-stdio validate [files...]`: the offline MCP traffic validator's command line. A thin
  * layer over `validateFiles` and the reporters in `src/validate/`.
  *
- * Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 an input was unreadable or the
- * options were unusable (unknown protocol version, bad schema file, no input).
+ * Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 an input was unreadable or yielded
+ * no message (`input/no-messages`), or the options were unusable (unknown protocol version, bad
+ * schema file, no input, `-` twice).
  */
 import { stat } from "node:fs/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -55,7 +56,7 @@ export function registerValidateCommand(program: Command): void {
     .option("--list-rules", "print the rule ids, severities and descriptions, and exit")
     .addHelpText(
       "after",
-      "\nExit status: 0 no errors, 1 errors found, 2 unreadable input or bad options.\nRules: --list-rules.",
+      "\nExit status: 0 no errors, 1 errors found, 2 unreadable input (or one with no MCP message) or bad options.\nRules: --list-rules.",
     )
     .action(async (files: string[], opts: CliOptions) => {
       process.exitCode = await runValidate(files, opts);

@@ -7,7 +7,7 @@
  * supports it MUST answer with the same revision, otherwise it MUST answer with another revision
  * it supports, which SHOULD be its latest. A client that cannot use the answer disconnects.
  */
-import { GENERATED_VERSIONS } from "../gen/mcp/index.js";
+import { GENERATED_VERSIONS } from "../gen/mcp/catalog.js";
 
 /**
  * Supported MCP protocol revisions, oldest first (revision strings are dates, so this is also

@@ -11,6 +11,18 @@
  * server's InitializeResult names, before it the version the client's InitializeRequest asks for
  * (when known here), before that the default (latest) version.
  *
+ * Eras: an initialize-based ("legacy") session must start with the initialize handshake. A
+ * stateless ("modern", 2026-07-28 and later) session has none: it is recognised when the forced
+ * version's schema is stateless (it defines `server/discover` and no `initialize`), or when the
+ * first client request of the session is `server/discover` or names its protocol version in
+ * `params._meta["io.modelcontextprotocol/protocolVersion"]`. Its version is the one that first
+ * request names (unless forced); the lifecycle rules (initialize-first, premature-request,
+ * initialized-after-result) do not apply, and the server capabilities the request rules check
+ * are those of the `server/discover` result, once one is seen. An `initialize` later in a stateless
+ * session switches it to the legacy rules (a dual-era server serves both). A legacy session whose
+ * initialize was not seen is checked against the newest initialize-based version when the default
+ * (latest) version is stateless.
+ *
  * Directions: a request sent `c2s` is answered by an `s2c` response and vice versa. In
  * unidirectional input (plain JSONL) only the rules that need one direction run: per-message
  * schema checks, request-id reuse, initialize-first (c2s), kind mismatch and batches; responses
@@ -85,6 +97,13 @@ interface ProgressState {
 }
 
 type Phase = "pre" | "sent" | "answered" | "failed";
+/** Which lifecycle the session follows; "unknown" until its first client request says. */
+type Era = "unknown" | "legacy" | "stateless";
+
+/** `_meta` key naming a stateless request's protocol version (MCP 2026-07-28 Basic › `_meta`). */
+const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
+/** Initialize-based versions, newest first: for a legacy session without initialize when the default is stateless. */
+const LEGACY_FALLBACK_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
 const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
@@ -105,6 +124,7 @@ export class SessionChecker {
   /** The version the session speaks (forced, negotiated or requested), for version-dependent rules. */
   private spoken: string | undefined;
   private phase: Phase = "pre";
+  private era: Era = "unknown";
   private initializedSent = false;
   private initializedMissingReported = false;
   private initializeFirstReported = { c2s: false, s2c: false };
@@ -116,6 +136,8 @@ export class SessionChecker {
   /** Invalid messages per sender that a null-id error response may legitimately answer. */
   private nullIdBudget = { c2s: 0, s2c: 0 };
   private notified = { c2s: false, s2c: false };
+  /** Lines of the input that were dropped (too long): responses to unseen requests may answer them. */
+  private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
 
@@ -123,6 +145,17 @@ export class SessionChecker {
   constructor(private readonly ctx: CheckerContext) {
     const start = ctx.forcedVersion ?? ctx.defaultVersion;
     if (!this.switchTo(start)) throw new Error(`no validators for protocol version ${start}`);
+    this.era = this.initialEra();
+  }
+
+  /** Stateless from the start when the forced version's schema is (see the module comment). */
+  private initialEra(): Era {
+    return this.ctx.forcedVersion !== undefined && this.statelessSchema() ? "stateless" : "unknown";
+  }
+
+  /** The current validators describe a stateless version: `server/discover`, no `initialize`. */
+  private statelessSchema(): boolean {
+    return this.defs.method("c2s", "server/discover").def !== undefined && this.defs.method("c2s", "initialize").def === undefined;
   }
 
   /** The version currently used for checks. */
@@ -156,13 +189,23 @@ export class SessionChecker {
     this.emit("json/parse-error", origin, dir, `not valid JSON (${error}): ${JSON.stringify(excerpt)}`);
   }
 
+  /**
+   * Records that a line of the input was dropped unread (`input/line-too-long`), so that a response
+   * or progress notification referring to a request never seen, or a request left unanswered, is
+   * not also reported: the dropped line may be that request or its response.
+   */
+  lost(): void {
+    this.lostLines++;
+  }
+
   /** Ends the session: reports requests still unanswered. Call once, at end of input. */
   finish(): void {
     this.versions.push(this.version);
     if (!this.ctx.bidirectional) return;
     for (const dir of ["c2s", "s2c"] as const) {
       for (const [id, p] of this.inflight[dir]) {
-        if (p.cancelled || p.notificationMethod) continue;
+        // A dropped line may have answered it; a subscriptions/listen stream may stay open to the end.
+        if (p.cancelled || p.notificationMethod || this.lostLines > 0 || p.method === "subscriptions/listen") continue;
         this.emit(
           "session/unanswered-request",
           p.location === undefined ? { line: p.line } : { line: p.line, location: p.location },
@@ -192,7 +235,7 @@ export class SessionChecker {
         "session/batch-not-allowed",
         origin,
         dir,
-        `JSON-RPC batch of ${items.length} messages; batches are only allowed in protocol version 2025-03-26 (session: ${speaks})`,
+        `JSON-RPC batch of ${items.length} message${items.length === 1 ? "" : "s"}; batches are only allowed in protocol version 2025-03-26 (session: ${speaks})`,
       );
     }
     items.forEach((item, i) => {
@@ -262,12 +305,16 @@ export class SessionChecker {
     const method = f.method;
     const id = isId(rawId) ? rawId : undefined;
     const aboutId = wireId(rawId);
+    // An Invalid Request whose id cannot be trusted may be rejected with id null (JSON-RPC 2.0 §5).
+    if (id === undefined || !f.jsonrpcOk) this.nullIdBudget[dir]++;
 
     if (method === "initialize" && dir === "c2s") {
       if (this.phase !== "pre") this.restart(origin);
+      this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
     } else {
-      this.lifecycleRequest(method, origin, dir, aboutId);
+      if (this.era === "unknown" && dir === "c2s") this.decideEra(f, origin, aboutId);
+      if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
     if (f.jsonrpcOk) this.check(this.defs.envelope.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
@@ -308,6 +355,91 @@ export class SessionChecker {
     const pending: Pending = { line: origin.line, location: origin.location, method, cancelled: false, notificationMethod, progressToken: f.token };
     if (f.token !== undefined) this.progress[dir].set(f.token, { requestId: id, last: undefined });
     inflight.set(id, pending);
+  }
+
+  /**
+   * Decides the era at the session's first client request (other than initialize): stateless for
+   * `server/discover` or a request naming its version in `_meta` (unless that version's schema is
+   * an initialize-based one), legacy otherwise. Adopts the named version when not forced.
+   */
+  private decideEra(f: MessageFacts, origin: Origin, aboutId: WireId | undefined): void {
+    const named = this.metaVersion(f);
+    if (f.method !== "server/discover" && named === undefined) {
+      this.becomeLegacy();
+      return;
+    }
+    if (named !== undefined) {
+      const v = this.ctx.resolve(named);
+      if (v !== undefined && v.messageDefinition("c2s", "initialize") !== undefined) {
+        this.becomeLegacy(named); // an initialize-based version named per request: initialize-first says it
+        return;
+      }
+    }
+    this.era = "stateless";
+    if (named === undefined) return;
+    this.adoptVersion(named, "named", origin, "c2s", aboutId, f.method, `/params/_meta/${PROTOCOL_VERSION_META_KEY.replace("/", "~1")}`);
+  }
+
+  /**
+   * Checks the session against `version` (named in a request's `_meta`, or negotiated by
+   * initialize): with `--protocol-version` forced, a different version is `session/version-mismatch`;
+   * otherwise the session switches to it, or reports `session/unsupported-version` when there are no
+   * validators for it. `pointer` locates the version in the message.
+   */
+  private adoptVersion(
+    version: string,
+    how: "named" | "negotiated",
+    origin: Origin,
+    dir: Direction,
+    aboutId: WireId | undefined,
+    method: string | undefined,
+    pointer: string,
+  ): void {
+    const forced = this.ctx.forcedVersion;
+    const what = how === "named" ? "the session's requests name" : "the session negotiated";
+    if (forced !== undefined) {
+      if (version !== forced) {
+        this.emit("session/version-mismatch", origin, dir, `${what} protocol version ${version}; checking against --protocol-version ${forced}`, aboutId, method, pointer);
+      }
+      return;
+    }
+    this.spoken = version;
+    if (version !== this.version && !this.switchTo(version)) {
+      const where = how === "named" ? `protocol version ${version} named in the request's _meta` : `negotiated protocol version ${version}`;
+      this.emit("session/unsupported-version", origin, dir, `no validators for ${where}; checking against ${this.version}`, aboutId, method, pointer);
+    }
+  }
+
+  /**
+   * An initialize-based session whose initialize was not seen (initialize-first reports it): when
+   * the default version is a stateless one, its messages are checked against the newest
+   * initialize-based version that has validators instead (`named`, the one the request named,
+   * first), not when a version is forced.
+   */
+  private becomeLegacy(named?: string): void {
+    this.era = "legacy";
+    if (this.ctx.forcedVersion !== undefined || !this.statelessSchema()) return;
+    for (const version of named === undefined ? LEGACY_FALLBACK_VERSIONS : [named, ...LEGACY_FALLBACK_VERSIONS]) {
+      const v = this.ctx.resolve(version);
+      if (v !== undefined && v.messageDefinition("c2s", "initialize") !== undefined) {
+        this.switchTo(version);
+        return;
+      }
+    }
+  }
+
+  /** A request's `params._meta` protocol version when it is a string (re-reads a worker row's message). */
+  private metaVersion(f: MessageFacts): string | undefined {
+    const params = this.valueOf(f)?.params;
+    const meta = isObject(params) ? params._meta : undefined;
+    const named = isObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
+    return typeof named === "string" ? named : undefined;
+  }
+
+  /** The message of `f` as an object (materialised from a worker row if need be), else undefined. */
+  private valueOf(f: MessageFacts): Json | undefined {
+    if (f.value === undefined && f.source !== undefined) f.value = f.source.materialize(f.row);
+    return isObject(f.value) ? f.value : undefined;
   }
 
   private lifecycleRequest(method: string, origin: Origin, dir: Direction, aboutId: WireId | undefined): void {
@@ -365,7 +497,7 @@ export class SessionChecker {
 
   private notification(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     const method = f.method;
-    if (this.phase === "pre") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
+    if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
     if (f.jsonrpcOk) this.check(this.defs.envelope.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
     const def = this.definition(dir, method, origin, undefined);
     if (def !== undefined) {
@@ -393,6 +525,10 @@ export class SessionChecker {
         } else {
           pending.cancelled = true;
         }
+      } else if (dir === "s2c" && isId(requestId)) {
+        // 2026-07-28 stdio: the server ends a subscriptions/listen stream by "cancelling" it.
+        const listen = this.inflight.c2s.get(requestId);
+        if (listen?.method === "subscriptions/listen") listen.cancelled = true;
       }
     } else if (method === "notifications/progress" && this.ctx.bidirectional && f.paramsObject) {
       this.progressNotification(f, origin, dir, method);
@@ -405,6 +541,7 @@ export class SessionChecker {
     if (token === undefined) return; // the schema check reports it
     const state = this.progress[other(dir)].get(token);
     if (state === undefined) {
+      if (this.lostLines > 0) return; // may belong to a request on a dropped line
       this.emit(
         "session/unknown-progress-token",
         origin,
@@ -440,7 +577,8 @@ export class SessionChecker {
     const aboutId = wireId(rawId);
     if (f.jsonrpcOk) {
       const env = this.defs.envelope;
-      this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
+      if (isError && rawId === null) this.nullIdError(env.error, f, origin, dir, prefix);
+      else this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
     }
 
     if (rawId === null || rawId === undefined) {
@@ -476,6 +614,11 @@ export class SessionChecker {
     if (!this.ctx.bidirectional) {
       if (dir === "s2c" && !isError && this.phase !== "answered" && looksLikeInitializeResult(f.result)) {
         this.onInitializeResult(f.result as Json, origin, dir);
+      } else if (dir === "s2c" && !isError && this.era !== "legacy" && looksLikeDiscoverResult(f.result)) {
+        // Server-side JSONL of a stateless session: a DiscoverResult gives the capabilities. (A
+        // result with `capabilities` always comes with its value, never as a --jobs summary row.)
+        this.era = "stateless";
+        this.onDiscoverResult(f.result);
       }
       return;
     }
@@ -484,6 +627,7 @@ export class SessionChecker {
     const pending = inflight.get(rawId);
     if (pending === undefined) {
       const firstLine = this.used[from].firstLine(rawId);
+      if (firstLine === undefined && this.lostLines > 0) return; // may answer a dropped line
       this.emit(
         "session/unmatched-response",
         origin,
@@ -515,6 +659,8 @@ export class SessionChecker {
       if (isError) this.phase = "failed";
       else if (isObject(f.result)) this.onInitializeResult(f.result, origin, dir);
       else this.phase = "answered";
+    } else if (pending.method === "server/discover" && from === "c2s" && !isError && this.era === "stateless") {
+      this.onDiscoverResult(this.valueOf(f)?.result);
     }
     if (!isError) {
       const resultDef = this.defs.method(from, pending.method).result;
@@ -522,37 +668,44 @@ export class SessionChecker {
     }
   }
 
+  /**
+   * An error response with `id: null` (JSON-RPC 2.0 §5.1: the answer to a request that could not
+   * be parsed or whose id could not be read). MCP schemas type the id as string | integer, so the
+   * envelope check rejects it: when the message passes the envelope with any valid id in place of
+   * the null, it is otherwise well-formed and gets the `jsonrpc/null-id-error` warning instead;
+   * when it has other problems, all of the envelope issues are reported as usual.
+   */
+  private nullIdError(definition: string, f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+    const issues = this.issues(definition, "message", f);
+    if (issues === null || issues.length === 0) return;
+    const value = this.valueOf(f);
+    const withId = value === undefined ? undefined : this.issuesOfValue(definition, { ...value, id: 0 });
+    if (withId !== undefined && (withId === null || withId.length === 0)) {
+      this.emit(
+        "jsonrpc/null-id-error",
+        origin,
+        dir,
+        "error response with id null: allowed by JSON-RPC 2.0 for unparseable or invalid requests, but the MCP schema's error response needs a string or integer id",
+        null,
+        undefined,
+        `${prefix}/id`,
+      );
+      return;
+    }
+    this.report(issues, definition, "schema/error-response", origin, dir, prefix, null, undefined);
+  }
+
+  /** A stateless session's `server/discover` result: its capabilities govern the later requests. */
+  private onDiscoverResult(result: unknown): void {
+    if (isObject(result) && isObject(result.capabilities)) this.serverCaps = result.capabilities;
+  }
+
   private onInitializeResult(result: Json, origin: Origin, dir: Direction): void {
     this.phase = "answered";
     this.serverCaps = isObject(result.capabilities) ? result.capabilities : undefined;
     const negotiated = result.protocolVersion;
     if (typeof negotiated !== "string") return; // the result check reports it
-    if (this.ctx.forcedVersion !== undefined) {
-      if (negotiated !== this.ctx.forcedVersion) {
-        this.emit(
-          "session/version-mismatch",
-          origin,
-          dir,
-          `the session negotiated protocol version ${negotiated}; checking against --protocol-version ${this.ctx.forcedVersion}`,
-          undefined,
-          "initialize",
-          "/result/protocolVersion",
-        );
-      }
-      return;
-    }
-    this.spoken = negotiated;
-    if (negotiated !== this.version && !this.switchTo(negotiated)) {
-      this.emit(
-        "session/unsupported-version",
-        origin,
-        dir,
-        `no validators for negotiated protocol version ${negotiated}; checking against ${this.version}`,
-        undefined,
-        "initialize",
-        "/result/protocolVersion",
-      );
-    }
+    this.adoptVersion(negotiated, "negotiated", origin, dir, undefined, "initialize", "/result/protocolVersion");
   }
 
   // --- shared helpers --------------------------------------------------------------------------
@@ -576,6 +729,7 @@ export class SessionChecker {
     this.notified = { c2s: false, s2c: false };
     this.spoken = undefined;
     this.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
+    this.era = "legacy"; // restarted by an initialize request
   }
 
   /** The version for version-dependent rules: forced, else negotiated/requested, else the validators'. */
@@ -611,7 +765,8 @@ export class SessionChecker {
     if (caps === undefined || hasCapability(caps, req)) return;
     const what = `${req.side} capability ${req.path.join(".")}`;
     if (kind === "request") {
-      this.emit("session/missing-capability", origin, dir, `${method} needs the ${what}, which the initialize exchange did not advertise`, aboutId, method);
+      const source = this.era === "stateless" ? "server/discover result" : "initialize exchange";
+      this.emit("session/missing-capability", origin, dir, `${method} needs the ${what}, which the ${source} did not advertise`, aboutId, method);
     } else {
       this.emit("session/unadvertised-notification", origin, dir, `${method} sent without advertising the ${what}`, aboutId, method);
     }
@@ -639,15 +794,46 @@ export class SessionChecker {
     method: string | undefined,
   ): void {
     if (definition === "") return; // envelope definition absent from a custom schema
-    let issues: SchemaIssue[] | null;
+    this.report(this.issues(definition, target, f), definition, rule, origin, dir, prefix, id, method);
+  }
+
+  /** Schema issues of `definition` on `f` (null or empty: valid). @throws ValidateUsageError */
+  private issues(definition: string, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
+    if (definition === "") return null;
     try {
-      issues = this.verdict(definition, target, f);
+      return this.verdict(definition, target, f);
     } catch (err) {
-      // Unknown definition or a runtime-compiled schema that does not compile: not the traffic's fault.
-      throw new ValidateUsageError(
-        `schema definition ${definition} (protocol ${this.version}) is unusable: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      throw this.unusable(definition, err);
     }
+  }
+
+  /** Schema issues of `definition` on a value built here. @throws ValidateUsageError */
+  private issuesOfValue(definition: string, value: unknown): SchemaIssue[] | null {
+    try {
+      return this.v.validate(definition, value);
+    } catch (err) {
+      throw this.unusable(definition, err);
+    }
+  }
+
+  private unusable(definition: string, err: unknown): ValidateUsageError {
+    // Unknown definition or a runtime-compiled schema that does not compile: not the traffic's fault.
+    return new ValidateUsageError(
+      `schema definition ${definition} (protocol ${this.version}) is unusable: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+
+  /** Emits up to `maxIssues` schema issues as findings of `rule`. */
+  private report(
+    issues: SchemaIssue[] | null,
+    definition: string,
+    rule: RuleId,
+    origin: Origin,
+    dir: Direction,
+    prefix: string,
+    id: WireId | undefined,
+    method: string | undefined,
+  ): void {
     if (issues === null || issues.length === 0) return;
     const max = Math.max(1, this.ctx.maxIssues);
     const shown = Math.min(issues.length, max);
@@ -690,6 +876,10 @@ function wireId(raw: unknown): WireId | undefined {
 /** The id when it is a string or number (findings about invalid messages leave out null). */
 function idOnly(raw: unknown): WireId | undefined {
   return isId(raw) ? raw : undefined;
+}
+
+function looksLikeDiscoverResult(result: unknown): result is Json {
+  return isObject(result) && Array.isArray(result.supportedVersions) && isObject(result.capabilities);
 }
 
 function looksLikeInitializeResult(result: unknown): boolean {

@@ -24,8 +24,10 @@
  * initialize messages, invalid JSON-RPC, reader problems — are marked LOCAL and processed on the
  * main thread from the line text, exactly as without `--jobs`.
  */
+import { isUtf8 } from "node:buffer";
 import { readSync } from "node:fs";
 import type { SchemaIssue } from "../mcp/validation.js";
+import { BigLineConsumer } from "./bigline.js";
 import { defsFor, type Defs } from "./defs.js";
 import {
   factsOf,
@@ -42,6 +44,7 @@ import {
   type VerdictSource,
 } from "./facts.js";
 import { lineReader } from "./file.js";
+import { badUtf8 } from "./lines.js";
 import type { Dispatch } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
 import type { Direction, InputFormat, ProtocolValidators } from "./types.js";
@@ -381,6 +384,8 @@ export class ChunkProcessor {
       },
     };
     const consumer = lineReader(format, dispatch, direction);
+    // Long lines with base64 payloads: parsed without decoding the payloads (see bigline.ts).
+    const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((out) => lineReader(format, out, direction), dispatch) : undefined;
 
     const addLocal = (): void => {
       const b = rows.add();
@@ -513,8 +518,17 @@ export class ChunkProcessor {
         msgValue = undefined;
         msgSession = undefined;
         const skippedBefore = skipped;
-        consumer.line(bytes.toString("utf8", textStart, textEnd), lineNo);
-        if (events !== 1) {
+        let bad = false;
+        if (big === undefined || !big.line(bytes, textStart, textEnd, lineNo)) {
+          const text = bytes.toString("utf8", textStart, textEnd);
+          consumer.line(text, lineNo);
+          bad = badUtf8(text, bytes, textStart, textEnd);
+        }
+        if (bad) {
+          // Not valid UTF-8: the main thread reports it (pipeline.ts) and redoes the line.
+          skipped = skippedBefore;
+          addLocal();
+        } else if (events !== 1) {
           // Not one event per line (never expected): let the main thread redo the line.
           skipped = skippedBefore;
           addLocal();
@@ -789,11 +803,20 @@ export class ChunkView implements VerdictSource {
 
   /** The text of row `row`'s line. @throws a read error when it must be read from the file again. */
   text(row: number): string {
+    return this.lineBytes(row).toString("utf8");
+  }
+
+  /** True when the line of row `row` is not valid UTF-8. */
+  badUtf8(row: number): boolean {
+    return !isUtf8(this.lineBytes(row));
+  }
+
+  private lineBytes(row: number): Buffer {
     const b = row * COLS;
     const off = this.rows[b + C_OFF]!;
     const len = this.rows[b + C_LEN]!;
     const fileStart = this.result.fileStart;
-    if (fileStart === undefined) return this.bytes.toString("utf8", off, off + len);
+    if (fileStart === undefined) return this.bytes.subarray(off, off + len);
     const buf = Buffer.allocUnsafe(len);
     let n = 0;
     while (n < len) {
@@ -801,7 +824,7 @@ export class ChunkView implements VerdictSource {
       if (got === 0) throw new Error(`file shrank while being read (line ${this.line(row)})`);
       n += got;
     }
-    return buf.toString("utf8");
+    return buf;
   }
 
   /** Row kind (KIND_*). */

@@ -9,6 +9,7 @@
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
+import { BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
@@ -31,6 +32,9 @@ export function lineReader(format: Exclude<InputFormat, "har">, out: Dispatch, d
   return format === "capture" ? captureReader(out) : format === "claude-log" ? claudeLogReader(out) : jsonlReader(out, dir);
 }
 
+/** The `input/invalid-utf8` message. */
+export const BAD_UTF8_MESSAGE = "line is not valid UTF-8; checked with the invalid bytes replaced by U+FFFD";
+
 /** The `input/line-too-long` message for a dropped line of `bytes` bytes. */
 export function tooLongMessage(bytes: number, maxLine: number): string {
   return `line of ${bytes} bytes exceeds the ${maxLine}-byte limit; skipped`;
@@ -50,6 +54,7 @@ export class FileState {
   private readonly count: (f: Finding) => void;
   private lastKey = "";
   private lastChecker: SessionChecker | undefined;
+  private lostLines = 0;
 
   constructor(
     path: string,
@@ -78,6 +83,7 @@ export class FileState {
       message: (value, origin, dir, session) => this.checkerFor(session).message(value, origin, dir),
       unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
       problem: (rule, origin, message) => {
+        if (rule === "input/line-too-long") this.lost();
         const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
         if (origin.location !== undefined) f.location = origin.location;
         this.count(f);
@@ -86,6 +92,12 @@ export class FileState {
         summary.skipped++;
       },
     };
+  }
+
+  /** A line was dropped unread: every session (and any started later) may miss a request. */
+  private lost(): void {
+    this.lostLines++;
+    for (const c of this.checkers.values()) c.lost();
   }
 
   /** The checker of `session` (undefined: the file's only session), created on first use. */
@@ -106,6 +118,7 @@ export class FileState {
         ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
         ...(session === undefined ? {} : { session }),
       });
+      for (let i = 0; i < this.lostLines; i++) c.lost();
       this.checkers.set(key, c);
     }
     this.lastKey = key;
@@ -140,7 +153,31 @@ export class FileState {
       summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
+    if (complete && summary.unreadable === undefined && summary.messages === 0) this.noMessages();
     return summary;
+  }
+
+  /**
+   * An input read to its end that yielded no message: empty, only blank lines, or nothing in its
+   * (forced or detected) format (only malformed capture records, only non-message log lines, a
+   * HAR without MCP bodies). Reported as `input/no-messages` and counted as unreadable (exit
+   * code 2), so that a wrong `--input-format` or an empty capture never passes.
+   */
+  private noMessages(): void {
+    const s = this.summary;
+    const how = this.options.inputFormat !== undefined ? "forced by --input-format" : "detected";
+    let text: string;
+    if (s.bytes === 0) text = "empty input";
+    else if (s.format !== "har" && s.skipped >= s.lines && s.errors + s.warnings === 0) {
+      text =
+        this.format === "claude-log"
+          ? `none of the ${s.lines} lines is a "Message from client/server" line of the claude-log format (${how})`
+          : `only blank lines (${s.lines})`;
+    } else if (s.format === "har") text = `no MCP request or response body in the ${s.lines} HAR entries (format ${how})`;
+    else text = `nothing in the ${this.format} format (${how})`;
+    const message = `no MCP messages found: ${text}`;
+    s.unreadable = message;
+    this.count({ file: s.file, line: 0, rule: "input/no-messages", severity: "error", message });
   }
 }
 
@@ -230,7 +267,13 @@ export async function validateFile(
         (text, no) => consumer.line(text, no),
         maxLine,
         (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
+        (no) => state.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
       );
+      if (format === "capture" || format === "jsonl") {
+        // Long lines with base64 payloads: parsed without decoding the payloads (see bigline.ts).
+        const big = new BigLineConsumer((out) => lineReader(format, out, options.direction ?? "c2s"), state.dispatch);
+        splitter.bigLines = (bytes, start, end, no) => big.line(bytes, start, end, no);
+      }
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {

@@ -12,7 +12,7 @@ import { validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
 import { InlinePool, runPipeline, startThreads } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
-import type { FileSummary, Finding, ValidateOptions, ValidateResult, ValidateSummary } from "./types.js";
+import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
@@ -30,7 +30,8 @@ export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type Repor
  * order as with one thread.
  *
  * @returns all findings (unless streamed) and the run's summary.
- * @throws ValidateUsageError for an unsupported `protocolVersion` or an unusable schema. I/O
+ * @throws ValidateUsageError for an unsupported `protocolVersion`, an unusable schema, or `-`
+ *   given more than once. I/O
  *   errors on inputs never throw: they become `input/unreadable` findings (exit code 2).
  */
 export async function validateFiles(paths: readonly string[], options: ValidateOptions = {}): Promise<ValidateResult> {
@@ -39,6 +40,8 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
   const onFinding = options.onFinding ?? ((f: Finding) => void findings.push(f));
   const files: FileSummary[] = [];
   const jobs = Math.max(1, Math.floor(options.jobs ?? 1));
+  // A second `-` would read an exhausted stdin and report it as an empty input.
+  if (paths.filter((p) => p === "-").length > 1) throw new ValidateUsageError("- (stdin) can be given only once");
 
   if (jobs > 1) {
     // Workers start loading their validators while this thread loads its own.

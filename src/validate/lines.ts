@@ -7,14 +7,26 @@
  * unfinished tail of the last chunk is kept, and a line longer than `maxLineBytes` (counting its
  * bytes without the `\n`, a trailing `\r` included) is dropped while it is read (reported through
  * `onTooLong`) instead of being buffered whole, whatever the chunk boundaries.
- * A UTF-8 byte-order mark at the very start is skipped.
+ * A UTF-8 byte-order mark at the very start is skipped. A line that is not valid UTF-8 is decoded
+ * with U+FFFD for the bad bytes and reported through `onBadUtf8` first (the check costs nothing
+ * for lines without U+FFFD in their decoded text).
  */
+import { isUtf8 } from "node:buffer";
+import { BIG_LINE_BYTES } from "./bigline.js";
 
 /** Receives one complete line (without terminator) and its 1-based number. */
 export type LineHandler = (text: string, lineNo: number) => void;
 
 /** Receives the number and byte length (so far) of a line that exceeded the limit. */
 export type TooLongHandler = (lineNo: number, bytes: number) => void;
+
+/** Receives the number of a line that is not valid UTF-8 (before the line itself). */
+export type BadUtf8Handler = (lineNo: number) => void;
+
+/** True when `text`, decoded from `bytes[start, end)`, came from bytes that are not valid UTF-8. */
+export function badUtf8(text: string, bytes: Buffer, start: number, end: number): boolean {
+  return text.includes("\ufffd") && !isUtf8(bytes.subarray(start, end));
+}
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -33,12 +45,21 @@ export class LineSplitter {
    * @param onLine called for every complete line, including empty ones.
    * @param maxLineBytes lines longer than this (bytes, without terminator) are dropped.
    * @param onTooLong called once per dropped line, when its end is reached.
+   * @param onBadUtf8 called before `onLine` for a line that is not valid UTF-8.
    */
   constructor(
     private readonly onLine: LineHandler,
     private readonly maxLineBytes: number = 64 * 1024 * 1024,
     private readonly onTooLong: TooLongHandler = () => {},
+    private readonly onBadUtf8?: BadUtf8Handler,
   ) {}
+
+  /**
+   * Optional: offered every line of at least {@link BIG_LINE_BYTES} bytes (but line 1) as bytes,
+   * before it is decoded; returns true when it has read the line itself (see `bigline.ts`), which
+   * `onLine` (and `onBadUtf8`) then do not get.
+   */
+  bigLines: ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined;
 
   /** Feeds one chunk. Calls `onLine` for every line the chunk completes. */
   push(chunk: Buffer): void {
@@ -59,7 +80,11 @@ export class LineSplitter {
         } else {
           const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
           this.lineNo++;
-          this.emit(chunk.toString("utf8", start, end));
+          if (!this.big(chunk, start, end)) {
+            const text = chunk.toString("utf8", start, end);
+            if (this.onBadUtf8 !== undefined && badUtf8(text, chunk, start, end)) this.onBadUtf8(this.lineNo);
+            this.emit(text);
+          }
         }
       } else {
         const total = this.carryLen + (nl - start);
@@ -114,7 +139,15 @@ export class LineSplitter {
     this.carryLen = 0;
     if (buf.length > 0 && buf[buf.length - 1] === CR) buf = buf.subarray(0, buf.length - 1);
     this.lineNo++;
-    this.emit(buf.toString("utf8"));
+    if (this.big(buf, 0, buf.length)) return;
+    const text = buf.toString("utf8");
+    if (this.onBadUtf8 !== undefined && badUtf8(text, buf, 0, buf.length)) this.onBadUtf8(this.lineNo);
+    this.emit(text);
+  }
+
+  /** Offers line `lineNo` (not line 1, which may open with a BOM) to {@link bigLines}. */
+  private big(bytes: Buffer, start: number, end: number): boolean {
+    return this.bigLines !== undefined && end - start >= BIG_LINE_BYTES && this.lineNo > 1 && this.bigLines(bytes, start, end, this.lineNo);
   }
 
   private emit(text: string): void {

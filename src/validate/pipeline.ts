@@ -37,7 +37,7 @@ import {
   type ChunkTask,
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
-import { CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
+import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
@@ -620,7 +620,9 @@ export async function runPipeline(
         view.fill(r, facts);
         st.checkerFor(view.session(r)).apply(facts, { line }, view.direction(r));
       } else if (kind === KIND_LOCAL) {
-        consumer!.line(view.text(r), line);
+        const text = view.text(r);
+        if (text.includes("\ufffd") && view.badUtf8(r)) st.dispatch.problem("input/invalid-utf8", { line }, BAD_UTF8_MESSAGE);
+        consumer!.line(text, line);
       } else if (kind === KIND_TOOLONG) {
         st.dispatch.problem("input/line-too-long", { line }, tooLongMessage(view.tooLongBytes(r), maxLineBytes));
       }

@@ -34,12 +34,30 @@ export const RULES = {
     "orchestra-stdio capture format",
   ),
   "input/line-too-long": rule("input/line-too-long", "error", "A line exceeds the maximum line length and was skipped.", "-"),
+  "input/invalid-utf8": rule(
+    "input/invalid-utf8",
+    "error",
+    "A line (message) is not valid UTF-8; it is checked with the invalid bytes replaced by U+FFFD.",
+    "MCP basic: JSON-RPC messages MUST be UTF-8 encoded",
+  ),
+  "input/no-messages": rule(
+    "input/no-messages",
+    "error",
+    "The input yields no message in its input format (empty, only blank lines, or nothing in the forced or detected format); exit code 2.",
+    "-",
+  ),
   "json/parse-error": rule("json/parse-error", "error", "A message is not valid JSON.", "JSON-RPC 2.0 §5.1 (-32700)"),
   "jsonrpc/invalid": rule(
     "jsonrpc/invalid",
     "error",
     "A JSON value that is not a JSON-RPC 2.0 request, notification or response.",
     "JSON-RPC 2.0 §4, §5",
+  ),
+  "jsonrpc/null-id-error": rule(
+    "jsonrpc/null-id-error",
+    "warning",
+    "An otherwise well-formed error response with id null (JSON-RPC's answer to an unparseable request), which the MCP schema's error response does not allow.",
+    "JSON-RPC 2.0 §5 (id null on parse errors); MCP basic: Responses",
   ),
   "jsonrpc/kind-mismatch": rule(
     "jsonrpc/kind-mismatch",
@@ -69,7 +87,7 @@ export const RULES = {
   "schema/error-response": rule(
     "schema/error-response",
     "error",
-    "An error response fails JSONRPCError.",
+    "An error response fails JSONRPCError (a null id alone is jsonrpc/null-id-error).",
     "MCP basic: Responses",
   ),
   "schema/unknown-method": rule(
@@ -87,7 +105,7 @@ export const RULES = {
   "session/initialize-first": rule(
     "session/initialize-first",
     "error",
-    "A message before the client's initialize request.",
+    "A message before the client's initialize request (initialize-based versions; not in a stateless 2026-07-28 session).",
     "MCP lifecycle: Initialization MUST be the first interaction",
   ),
   "session/premature-request": rule(

@@ -29,6 +29,8 @@
  * distinct candidates, `$ref`s outside the document. None occur in the MCP schemas.
  */
 
+import { mulberry32 } from "./prng.js";
+
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -145,17 +147,6 @@ function unescapePointer(token: string): string {
   return token.replace(/~1/g, "/").replace(/~0/g, "~");
 }
 
-/** mulberry32: small, fast, deterministic 32-bit PRNG; returns floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Deep copy of a JSON value. */
 function clone(value: Json): Json {

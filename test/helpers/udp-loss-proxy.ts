@@ -15,6 +15,7 @@
  */
 import dgram from "node:dgram";
 import type { AddressInfo } from "node:net";
+import { mulberry32 } from "./prng.js";
 
 /** Loss rates, each a fraction in [0, 1] of the datagrams of that direction to drop. */
 export interface LossRates {
@@ -54,20 +55,8 @@ export interface UdpLossProxyStats {
   ignored: number;
 }
 
-/**
- * mulberry32: a small 32-bit seeded PRNG. Returns a function giving floats in [0, 1).
- * Not cryptographic; only for reproducible test decisions.
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (./prng.ts), under the name this module's users know. */
+export const seededRandom = mulberry32;
 
 function checkRate(name: string, v: number): number {
   if (!Number.isFinite(v) || v < 0 || v > 1) throw new RangeError(`${name} must be a fraction in [0, 1], got ${v}`);

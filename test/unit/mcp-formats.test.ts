@@ -7,20 +7,11 @@ import { fullFormats } from "ajv-formats/dist/formats.js";
 import { describe, expect, it } from "vitest";
 import { isBase64, isUri, MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
+import { mulberry32 as prng } from "../helpers/prng.js";
 
 const ajvByte = fullFormats.byte as (s: string) => boolean;
 const ajvUri = fullFormats.uri as (s: string) => boolean;
 
-/** Small deterministic PRNG (mulberry32) so the generated cases are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("format byte (base64)", () => {
   it("accepts padded base64, including what Buffer encodes", () => {
@@ -57,6 +48,85 @@ describe("format byte (base64)", () => {
     expect(isBase64(`${blob.slice(0, -4)}AA!A`)).toBe(false);
     const v = validatorsFor("2025-06-18");
     expect(v?.validate("ImageContent", { type: "image", data: blob, mimeType: "image/png" })).toBeNull();
+  });
+});
+
+describe("format byte: the fast check for long strings has exactly the regex's verdicts", () => {
+  /** The definition: length a multiple of 4, alphabet, at most two trailing `=`. */
+  const reference = (s: string): boolean => s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s);
+  const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  /** Characters a mutation may insert: padding, base64url, whitespace, other ASCII, non-ASCII (also
+   * characters whose low byte is an alphabet character, and a lone surrogate). */
+  const STRAY = ["=", "-", "_", " ", "\n", "\r", "\t", ".", "!", "\u0000", "\u007f", "\u0080", "é", "\u0141", "\u0241", "\uff2b", "\ud83d", "😀"];
+
+  function mutate(s: string, rand: () => number): string {
+    const at = Math.floor(rand() * (s.length + 1));
+    const stray = STRAY[Math.floor(rand() * STRAY.length)]!;
+    switch (Math.floor(rand() * 7)) {
+      case 0: // replace one character
+        return s.slice(0, at) + stray + s.slice(at + 1);
+      case 1: // insert (breaks the length), then maybe drop one to restore it
+        return rand() < 0.5 ? s.slice(0, at) + stray + s.slice(at) : s.slice(0, at) + stray + s.slice(at + 2);
+      case 2: // padding in the middle
+        return `${s.slice(0, at)}==${s.slice(at + 2)}`;
+      case 3: // one, two or three trailing `=`
+        return s.slice(0, s.length - 3) + ["A==", "AA=", "===", "=A=", "==A"][Math.floor(rand() * 5)]!;
+      case 4: // drop one or two characters at the end or in the middle
+        return s.slice(0, at) + s.slice(at + 1 + Math.floor(rand() * 2));
+      case 5: // url-safe alphabet throughout
+        return s.replace(/\+/g, "-").replace(/\//g, "_");
+      default: // a stray character near the end (after a fast-path-sized prefix)
+        return `${s.slice(0, s.length - 2)}${stray}${s.slice(s.length - 1)}`;
+    }
+  }
+
+  it("agrees with the regex on random and mutated strings of both sides of 256 characters", () => {
+    const rand = prng(7);
+    let checked = 0;
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      // Lengths around the 256-character switch, and some much longer ones.
+      const n = i % 10 === 0 ? 240 + Math.floor(rand() * 4000) : 180 + Math.floor(rand() * 160);
+      const bytes = Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256)));
+      let s = bytes.toString("base64");
+      if (rand() < 0.1) {
+        // Random alphabet characters (non-canonical trailing bits), any length.
+        s = Array.from({ length: s.length + Math.floor(rand() * 4) }, () => ALPHABET[Math.floor(rand() * 64)]).join("");
+      }
+      const rounds = Math.floor(rand() * 3);
+      for (let r = 0; r < rounds; r++) s = mutate(s, rand);
+      expect(isBase64(s), JSON.stringify(s)).toBe(reference(s));
+      checked++;
+      if (reference(s)) accepted++;
+    }
+    expect(checked).toBe(20_000);
+    // Both verdicts occur often enough for the comparison to mean something.
+    expect(accepted).toBeGreaterThan(3_000);
+    expect(checked - accepted).toBeGreaterThan(3_000);
+  });
+
+  it("agrees on every single-character stray at every position of a long string", () => {
+    const base = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 37) & 255)).toString("base64");
+    for (const pad of ["", "=", "=="]) {
+      const s0 = pad === "" ? base : base.slice(0, base.length - pad.length) + pad;
+      expect(isBase64(s0)).toBe(reference(s0));
+      for (let at = 0; at < s0.length; at += 1) {
+        for (const stray of STRAY) {
+          const s = s0.slice(0, at) + stray + s0.slice(at + 1);
+          expect(isBase64(s), `${pad} ${at} ${JSON.stringify(stray)}`).toBe(reference(s));
+        }
+      }
+    }
+  });
+
+  it("accepts what Buffer encodes at the 256-character boundary and beyond", () => {
+    for (let n = 180; n < 200; n++) {
+      const s = Buffer.alloc(n, n).toString("base64");
+      expect(isBase64(s)).toBe(true);
+      expect(isBase64(`${s}=`)).toBe(false);
+      expect(isBase64(`${s}AAA=`)).toBe(n % 3 === 0);
+      expect(isBase64(`${s}A===`)).toBe(false);
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
-import { LineSplitter, detectFormat, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+import { LineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
 import { sseData } from "../../src/validate/readers/har.js";
 
@@ -72,6 +72,19 @@ describe("LineSplitter", () => {
       [2, 100],
       [4, 100],
     ]);
+  });
+
+  it("reports lines that are not valid UTF-8, and not a sequence split across chunks", () => {
+    const bytes = Buffer.concat([Buffer.from("é🙂\ufffd\n"), Buffer.from([0x61, 0xc3, 0x28, 0x0a]), Buffer.from("ok")]);
+    for (const size of [1, 2, 3, 100]) {
+      const bad: number[] = [];
+      const lines: number[] = [];
+      const s = new LineSplitter((_t, n) => lines.push(n), undefined, undefined, (n) => bad.push(n));
+      for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
+      s.end();
+      expect(bad).toEqual([2]);
+      expect(lines).toEqual([1, 2, 3]);
+    }
   });
 
   it("emits nothing for empty input", () => {
@@ -209,6 +222,66 @@ describe.skipIf(!haveShared)("one fixture per input format (skipped: needs ../sh
     expect(summary.unreadable).toBe(1);
   });
 
+  describe("an input that yields no message is input/no-messages (exit code 2), never a silent pass", () => {
+    const run = async (text: string, inputFormat?: ValidateOptions["inputFormat"], jobs = 1) => {
+      const opts: ValidateOptions = { validators, stdin: Readable.from([Buffer.from(text)]), jobs };
+      if (inputFormat !== undefined) opts.inputFormat = inputFormat;
+      const { findings, summary } = await validateFiles(["-"], opts);
+      return { brief: brief(findings), findings, summary, exit: exitCodeFor(summary) };
+    };
+    const capture = readFileSync(join(FIXTURES, "good.capture.jsonl"), "utf8");
+
+    it("--input-format claude-log on a file that is not a Claude log", async () => {
+      for (const jobs of [1, 2]) {
+        const r = await run(capture, "claude-log", jobs);
+        expect(r.brief).toEqual(["0 error input/no-messages"]);
+        expect(r.findings[0]!.message).toMatch(/claude-log.*forced by --input-format/);
+        expect(r.summary.files[0]!.format).toBe("claude-log");
+        expect(r.exit).toBe(2);
+      }
+    });
+
+    it("--input-format claude-log on a real Claude log passes", async () => {
+      const r = await run(readFileSync(join(FIXTURES, "claude-desktop-mcp.log"), "utf8"), "claude-log");
+      expect(r.brief).toEqual([]);
+      expect(r.exit).toBe(0);
+    });
+
+    it("--input-format capture on plain JSONL: malformed records and no messages", async () => {
+      const r = await run('{"jsonrpc":"2.0","id":1,"method":"ping"}\n', "capture");
+      expect(r.brief).toEqual(["1 error input/malformed-record", "0 error input/no-messages"]);
+      expect(r.exit).toBe(2);
+    });
+
+    it("--input-format jsonl on text: every line is a message that fails to parse (exit 1, not 2)", async () => {
+      const r = await run("hello\nworld\n", "jsonl");
+      expect(r.brief).toEqual(["1 error json/parse-error", "2 error json/parse-error"]);
+      expect(r.exit).toBe(1);
+    });
+
+    it("--input-format har on a HAR without MCP bodies", async () => {
+      const r = await run(JSON.stringify({ log: { entries: [{ request: { method: "GET" }, response: { content: {} } }] } }), "har");
+      expect(r.brief).toEqual(["0 error input/no-messages"]);
+      expect(r.exit).toBe(2);
+    });
+
+    it("an empty input and one of blank lines (auto-detected) do not pass", async () => {
+      for (const text of ["", "\n\n  \r\n"]) {
+        for (const jobs of [1, 2]) {
+          const r = await run(text, undefined, jobs);
+          expect(r.brief).toEqual(["0 error input/no-messages"]);
+          expect(r.exit).toBe(2);
+        }
+      }
+    });
+  });
+
+  it("har: the not-a-HAR message stays on one line", async () => {
+    const { findings } = await validateFiles(["-"], { validators, inputFormat: "har", stdin: Readable.from(["hello\nworld\n"]) });
+    expect(brief(findings)).toEqual(["0 error input/unreadable"]);
+    expect(findings[0]!.message).not.toMatch(/\n/);
+  });
+
   it("several files are separate sessions, reported in input order", async () => {
     const files = ["good.capture.jsonl", "streamable-http.har", "claude-desktop-mcp.log"].map((n) => join(FIXTURES, n));
     const done: string[] = [];
@@ -233,5 +306,27 @@ describe.skipIf(!haveShared)("one fixture per input format (skipped: needs ../sh
     await validateFiles([join(FIXTURES, "good.capture.jsonl")], { validators, onProgress: (e) => events.push([e.bytesRead, e.totalBytes]) });
     const size = readFileSync(join(FIXTURES, "good.capture.jsonl")).length;
     expect(events.at(-1)).toEqual([size, size]);
+  });
+});
+
+describe.skipIf(!haveShared)("input/invalid-utf8 (skipped: needs ../shared/mcp-schema)", () => {
+  const hs = readFileSync(join(FIXTURES, "good.capture.jsonl"), "utf8").split("\n").slice(0, 3).join("\n");
+  const call = (name: Buffer | string) =>
+    Buffer.concat([
+      Buffer.from('{"ts":"t","dir":"c2s","msg":{"jsonrpc":"2.0","id":901,"method":"ping","params":{"_meta":{"x":"'),
+      Buffer.isBuffer(name) ? name : Buffer.from(name),
+      Buffer.from('"}}}}\n{"ts":"t","dir":"s2c","msg":{"jsonrpc":"2.0","id":901,"result":{}}}\n'),
+    ]);
+  const run = async (line: Buffer, jobs: number) => {
+    const { findings } = await validateFiles(["-"], { validators, jobs, chunkBytes: 256, stdin: Readable.from([Buffer.concat([Buffer.from(`${hs}\n`), line])]) });
+    return brief(findings);
+  };
+
+  it("a line with bytes that are not UTF-8 breaks only input/invalid-utf8 (also with --jobs)", async () => {
+    for (const jobs of [1, 2]) expect(await run(call(Buffer.from([0x61, 0xff, 0xfe, 0x62])), jobs)).toEqual(["4 error input/invalid-utf8"]);
+  });
+
+  it("a real U+FFFD character and other non-ASCII text are fine", async () => {
+    for (const jobs of [1, 2]) expect(await run(call("a\ufffdb é 🙂"), jobs)).toEqual([]);
   });
 });

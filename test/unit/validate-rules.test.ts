@@ -278,3 +278,186 @@ describe.skipIf(!haveShared)("--schema FILE (skipped: needs ../shared/mcp-schema
     expect(brief(findings)).toEqual([]);
   });
 });
+
+// --- stateless (2026-07-28) sessions, built-in validators ------------------------------------
+
+const V26 = "2026-07-28";
+const meta26 = (version = V26): object => ({
+  _meta: { "io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {} },
+});
+const serverMeta = { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" } };
+const discover = (id: number | string = "d"): Rec => req("c2s", id, "server/discover", meta26());
+const discoverResult = (id: number | string = "d", caps: object = { tools: {} }): Rec =>
+  ok("s2c", id, { resultType: "complete", supportedVersions: [V26], capabilities: caps, _meta: serverMeta, ttlMs: 0, cacheScope: "private" });
+const toolsList26 = (id: number): Rec => req("c2s", id, "tools/list", meta26());
+const toolsResult26 = (id: number): Rec => ok("s2c", id, { resultType: "complete", tools: [], _meta: serverMeta, ttlMs: 0, cacheScope: "private" });
+const promptsList26 = (id: number): Rec => req("c2s", id, "prompts/list", meta26());
+const promptsResult26 = (id: number): Rec => ok("s2c", id, { resultType: "complete", prompts: [], _meta: serverMeta, ttlMs: 0, cacheScope: "private" });
+const builtin = { validators: undefined } as const;
+
+describe("stateless 2026-07-28 sessions (built-in validators)", () => {
+  it("a session that starts with server/discover needs no initialize", async () => {
+    const { findings, summary } = await validateFiles(["-"], {
+      inputFormat: "capture",
+      stdin: Readable.from([captureText([discover(), discoverResult(), toolsList26(1), toolsResult26(1)])]),
+    });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V26]);
+    expect(exitCodeFor(summary)).toBe(0);
+  });
+
+  it("a session of plain requests carrying the 2026-07-28 _meta version needs no initialize", async () => {
+    expect(brief(await check([toolsList26(1), toolsResult26(1), toolsList26(2), toolsResult26(2)], builtin))).toEqual([]);
+  });
+
+  it("still reports initialize-first for requests without a _meta version (legacy session, checked as 2025-11-25)", async () => {
+    for (const jobs of [1, 2]) {
+      const { findings, summary } = await validateFiles(["-"], {
+        inputFormat: "capture",
+        jobs,
+        stdin: Readable.from([captureText([req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] }), req("c2s", 2, "tools/list"), ok("s2c", 2, { tools: [] })])]),
+      });
+      expect(brief(findings)).toEqual(["1 error session/initialize-first"]);
+      expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
+    }
+  });
+
+  it("--protocol-version 2026-07-28: no initialize needed even without _meta on the first request", async () => {
+    const findings = await check([req("c2s", 1, "tools/list", {}), toolsResult26(1)], { ...builtin, protocolVersion: V26 });
+    expect(findings.map((f) => f.rule)).not.toContain("session/initialize-first");
+    expect(new Set(findings.map((f) => f.rule))).toEqual(new Set(["schema/request"])); // the missing _meta
+  });
+
+  it("--protocol-version 2026-07-28 on a clean stateless capture reports nothing", async () => {
+    expect(brief(await check([discover(), discoverResult(), toolsList26(1), toolsResult26(1)], { ...builtin, protocolVersion: V26 }))).toEqual([]);
+  });
+
+  it("capability rules use the server/discover result: breaks only session/missing-capability", async () => {
+    const findings = await check([discover(), discoverResult("d", { tools: {} }), promptsList26(1), promptsResult26(1)], builtin);
+    expect(brief(findings)).toEqual(["3 error session/missing-capability"]);
+    expect(findings[0]!.message).toMatch(/server\/discover result/);
+  });
+
+  it("capability rules pass when server/discover advertised the capability", async () => {
+    expect(brief(await check([discover(), discoverResult("d", { tools: {}, prompts: {} }), promptsList26(1), promptsResult26(1)], builtin))).toEqual([]);
+  });
+
+  it("no capability rule before server/discover was seen", async () => {
+    expect(brief(await check([promptsList26(1), promptsResult26(1)], builtin))).toEqual([]);
+  });
+
+  it("session rules still apply: a reused in-flight id is session/duplicate-request-id", async () => {
+    expect(brief(await check([toolsList26(1), toolsList26(1), toolsResult26(1)], builtin))).toEqual(["2 error session/duplicate-request-id"]);
+  });
+
+  it("an unknown _meta version is session/unsupported-version, not initialize-first", async () => {
+    const findings = await check([req("c2s", 1, "tools/list", meta26("2099-01-01")), toolsResult26(1)], builtin);
+    expect(findings.map((f) => f.rule)).not.toContain("session/initialize-first");
+    expect(findings.map((f) => `${f.line} ${f.rule}`)).toContain("1 session/unsupported-version");
+  });
+
+  it("the legacy rules are unchanged when a 2026-07-28 session is checked with --protocol-version 2025-06-18", async () => {
+    const findings = await check([discover(), discoverResult()], { ...builtin, protocolVersion: "2025-06-18" });
+    expect(findings.map((f) => f.rule)).toContain("session/version-mismatch");
+    expect(findings.map((f) => f.rule)).not.toContain("session/initialize-first");
+  });
+
+  it("a subscriptions/listen stream still open at the end, or ended by the server's notifications/cancelled, is not unanswered", async () => {
+    const listen = (id: number): Rec => req("c2s", id, "subscriptions/listen", { ...meta26(), notifications: { toolsListChanged: true } });
+    const ack = (id: number): Rec => note("s2c", "notifications/subscriptions/acknowledged", { _meta: { "io.modelcontextprotocol/subscriptionId": id }, notifications: { toolsListChanged: true } });
+    const records: Rec[] = [discover(), discoverResult("d", { tools: { listChanged: true } }), listen(1), ack(1), listen(2), ack(2), note("s2c", "notifications/cancelled", { requestId: 2 })];
+    expect(brief(await check(records, builtin))).toEqual([]);
+    // ...while an ordinary request left unanswered is still reported
+    expect(brief(await check([...records, toolsList26(3)], builtin))).toEqual(["8 warning session/unanswered-request"]);
+  });
+
+  it("plain JSONL of one direction: stateless client requests and a server's DiscoverResult", async () => {
+    const lines = (recs: Rec[]) => recs.map((r) => JSON.stringify(r[1])).join("\n");
+    const c2s = await validateFiles(["-"], { inputFormat: "jsonl", direction: "c2s", stdin: Readable.from([lines([discover(), toolsList26(1), promptsList26(2)])]) });
+    expect(brief(c2s.findings)).toEqual([]);
+    const s2c = await validateFiles(["-"], {
+      inputFormat: "jsonl",
+      direction: "s2c",
+      stdin: Readable.from([lines([discoverResult("d", { tools: {} }), toolsResult26(1), note("s2c", "notifications/resources/list_changed")])]),
+    });
+    expect(brief(s2c.findings)).toEqual(["3 warning session/unadvertised-notification"]);
+  });
+
+  it("--jobs gives the same findings on a stateless capture", async () => {
+    const records = [toolsList26(1), toolsResult26(1), discover(), discoverResult(), promptsList26(2), promptsResult26(2)];
+    const one = await check(records, builtin);
+    const many = await check(records, { ...builtin, jobs: 3, chunkBytes: 256 });
+    expect(brief(many)).toEqual(brief(one));
+    expect(brief(one)).toEqual(["5 error session/missing-capability"]);
+  });
+});
+
+describe("jsonrpc/null-id-error (built-in validators)", () => {
+  const parseError = (): Rec => ["s2c", { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }];
+  for (const version of ["2025-06-18", "2025-11-25"]) {
+    it(`${version}: the bridge's null-id answer to an unparseable line is only a warning`, async () => {
+      const hs: Rec[] = [
+        ["c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "c", version: "1" } } }],
+        ["s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: version, capabilities: {}, serverInfo: { name: "s", version: "1" } } }],
+        initialized,
+      ];
+      const findings = await check([...hs, ["c2s", { raw: "{oops" }, "raw"], parseError()], builtin);
+      expect(brief(findings)).toEqual(["4 error json/parse-error", "5 warning jsonrpc/null-id-error"]);
+      expect(findings[1]!.pointer).toBe("/id");
+    });
+  }
+
+  it("2026-07-28: the same in a stateless session", async () => {
+    const findings = await check([toolsList26(1), toolsResult26(1), ["c2s", { raw: "{oops" }, "raw"], parseError()], builtin);
+    expect(brief(findings)).toEqual(["3 error json/parse-error", "4 warning jsonrpc/null-id-error"]);
+  });
+
+  it("a null-id error response with another problem stays schema/error-response", async () => {
+    const findings = await check([...handshake, ["c2s", { raw: "{oops" }, "raw"], ["s2c", { jsonrpc: "2.0", id: null, error: { code: "bad", message: "x" } }]], builtin);
+    expect(findings.map((f) => f.rule)).toContain("schema/error-response");
+    expect(findings.map((f) => f.rule)).not.toContain("jsonrpc/null-id-error");
+  });
+
+  it("an error response with a valid id gives no null-id finding", async () => {
+    expect(brief(await check([...handshake, req("c2s", 1, "tools/list"), err("s2c", 1)], builtin))).toEqual([]);
+  });
+});
+
+describe.skipIf(!haveShared)("hand-made captures that broke the validator (skipped: needs ../shared/mcp-schema)", () => {
+  const bigCall = req("c2s", 1, "tools/call", { name: "echo", arguments: { text: "x".repeat(2000) } });
+  const bigCallCancel = (): Rec[] => [bigCall, note("s2c", "notifications/progress", { progressToken: "p", progress: 1 })];
+
+  it("a request dropped as too long breaks only input/line-too-long (no unmatched response, token or unanswered request)", async () => {
+    for (const jobs of [1, 3]) {
+      const records: Rec[] = [...handshake, ...bigCallCancel(), ok("s2c", 1, { content: [] }), req("c2s", 2, "tools/list")];
+      expect(brief(await check(records, { maxLineBytes: 1000, jobs, chunkBytes: 256 }))).toEqual(["4 error input/line-too-long"]);
+    }
+  });
+
+  it("the same capture without the over-long line breaks only what it really breaks", async () => {
+    const records: Rec[] = [...handshake, ...bigCallCancel(), ok("s2c", 1, { content: [] }), req("c2s", 2, "tools/list")];
+    expect(brief(await check(records, { maxLineBytes: 1 << 20 }))).toEqual(["5 error session/unknown-progress-token", "7 warning session/unanswered-request"]);
+  });
+
+  it("a request with id null may be rejected with a null-id error response (no response-to-notification)", async () => {
+    const findings = await check([...handshake, ["c2s", { jsonrpc: "2.0", id: null, method: "tools/list" }], err("s2c", null, -32600, "Invalid Request")]);
+    expect(brief(findings)).toEqual(["4 error schema/envelope", "5 warning jsonrpc/null-id-error"]);
+  });
+
+  it("a null-id error response with nothing to reject is still reported", async () => {
+    const findings = await check([...handshake, err("s2c", null, -32600, "Invalid Request")]);
+    expect(brief(findings)).toEqual(["4 warning jsonrpc/null-id-error", "4 error session/response-to-notification"]);
+  });
+
+  it("a batch of one message says 'message', not 'messages'", async () => {
+    const findings = await check([...handshake, ["c2s", [{ jsonrpc: "2.0", id: 5, method: "ping" }]], ok("s2c", 5)]);
+    expect(findings.map((f) => f.message)).toEqual([expect.stringContaining("JSON-RPC batch of 1 message;")]);
+  });
+
+  it("- (stdin) given twice is a usage error, not an empty second input", async () => {
+    await expect(validateFiles(["-", "-"], { validators, stdin: Readable.from([captureText(handshake)]) })).rejects.toMatchObject({
+      name: "ValidateUsageError",
+      message: expect.stringMatching(/only once/),
+    });
+  });
+});

@@ -12,14 +12,7 @@ import * as v2025_11_25Meta from "./2025-11-25/methods.js";
 import { validators as v2026_07_28Validators } from "./2026-07-28/validators.js";
 import * as v2026_07_28Meta from "./2026-07-28/methods.js";
 
-/** The MCP protocol revisions with generated validators, sorted (oldest first). */
-export const GENERATED_VERSIONS = [
-  "2024-11-05",
-  "2025-03-26",
-  "2025-06-18",
-  "2025-11-25",
-  "2026-07-28",
-] as const;
+export { GENERATED_VERSIONS } from "./catalog.js";
 
 /** Generated validators and method tables, keyed by protocol revision. */
 export const GENERATED_PROTOCOLS: Readonly<Record<string, GeneratedProtocol>> = {

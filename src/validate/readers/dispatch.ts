@@ -23,9 +23,9 @@ export interface LineConsumer {
   line(text: string, lineNo: number): void;
 }
 
-/** The message of a thrown JSON.parse error, without a stack. */
+/** The message of a thrown JSON.parse error, without a stack, on one line (V8 quotes the input). */
 export function parseErrorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return (err instanceof Error ? err.message : String(err)).replace(/\r\n|\r|\n/g, "\\n");
 }
 
 /** True for a line with only spaces/tabs (or nothing). */

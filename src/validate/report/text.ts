@@ -31,7 +31,7 @@ export function textReporter(options: ReporterOptions): Reporter {
       pending = pending.filter((f) => f.file !== file.file);
       list.sort((a, b) => a.line - b.line);
       const facts = file.unreadable !== undefined
-        ? ["unreadable"]
+        ? [...(file.format !== undefined ? [file.format] : []), "unreadable"]
         : [file.format ?? "?", ...(file.protocolVersions.length > 0 ? [file.protocolVersions.join("+")] : []), plural(file.messages, "message")];
       const status = list.length === 0 ? paint("green", " ok") : "";
       options.write(`${paint("bold", file.file)}  ${paint("dim", facts.join(", "))}${status}\n`);

@@ -1,0 +1,136 @@
+/**
+ * The long-line fast path (`src/validate/bigline.ts`): for every line, the events the capture and
+ * JSONL readers give through it must be exactly those they give for the line's full text.
+ */
+import { describe, expect, it } from "vitest";
+import { BIG_LINE_BYTES, BigLineConsumer, splitBigLine } from "../../src/validate/bigline.js";
+import { lineReader } from "../../src/validate/file.js";
+import type { Dispatch } from "../../src/validate/readers/dispatch.js";
+import { mulberry32 as prng } from "../helpers/prng.js";
+
+
+/** Records every event as JSON (values compared structurally, strings in full). */
+function recorder(): { out: Dispatch; events: string[] } {
+  const events: string[] = [];
+  const out: Dispatch = {
+    message: (value, origin, dir, session) => void events.push(JSON.stringify(["message", value, origin, dir, session ?? null])),
+    unparsable: (raw, error, origin, dir, session) => void events.push(JSON.stringify(["unparsable", raw, error, origin, dir, session ?? null])),
+    problem: (rule, origin, message) => void events.push(JSON.stringify(["problem", rule, origin, message])),
+    skip: () => void events.push("skip"),
+  };
+  return { out, events };
+}
+
+/** Events of `line` through the fast path, and through the reader on the full text. */
+function both(format: "capture" | "jsonl", line: string): { fast: string[]; plain: string[]; taken: boolean } {
+  const bytes = Buffer.from(`xx${line}yy`, "utf8");
+  const f = recorder();
+  const big = new BigLineConsumer((out) => lineReader(format, out, "s2c"), f.out);
+  const taken = big.line(bytes, 2, bytes.length - 2, 7);
+  if (!taken) lineReader(format, f.out, "s2c").line(line, 7);
+  const p = recorder();
+  lineReader(format, p.out, "s2c").line(line, 7);
+  return { fast: f.events, plain: p.events, taken };
+}
+
+const b64 = (n: number, rand: () => number): string => Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256))).toString("base64");
+
+describe("long-line fast path", () => {
+  it("gives the reader's events for a capture line with image and blob payloads, without decoding them", () => {
+    const rand = prng(3);
+    const msg = {
+      jsonrpc: "2.0",
+      id: 12,
+      result: {
+        content: [
+          { type: "image", data: b64(60_000, rand), mimeType: "image/png" },
+          { type: "text", text: "done ✓ \"quoted\" \\ back" },
+          { type: "resource", resource: { uri: "file:///x", blob: b64(5_000, rand) } },
+        ],
+      },
+    };
+    const line = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg });
+    const split = splitBigLine(Buffer.from(line), 0, Buffer.byteLength(line));
+    expect(split?.strings.length).toBe(2);
+    expect(split!.text.length).toBeLessThan(1000);
+    const r = both("capture", line);
+    expect(r.taken).toBe(true);
+    expect(r.fast).toEqual(r.plain);
+    expect(JSON.parse(r.fast[0]!)[1]).toEqual(msg);
+  });
+
+  it("matches the reader on random and mutated lines (capture and jsonl)", () => {
+    const rand = prng(11);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    let taken = 0;
+    for (let i = 0; i < 250; i++) {
+      const big = b64(BIG_LINE_BYTES + Math.floor(rand() * 5000), rand);
+      const small = b64(3100 + Math.floor(rand() * 200), rand);
+      const msg: Record<string, unknown> = {
+        jsonrpc: "2.0",
+        id: i,
+        result: { content: [{ type: pick(["image", "audio"]), data: big, mimeType: "x/y" }, { type: "resource", resource: { uri: "u:x", blob: small } }] },
+      };
+      let line = JSON.stringify(pick([{ ts: "t", dir: pick(["s2c", "c2s", "up"]), msg }, { ts: "t", dir: "s2c", raw: big }, msg, [msg, msg]]));
+      // Mutations: breaks of the JSON, of the base64, escapes, duplicate keys, keys that are payloads, NULs.
+      switch (Math.floor(rand() * 14)) {
+        case 0:
+          line = line.replace(big, `${big.slice(0, 100)}\\"${big.slice(100)}`);
+          break;
+        case 1:
+          line = line.replace(big, `${big.slice(0, 100)}\\/${big.slice(102)}`);
+          break;
+        case 2:
+          line = line.replace(big, `${big.slice(0, 100)}-${big.slice(101)}`);
+          break;
+        case 3:
+          line = line.replace(big, `${big.slice(0, 100)}\u0001${big.slice(101)}`);
+          break;
+        case 4:
+          line = line.replace('"result":', `"result":{"dup":"${small}"},"result":`);
+          break;
+        case 5:
+          line = line.replace('"jsonrpc":', `"${small}":1,"jsonrpc":`);
+          break;
+        case 6:
+          line = line.replace('"mimeType":"x/y"', '"mimeType":"\\u0000orchestra-b64#0"');
+          break;
+        case 7:
+          line = line.slice(0, line.length - 1 - Math.floor(rand() * 3));
+          break;
+        case 8:
+          line = line.replace(big, `${big}"x`);
+          break;
+        case 9:
+          line = line.replace('"ts":"t"', `"ts":"${small}"`);
+          break;
+        case 10:
+          line = line.replace(big, `${big.slice(0, 50)}é${big.slice(51)}`);
+          break;
+        case 11:
+          line = line.replace("{", `{"x": "${small}", "y" : "${small}" ,`);
+          break;
+        default:
+          break;
+      }
+      for (const format of ["capture", "jsonl"] as const) {
+        const r = both(format, line);
+        if (r.taken) taken++;
+        expect(r.fast, `${format} case ${i}`).toEqual(r.plain);
+      }
+    }
+    expect(taken).toBeGreaterThan(120);
+  });
+
+  it("leaves short lines, lines with \\u0000 escapes and lines that are not UTF-8 to the ordinary path", () => {
+    const rand = prng(5);
+    const data = b64(BIG_LINE_BYTES, rand);
+    expect(splitBigLine(Buffer.from(`{"a":"${data.slice(0, 5000)}"}`), 0, 5008)).toBeUndefined();
+    const withNul = Buffer.from(`{"a":"${data}","b":"\\u0000"}`);
+    expect(splitBigLine(withNul, 0, withNul.length)).toBeUndefined();
+    const bad = Buffer.concat([Buffer.from(`{"a":"${data}","b":"`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    expect(splitBigLine(bad, 0, bad.length)).toBeUndefined();
+    const ok = Buffer.from(`{"a":"${data}"}`);
+    expect(splitBigLine(ok, 0, ok.length)?.strings).toEqual([data]);
+  });
+});
