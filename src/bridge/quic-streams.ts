@@ -4,16 +4,16 @@
  * progress notifications and tool-change watch (see ./streaming.ts).
  *
  * {@link QuicStreamClient} keeps its own QUIC connection (opened on the first streaming call,
- * reopened after a loss) with the same TLS material and defences as the unary `QuicSender`:
- * - the request frame and the FIN are written in one event-loop turn (quic-notes fault 1);
- * - after the completing frame the server's FIN gets a short grace, then the stream is
- *   cancelled so its state is released even if the FIN was lost;
- * - idle timeout + keep-alive always set, connecting runs under a timer (fault 3).
+ * reopened after a loss) on the project's QUIC engine (src/quic/engine), with the same TLS
+ * material and defences as the unary `QuicSender`:
+ * - the request frame and the FIN go to quiche in one `stream_send` call (quic-notes fault 1);
+ * - after the completing frame the server's FIN gets a short grace, then the stream is reset
+ *   so its state is released even if the FIN never comes;
+ * - idle timeout + keep-alive always set, connecting runs under a deadline (fault 3);
+ * - at the orchestrator's stream limit, new streams wait in the engine's FIFO (fault 2).
  * Cancelling (abort signal, deadline) resets the stream, which the orchestrator treats as
  * `stream_cancel` / unsubscribe. A reset with code "unsupported" (5) from the server becomes
  * {@link StreamUnsupportedError}.
- * Streaming calls are few (one subscription per session, progress-reporting tool calls), so no
- * stream-credit queue is kept: the orchestrator grants far more streams than this uses.
  *
  * {@link withStreaming} combines a unary {@link Sender} with this client into one
  * {@link StreamingSender}.
@@ -21,26 +21,21 @@
 import { lookup } from "node:dns/promises";
 import net from "node:net";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { QUICClient } from "@matrixai/quic";
-import type { QUICStream } from "@matrixai/quic";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
-import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { ALPN, FrameEmptyStreamError, isLoopbackHost, StreamCode, StreamResetByPeer, udpPayloadConfig } from "../quic/quic-common.js";
 import {
-  ALPN,
-  clientCrypto,
-  codeToReason,
-  isLoopbackHost,
-  quietQuicLogger,
-  reasonToCode,
-  cancelStream,
-  watchClientConnection,
-  StreamCode,
-  StreamResetByPeer,
-  udpPayloadConfig,
-  writeFrameAndClose,
-} from "../quic/quic-common.js";
+  connectQuic,
+  ConnectionClosedError,
+  describeClose,
+  PeerResetError,
+  PeerStopError,
+  QuicConnectError,
+  type QuicConnection,
+  type QuicStream,
+} from "../quic/engine/index.js";
 import { formatHostPort } from "../quic/address.js";
 import { SenderError, type SendOptions, type Sender } from "../quic/sender.js";
 import { StreamUnsupportedError, type FrameHandler, type StreamingSender } from "./streaming.js";
@@ -66,7 +61,7 @@ export interface QuicStreamClientOptions {
 }
 
 interface Conn {
-  client: QUICClient;
+  qc: QuicConnection;
   dead: boolean;
   /** Fails every call on this connection (connection lost). */
   calls: Set<(error: SenderError) => void>;
@@ -80,7 +75,6 @@ export class QuicStreamClient {
   private conn: Conn | undefined;
   private connecting: Promise<Conn> | undefined;
   private closed = false;
-  private readonly lingering = new Set<Promise<void>>();
 
   constructor(private readonly opts: QuicStreamClientOptions) {
     this.address = formatHostPort(opts.host, opts.port);
@@ -103,18 +97,11 @@ export class QuicStreamClient {
     if (payload.byteLength > MAX_FRAME_BYTES) throw this.err("frame", `request frame of ${payload.byteLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
     const conn = await this.connection();
     if (options.signal?.aborted) throw this.err("aborted", "call aborted");
-    let stream: QUICStream;
-    try {
-      stream = conn.client.connection.newStream("bidi");
-    } catch (e) {
-      this.drop(conn, this.err("closed", `connection refused a new stream: ${msg(e)}`, e));
-      throw this.err("closed", `cannot open a stream: ${msg(e)}`, e);
-    }
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
+      let stream: QuicStream | undefined;
       const signal = options.signal;
-      const reader = stream.readable.getReader();
       const finish = (error: SenderError | Error | undefined, code: StreamCode = StreamCode.CANCELLED): void => {
         if (settled) return;
         settled = true;
@@ -122,11 +109,11 @@ export class QuicStreamClient {
         signal?.removeEventListener("abort", onAbort);
         conn.calls.delete(onLost);
         if (error) {
-          cancelStream(stream, code, error.message);
+          stream?.reset(code);
           reject(error);
         } else {
           resolve();
-          this.awaitFin(stream, reader);
+          if (stream && !stream.readFinished) this.awaitFin(stream);
         }
       };
       const onAbort = (): void => finish(this.err("aborted", "call aborted", signal?.reason), StreamCode.CANCELLED);
@@ -137,34 +124,40 @@ export class QuicStreamClient {
         const ms = Math.min(options.timeoutMs, 2_147_483_647);
         timer = setTimeout(() => finish(this.err("timeout", `no end of stream within ${ms} ms`), StreamCode.TIMEOUT), ms);
       }
-      const decoder = new FrameDecoder(MAX_FRAME_BYTES);
-      const readLoop = async (): Promise<void> => {
-        while (!settled) {
-          const { value, done } = await reader.read();
-          if (done) {
-            decoder.end(); // throws on a truncated frame
-            finish(undefined);
+      // Waits (FIFO) while the orchestrator's stream limit is reached.
+      conn.qc.openStream((s, error) => {
+        if (!s) {
+          finish(this.classify(error));
+          return;
+        }
+        if (settled) {
+          s.reset(StreamCode.CANCELLED);
+          return;
+        }
+        stream = s;
+        s.onFrame = (frame) => {
+          if (settled) return;
+          let complete: boolean | void;
+          try {
+            complete = onFrame(fromBinary(PluginResponseSchema, frame));
+          } catch (e) {
+            finish(e instanceof Error ? e : new Error(String(e)), StreamCode.CANCELLED);
             return;
           }
-          for (const frame of decoder.push(value)) {
-            if (settled) return;
-            const response = fromBinary(PluginResponseSchema, frame);
-            let complete: boolean | void;
-            try {
-              complete = onFrame(response);
-            } catch (e) {
-              finish(e instanceof Error ? e : new Error(String(e)), StreamCode.CANCELLED);
-              return;
-            }
-            if (complete) {
-              finish(undefined);
-              return;
-            }
-          }
+          if (complete) finish(undefined);
+        };
+        s.onReadEnd = (e) => {
+          if (settled) return;
+          if (e) finish(this.classify(e), StreamCode.MALFORMED);
+          else finish(s.framesRead === 0 ? this.classify(new FrameEmptyStreamError()) : undefined);
+        };
+        s.onWriteError = (e) => finish(this.classify(e), StreamCode.INTERNAL);
+        try {
+          s.writeFrame(payload, true);
+        } catch (e) {
+          finish(this.classify(e), StreamCode.INTERNAL);
         }
-      };
-      readLoop().catch((e: unknown) => finish(this.classify(e), StreamCode.MALFORMED));
-      writeFrameAndClose(stream, payload).catch((e: unknown) => finish(this.classify(e), StreamCode.INTERNAL));
+      });
     });
   }
 
@@ -177,13 +170,6 @@ export class QuicStreamClient {
       if (conn) this.drop(conn, this.err("closed", "stream client closed"));
     }
     if (this.connecting) await this.connecting.then((c) => this.drop(c, this.err("closed", "stream client closed")), () => {});
-    let timer: NodeJS.Timeout | undefined;
-    const cap = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, 3_000);
-      timer.unref();
-    });
-    await Promise.race([Promise.allSettled([...this.lingering]), cap]);
-    clearTimeout(timer);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -195,6 +181,9 @@ export class QuicStreamClient {
 
   private classify(e: unknown): SenderError {
     if (e instanceof SenderError) return e;
+    if (e instanceof PeerResetError) return this.classify(new StreamResetByPeer("read", e.code));
+    if (e instanceof PeerStopError) return this.classify(new StreamResetByPeer("write", e.code));
+    if (e instanceof ConnectionClosedError) return this.err("closed", `connection lost: ${describeClose(e.info)}`, e);
     if (e instanceof StreamResetByPeer) {
       if (e.code === StreamCode.UNSUPPORTED) {
         return new StreamUnsupportedError(`orchestrator ${this.address}: does not serve this request kind (stream reset, code 5)`, { cause: e });
@@ -207,16 +196,14 @@ export class QuicStreamClient {
     return this.err("closed", msg(e), e);
   }
 
-  private awaitFin(stream: QUICStream, reader: ReadableStreamDefaultReader<Uint8Array>): void {
-    const timer = setTimeout(() => cancelStream(stream, StreamCode.NONE, "stream complete; FIN not received in time"), this.opts.finGraceMs ?? 2_000);
+  /** Gives the server's FIN a grace period after the completing frame, then resets the stream. */
+  private awaitFin(stream: QuicStream): void {
+    const timer = setTimeout(() => {
+      if (!stream.readFinished) stream.reset(StreamCode.NONE);
+    }, this.opts.finGraceMs ?? 2_000);
     timer.unref();
-    reader.read().then(
-      (r) => {
-        clearTimeout(timer);
-        if (!r.done) cancelStream(stream, StreamCode.NONE, "stream complete");
-      },
-      () => clearTimeout(timer),
-    );
+    stream.onFrame = () => stream.reset(StreamCode.NONE); // nothing may follow the completing frame
+    stream.onReadEnd = () => clearTimeout(timer);
   }
 
   private connection(): Promise<Conn> {
@@ -265,39 +252,27 @@ export class QuicStreamClient {
       }
     }
     const connectTimeoutMs = this.opts.connectTimeoutMs ?? 5_000;
-    let client: QUICClient;
+    let qc: QuicConnection;
     try {
-      client = await QUICClient.createQUICClient(
-        {
-          host: ip,
-          port: this.opts.port,
-          serverName: this.opts.serverName ?? "localhost",
-          localHost: family === 6 ? "::" : "0.0.0.0",
-          crypto: clientCrypto,
-          config: {
-            ca: material.caPem,
-            cert: material.certPem,
-            key: material.keyPem,
-            verifyPeer: true,
-            applicationProtos: [ALPN],
-            maxIdleTimeout: this.opts.idleTimeoutMs ?? 60_000,
-            keepAliveIntervalTime: this.opts.keepAliveMs ?? 15_000,
-            readableChunkSize: 16 * 1024,
-            ...udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes),
-          },
-          reasonToCode,
-          codeToReason,
-          logger: quietQuicLogger("quic-streams"),
-        },
-        { timer: connectTimeoutMs },
-      );
+      const udp = udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes);
+      qc = await connectQuic({
+        host: ip,
+        port: this.opts.port,
+        serverName: this.opts.serverName ?? "localhost",
+        tls: material,
+        alpn: [ALPN],
+        idleTimeoutMs: this.opts.idleTimeoutMs ?? 60_000,
+        keepAliveMs: this.opts.keepAliveMs ?? 15_000,
+        connectTimeoutMs,
+        maxStreamsBidi: 0, // the protocol has no server-initiated streams
+        maxSendUdpPayload: udp.maxSendUdpPayloadSize,
+        maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
+      });
     } catch (e) {
-      throw this.err("connect", msg(e), e);
+      throw this.err("connect", e instanceof QuicConnectError ? e.message : msg(e), e);
     }
-    const conn: Conn = { client, dead: false, calls: new Set() };
-    watchClientConnection(client, (detail) =>
-      this.drop(conn, this.err("closed", `connection lost: ${detail instanceof Error ? detail.message : "closed"}`, detail)),
-    );
+    const conn: Conn = { qc, dead: false, calls: new Set() };
+    qc.onClose = (info) => this.drop(conn, this.err("closed", `connection lost: ${describeClose(info)}`));
     return conn;
   }
 
@@ -306,11 +281,8 @@ export class QuicStreamClient {
     conn.dead = true;
     if (this.conn === conn) this.conn = undefined;
     for (const fail of [...conn.calls]) fail(error);
-    const p = conn.client
-      .destroy({ isApp: true, errorCode: 0, force: true })
-      .catch((e: unknown) => this.log.debug({ err: msg(e) }, "QUIC client destroy failed"))
-      .finally(() => this.lingering.delete(p));
-    this.lingering.add(p);
+    conn.qc.onClose = undefined;
+    conn.qc.close(0, "");
   }
 }
 

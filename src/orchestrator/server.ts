@@ -1,6 +1,8 @@
 /**
  * The reference orchestrator: a QUIC server speaking the Orchestra plugin protocol
  * (orchestra-protocol.md, "Transport", "Framing and RPC shape", "Orchestrator side").
+ * It runs on the project's QUIC engine (src/quic/engine: quiche driven directly, no web
+ * streams; docs/quic-performance.md), with mutual TLS against the cert store's CA.
  *
  * One RPC per client-opened bidirectional stream: read one `PluginRequest` frame, answer with one
  * `PluginResponse` frame (echoing `request_id`) and finish the stream. Served kinds (see
@@ -22,9 +24,8 @@
  *   error_code:"result_too_large"}`, anything else `FRAME_TOO_LARGE`.
  * A stream the client cancels aborts the running handler's `signal`.
  */
+import { performance } from "node:perf_hooks";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { QUICServer, errors as quicErrors, events as quicEvents } from "@matrixai/quic";
-import type { QUICConnection, QUICStream } from "@matrixai/quic";
 import {
   HealthResult_Status,
   PluginRequestSchema,
@@ -35,22 +36,9 @@ import {
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
-import {
-  ALPN,
-  codeToReason,
-  createServerCrypto,
-  enlargeUdpBuffers,
-  isLoopbackHost,
-  quietQuicLogger,
-  readOneFrame,
-  reasonToCode,
-  StreamAbort,
-  StreamCode,
-  udpPayloadConfig,
-  writeFrameAndClose,
-} from "../quic/quic-common.js";
+import { ALPN, isLoopbackHost, StreamAbort, StreamCode, udpPayloadConfig } from "../quic/quic-common.js";
+import { QuicServerEndpoint, type QuicStream } from "../quic/engine/index.js";
 import { formatHostPort } from "../quic/address.js";
-import { encodeFrameParts } from "../quic/frame.js";
 import { builtinTools } from "./builtin-tools.js";
 import { ToolRegistry } from "./registry.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";
@@ -86,7 +74,7 @@ export interface OrchestratorOptions {
   keepAliveMs?: number;
   /**
    * Largest UDP datagram payload to send, in bytes (1200..65527). Default: 16 KiB when listening
-   * on loopback (every client is then local), else 1350 (the library default).
+   * on loopback (every client is then local), else 1350 (quiche's default).
    */
   udpPayloadBytes?: number;
   /** Logger (default: project pino logger, component `orchestrator`). */
@@ -154,7 +142,7 @@ export { DEFAULT_MAX_STREAMS };
 /**
  * Starts the reference orchestrator.
  * @throws CertStoreError when the cert store cannot be used; RangeError for bad options;
- *   the library's error when the socket cannot be bound
+ *   the socket error when the UDP port cannot be bound; Error when quiche cannot load the TLS material
  */
 export async function startOrchestrator(options: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const log = options.logger ?? childLogger("orchestrator");
@@ -186,47 +174,39 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     activeStreams: 0,
     peakActiveStreams: 0,
   };
-  const running = new Map<AbortController, QUICStream>();
+  const running = new Map<AbortController, QuicStream>();
 
-  const server = new QUICServer({
-    crypto: await createServerCrypto(),
-    config: {
-      key: tls.keyPem,
-      cert: tls.certPem,
-      ca: tls.caPem,
-      verifyPeer: true,
-      applicationProtos: [ALPN],
-      initialMaxStreamsBidi: maxStreams,
-      maxIdleTimeout: idleTimeoutMs,
-      keepAliveIntervalTime: keepAliveMs,
-      readableChunkSize: 16 * 1024,
-      ...udpPayloadConfig(isLoopbackHost(listenHost), options.udpPayloadBytes),
-    },
-    reasonToCode,
-    codeToReason,
-    logger: quietQuicLogger("quic-server"),
+  const udp = udpPayloadConfig(isLoopbackHost(listenHost), options.udpPayloadBytes);
+  // Own QUIC engine over quiche (src/quic/engine; docs/quic-performance.md). Mutual TLS: the
+  // client must present a certificate signed by our CA. 4 MiB UDP socket buffers.
+  const server = await QuicServerEndpoint.listen({
+    host: listenHost,
+    port: options.port ?? 0,
+    tls,
+    alpn: [ALPN],
+    idleTimeoutMs,
+    keepAliveMs,
+    maxStreamsBidi: maxStreams,
+    maxSendUdpPayload: udp.maxSendUdpPayloadSize,
+    maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
   });
 
   const services: OrchestratorServices = { tools, prompts, storage, events, stats };
   const stopWatchingTools = tools.onChange((change) => events.publish(TOOLS_TOPIC, "list_changed", { change: change.kind, name: change.name }));
   const handler = new StreamHandler(services, stats, running, log);
-  server.addEventListener(quicEvents.EventQUICServerConnection.name, (evt: Event) => {
-    const conn = (evt as unknown as { detail: QUICConnection }).detail;
+  server.onConnection = (conn) => {
     stats.connections++;
-    conn.addEventListener(quicEvents.EventQUICConnectionStream.name, (se: Event) => {
-      handler.handle((se as unknown as { detail: QUICStream }).detail);
-    });
-  });
-  // Connection failures (bad client certificate, idle timeouts) are re-dispatched on the server.
-  server.addEventListener(quicEvents.EventQUICConnectionError.name, (evt: Event) => {
-    const e = (evt as unknown as { detail: unknown }).detail;
-    log.debug({ err: e instanceof Error ? e.message : String(e) }, "client connection closed with an error");
-  });
+    conn.onStream = (stream) => handler.handle(stream);
+    conn.onClose = (info) => {
+      if (info.kind !== "local") log.debug({ reason: info }, "client connection closed");
+    };
+  };
+  // Connection failures before the handshake completed (e.g. a refused client certificate).
+  server.onHandshakeFailure = (info) => {
+    log.debug({ reason: info }, "client handshake failed");
+  };
 
-  await server.start({ host: listenHost, port: options.port ?? 0 });
-  enlargeUdpBuffers(server); // 4 MiB UDP buffers: bursts of streams overflow the default (docs/quic-performance.md)
-  const host = String(server.host);
-  const port = Number(server.port);
+  const { host, port } = server.address;
   let stopP: Promise<void> | undefined;
   return {
     host,
@@ -243,115 +223,178 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     stop(): Promise<void> {
       stopP ??= (async () => {
         stopWatchingTools();
-        // Tell clients why their calls end (SHUTDOWN) before the library force-closes streams.
+        // Tell clients why their calls end (SHUTDOWN), sent before the CONNECTION_CLOSE.
         const reason = new StreamAbort(StreamCode.SHUTDOWN, "orchestrator stopping");
         for (const [ac, stream] of running) {
           ac.abort(reason);
-          cancel(stream, StreamCode.SHUTDOWN, reason.message);
+          stream.reset(StreamCode.SHUTDOWN);
         }
-        await server.stop({ isApp: true, errorCode: 0, force: true });
+        for (const conn of server.connections()) conn.sendNow();
+        await server.close(0, "orchestrator stopping");
       })();
       return stopP;
     },
   };
 }
 
-/** How long to wait for the client's FIN after answering before releasing the stream (ms). */
+/** How long an answered stream waits for the client's FIN before reading stops (ms). */
 const FIN_GRACE_MS = 5_000;
 
+/** Per-stream state of {@link StreamHandler}. */
+interface Rpc {
+  stream: QuicStream;
+  ac: AbortController;
+  request: PluginRequest | undefined;
+  responded: boolean;
+  cancelled: boolean;
+  finished: boolean;
+}
+
+/**
+ * Serves RPC streams: the first frame is the request; a second frame is only allowed during a
+ * streaming RPC (`stream_cancel`); the client's FIN is expected right after the request.
+ */
 class StreamHandler {
+  /** Answered streams still waiting for the client's FIN, in deadline order, and their shared timer. */
+  private finWaits: Array<{ stream: QuicStream; deadline: number }> = [];
+  private finTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly services: OrchestratorServices,
     private readonly stats: OrchestratorStats,
-    private readonly running: Map<AbortController, QUICStream>,
+    private readonly running: Map<AbortController, QuicStream>,
     private readonly log: Logger,
   ) {}
 
-  handle(stream: QUICStream): void {
+  handle(stream: QuicStream): void {
     this.stats.streamsOpened++;
     this.stats.activeStreams++;
     if (this.stats.activeStreams > this.stats.peakActiveStreams) this.stats.peakActiveStreams = this.stats.activeStreams;
-    const ac = new AbortController();
-    this.running.set(ac, stream);
-    const state = { responded: false, cancelled: false };
-    const onStreamError = (evt: Event): void => {
-      const e = (evt as unknown as { detail: unknown }).detail;
-      if (e instanceof quicErrors.ErrorQUICStreamPeerRead || e instanceof quicErrors.ErrorQUICStreamPeerWrite) {
-        if (!state.responded && !state.cancelled) {
-          state.cancelled = true;
-          this.stats.streamsCancelled++;
-        }
-        ac.abort(new StreamAbort(StreamCode.CANCELLED, "client cancelled the stream"));
-      }
+    const rpc: Rpc = { stream, ac: new AbortController(), request: undefined, responded: false, cancelled: false, finished: false };
+    this.running.set(rpc.ac, stream);
+    stream.onFrame = (payload) => {
+      if (stream.framesRead === 1) this.onRequest(rpc, payload);
+      else this.onExtraFrame(rpc, payload);
     };
-    stream.addEventListener(quicEvents.EventQUICStreamError.name, onStreamError);
-    void this.serve(stream, ac, state)
-      .catch((e: unknown) => {
-        this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "stream handler failed");
-        cancel(stream, StreamCode.INTERNAL, "internal error");
-      })
-      .finally(() => {
-        this.running.delete(ac);
-        this.stats.activeStreams--;
-      });
+    stream.onReadEnd = (error) => {
+      if (!error) {
+        if (stream.framesRead === 0) {
+          this.stats.malformedRequests++;
+          this.refuse(rpc, StreamCode.MALFORMED);
+        }
+        return; // FIN after the request: nothing to do
+      }
+      if (error instanceof FrameTooLargeError) {
+        this.stats.framesTooLarge++;
+        this.refuse(rpc, StreamCode.FRAME_TOO_LARGE);
+      } else if (error instanceof FrameError) {
+        // Truncated: before the request, or trailing bytes after it.
+        this.stats.malformedRequests++;
+        this.refuse(rpc, StreamCode.MALFORMED);
+      } else this.clientGone(rpc);
+    };
+    stream.onWriteError = () => this.clientGone(rpc);
   }
 
-  private async serve(
-    stream: QUICStream,
-    ac: AbortController,
-    state: { responded: boolean; cancelled: boolean },
-  ): Promise<void> {
-    const reader = stream.readable.getReader();
-    let payload: Uint8Array;
-    let extra: number;
-    try {
-      ({ payload, extra } = await readOneFrame(reader));
-    } catch (e) {
-      if (e instanceof FrameTooLargeError) {
-        this.stats.framesTooLarge++;
-        cancel(stream, StreamCode.FRAME_TOO_LARGE, e.message);
-      } else if (e instanceof FrameError) {
-        this.stats.malformedRequests++;
-        cancel(stream, StreamCode.MALFORMED, e.message);
-      } else {
-        cancel(stream, StreamCode.CANCELLED, "read failed");
+  /** The client reset/stopped the stream, or the connection ended. */
+  private clientGone(rpc: Rpc): void {
+    if (!rpc.responded && !rpc.cancelled) {
+      rpc.cancelled = true;
+      this.stats.streamsCancelled++;
+    }
+    rpc.ac.abort(new StreamAbort(StreamCode.CANCELLED, "client cancelled the stream"));
+    if (rpc.request === undefined) this.finish(rpc);
+  }
+
+  /** Resets the stream with `code`, aborts a running handler, and ends the RPC if none runs. */
+  private refuse(rpc: Rpc, code: StreamCode): void {
+    rpc.stream.reset(code);
+    if (!rpc.ac.signal.aborted) rpc.ac.abort(new StreamAbort(code, "stream refused"));
+    if (rpc.request === undefined) this.finish(rpc);
+  }
+
+  private finish(rpc: Rpc): void {
+    if (rpc.finished) return;
+    rpc.finished = true;
+    this.running.delete(rpc.ac);
+    this.stats.activeStreams--;
+    if (rpc.responded && !rpc.stream.readFinished) this.awaitFin(rpc.stream);
+  }
+
+  /**
+   * An answered stream whose request FIN has not arrived: give it {@link FIN_GRACE_MS}, then
+   * stop reading (STOP_SENDING) so its state is released even if the FIN never comes.
+   */
+  private awaitFin(stream: QuicStream): void {
+    this.finWaits.push({ stream, deadline: performance.now() + FIN_GRACE_MS });
+    if (!this.finTimer) this.armFinTimer(FIN_GRACE_MS);
+  }
+
+  private armFinTimer(ms: number): void {
+    this.finTimer = setTimeout(() => {
+      this.finTimer = undefined;
+      const now = performance.now();
+      let i = 0;
+      while (i < this.finWaits.length && this.finWaits[i]!.deadline <= now + 1) {
+        const { stream } = this.finWaits[i]!;
+        if (!stream.readFinished) stream.stopReading(StreamCode.NONE);
+        i++;
       }
-      return;
+      this.finWaits = this.finWaits.slice(i);
+      const head = this.finWaits[0];
+      if (head) this.armFinTimer(Math.max(10, head.deadline - now));
+    }, ms);
+    this.finTimer.unref();
+  }
+
+  private onExtraFrame(rpc: Rpc, payload: Uint8Array): void {
+    const request = rpc.request;
+    if (request !== undefined && isStreamingRequest(request) && rpc.stream.framesRead === 2) {
+      let next: PluginRequest | undefined;
+      try {
+        next = fromBinary(PluginRequestSchema, payload);
+      } catch {
+        next = undefined;
+      }
+      if (next?.request.case === "streamCancel") {
+        if (!rpc.responded && !rpc.cancelled) {
+          rpc.cancelled = true;
+          this.stats.streamsCancelled++;
+        }
+        this.log.debug({ requestId: request.requestId }, "stream_cancel received");
+        rpc.ac.abort(new StreamAbort(StreamCode.CANCELLED, "client sent stream_cancel"));
+        return;
+      }
     }
-    if (extra > 0) {
-      this.stats.malformedRequests++;
-      cancel(stream, StreamCode.MALFORMED, "more than one request frame on the stream");
-      return;
-    }
+    this.stats.malformedRequests++;
+    this.refuse(rpc, StreamCode.MALFORMED);
+  }
+
+  private onRequest(rpc: Rpc, payload: Uint8Array): void {
     let request: PluginRequest;
     try {
       request = fromBinary(PluginRequestSchema, payload);
-    } catch (e) {
+    } catch {
       this.stats.malformedRequests++;
-      cancel(stream, StreamCode.MALFORMED, `undecodable PluginRequest: ${(e as Error).message}`);
+      this.refuse(rpc, StreamCode.MALFORMED);
       return;
     }
-    if (isStreamingRequest(request)) {
-      await this.serveStreaming(stream, reader, request, ac, state);
-      return;
-    }
-    // Consume the FIN (and detect trailing bytes) in the background while the request runs.
-    const tail = reader.read().then(
-      (r) => {
-        if (!r.done) {
-          this.stats.malformedRequests++;
-          ac.abort(new StreamAbort(StreamCode.MALFORMED, "trailing bytes"));
-          cancel(stream, StreamCode.MALFORMED, "more than one request frame on the stream");
-        }
-        return true;
-      },
-      () => true,
-    );
+    rpc.request = request;
+    const work = isStreamingRequest(request) ? this.serveStreaming(rpc, request) : this.serveUnary(rpc, request);
+    work
+      .catch((e: unknown) => {
+        this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "stream handler failed");
+        rpc.stream.reset(StreamCode.INTERNAL);
+      })
+      .finally(() => this.finish(rpc));
+  }
 
+  private async serveUnary(rpc: Rpc, request: PluginRequest): Promise<void> {
+    const { stream, ac } = rpc;
     const response = await dispatchUnary(this.services, request, ac.signal);
     if (response === undefined) {
       this.stats.unsupportedRequests++;
-      cancel(stream, StreamCode.UNSUPPORTED, `unsupported request kind ${String(request.request.case)}`);
+      stream.reset(StreamCode.UNSUPPORTED);
       return;
     }
     if (ac.signal.aborted) return; // the client went away (or we are stopping): nothing to write
@@ -359,7 +402,7 @@ class StreamHandler {
     let bytes = toBinary(PluginResponseSchema, response);
     if (bytes.byteLength > MAX_FRAME_BYTES) {
       if (response.response.case !== "toolCall") {
-        cancel(stream, StreamCode.FRAME_TOO_LARGE, "response exceeds 16 MiB");
+        stream.reset(StreamCode.FRAME_TOO_LARGE);
         return;
       }
       bytes = toBinary(
@@ -377,119 +420,62 @@ class StreamHandler {
         }),
       );
     }
-    try {
-      await writeFrameAndClose(stream, bytes);
-    } catch {
-      return; // cancelled by the client: counted by the stream error listener
-    }
-    state.responded = true;
+    if (!this.write(rpc, bytes, true)) return;
+    rpc.responded = true;
     this.stats.streamsCompleted++;
-    // Release the stream even if the client's FIN never arrives.
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      tail,
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), FIN_GRACE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!finished) cancel(stream, StreamCode.NONE, "request FIN not received");
+  }
+
+  /** Writes one frame (`fin`: and the FIN with its last bytes); false when the stream is gone. */
+  private write(rpc: Rpc, bytes: Uint8Array, fin: boolean): boolean {
+    if (rpc.stream.writeFinished) return false;
+    try {
+      rpc.stream.writeFrame(bytes, fin);
+      return true;
+    } catch (e) {
+      if (e instanceof FrameTooLargeError) throw e;
+      return false; // reset by the client or the connection closed
+    }
   }
 
   /**
    * A streaming RPC: frames as the handler emits them, the last one (if any) together with the
-   * FIN. Meanwhile the client's side is read: a `stream_cancel` frame aborts the handler; its FIN
-   * changes nothing.
+   * FIN. A `stream_cancel` frame from the client (see {@link onExtraFrame}) or a reset aborts it.
    */
-  private async serveStreaming(
-    stream: QUICStream,
-    reader: ReadableStreamDefaultReader<Uint8Array>,
-    request: PluginRequest,
-    ac: AbortController,
-    state: { responded: boolean; cancelled: boolean },
-  ): Promise<void> {
-    const tail = readOneFrame(reader).then(
-      ({ payload }) => {
-        let next: PluginRequest | undefined;
-        try {
-          next = fromBinary(PluginRequestSchema, payload);
-        } catch {
-          next = undefined;
-        }
-        if (next?.request.case === "streamCancel") {
-          if (!state.responded && !state.cancelled) {
-            state.cancelled = true;
-            this.stats.streamsCancelled++;
-          }
-          this.log.debug({ requestId: request.requestId }, "stream_cancel received");
-          ac.abort(new StreamAbort(StreamCode.CANCELLED, "client sent stream_cancel"));
-        } else {
-          this.stats.malformedRequests++;
-          ac.abort(new StreamAbort(StreamCode.MALFORMED, "unexpected frame during a streaming RPC"));
-          cancel(stream, StreamCode.MALFORMED, "unexpected frame during a streaming RPC");
-        }
-        return true;
-      },
-      () => true, // FIN (or reset: the stream error listener handles it)
-    );
-    const writer = stream.writable.getWriter();
+  private async serveStreaming(rpc: Rpc, request: PluginRequest): Promise<void> {
+    const { stream, ac } = rpc;
     let failed = false;
-    const writeFrame = (frame: PluginResponse, close: boolean): Promise<void> => {
-      const parts = encodeFrameParts(toBinary(PluginResponseSchema, frame)); // throws FrameTooLargeError first
-      const pending = parts.map((part) => writer.write(part));
-      if (close) pending.push(writer.close());
-      const all = Promise.all(pending).then(() => undefined);
-      all.catch(() => {
-        failed = true;
-      });
-      for (const p of pending) p.catch(() => {});
-      return all;
-    };
     let last: PluginResponse | undefined;
     try {
       last = await dispatchStream(this.services, request, ac.signal, (frame) => {
         if (failed || ac.signal.aborted) return;
-        void writeFrame(frame, false).catch(() => {});
+        if (!this.write(rpc, toBinary(PluginResponseSchema, frame), false)) failed = true;
       });
     } catch (e) {
       if (e instanceof FrameTooLargeError) {
         ac.abort();
-        cancel(stream, StreamCode.FRAME_TOO_LARGE, "stream frame exceeds 16 MiB");
+        stream.reset(StreamCode.FRAME_TOO_LARGE);
         return;
       }
       throw e;
     }
     if (ac.signal.aborted || failed) {
-      if (request.request.case === "subscribe" && !state.cancelled && !ac.signal.aborted) cancel(stream, StreamCode.NONE, "subscription ended");
+      if (request.request.case === "subscribe" && !rpc.cancelled && !ac.signal.aborted) stream.reset(StreamCode.NONE);
       return; // cancelled by the client or the server is stopping: nothing more to write
     }
     if (!last) {
-      cancel(stream, StreamCode.NONE, "stream ended");
+      stream.reset(StreamCode.NONE);
       return;
     }
     try {
-      await writeFrame(last, true);
-    } catch {
-      return;
+      if (!this.write(rpc, toBinary(PluginResponseSchema, last), true)) return;
+    } catch (e) {
+      if (e instanceof FrameTooLargeError) {
+        stream.reset(StreamCode.FRAME_TOO_LARGE);
+        return;
+      }
+      throw e;
     }
-    state.responded = true;
+    rpc.responded = true;
     this.stats.streamsCompleted++;
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      tail,
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), FIN_GRACE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!finished) cancel(stream, StreamCode.NONE, "request FIN not received");
-  }
-}
-
-function cancel(stream: QUICStream, code: StreamCode, reason: string): void {
-  try {
-    stream.cancel(new StreamAbort(code, reason));
-  } catch {
-    /* already closed */
   }
 }

@@ -1,7 +1,11 @@
 /**
- * Pieces shared by the QUIC client ({@link QuicSender}) and the reference orchestrator's server:
- * ALPN, crypto callbacks, a quiet library logger, stream error codes, and stream I/O helpers
- * that respect the @matrixai/quic faults measured in /work/shared/quic-notes.md.
+ * Pieces shared by the QUIC client ({@link QuicSender}), the reference orchestrator's server and
+ * the QUIC engine (./engine): ALPN, stream error codes, UDP payload settings.
+ *
+ * The @matrixai/quic helpers below (crypto callbacks, quiet logger, web-stream frame I/O,
+ * `watchClientConnection`, `checkQuicPatched`) serve code that still drives the library's
+ * JavaScript layer: today only the tests, which use it as an independent interop peer
+ * (test/helpers/quic). They respect the library faults measured in /work/shared/quic-notes.md.
  */
 import { webcrypto } from "node:crypto";
 import net from "node:net";

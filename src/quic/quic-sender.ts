@@ -1,32 +1,30 @@
 /**
- * {@link QuicSender}: the {@link Sender} over QUIC (@matrixai/quic), one bidirectional stream per
- * RPC (orchestra-protocol.md, "Transport" and "Framing and RPC shape").
+ * {@link QuicSender}: the {@link Sender} over QUIC, one bidirectional stream per RPC
+ * (orchestra-protocol.md, "Transport" and "Framing and RPC shape"), on the project's own QUIC
+ * engine (./engine: quiche's native binding driven directly; docs/quic-performance.md).
  *
- * Defences against the library faults measured in /work/shared/quic-notes.md:
- * - fault 1 (lost FIN hangs a stream): the whole frame and the FIN are written in one event-loop
- *   turn, the call resolves as soon as one complete response frame is read (the FIN is then
- *   awaited only briefly in the background), and every call has a deadline;
- * - fault 2 (exceeding the peer's stream limit poisons the connection): streams are opened only
- *   while the peer grants credit (`peerStreamsLeftBidi`) and below a local concurrency cap;
- *   further calls wait in a FIFO queue. Should the library still refuse a stream, the
- *   connection is dropped and the call retried on a new one;
- * - fault 3 (silent hangs): `maxIdleTimeout` + `keepAliveIntervalTime` are always set and
- *   connecting runs under a timer.
+ * Defences carried over from the faults measured in /work/shared/quic-notes.md:
+ * - fault 1 (a lost FIN hangs a stream): the whole frame and the FIN go to quiche in one
+ *   `stream_send` call, the call resolves as soon as one complete response frame is read (the
+ *   FIN is then awaited only briefly), and every call has a deadline;
+ * - fault 2 (exceeding the peer's stream limit): streams are opened only while the peer grants
+ *   credit (`peer_streams_left_bidi`) and below a local concurrency cap; further calls wait in a
+ *   FIFO queue and are started when MAX_STREAMS arrives;
+ * - fault 3 (silent hangs): an idle timeout and keep-alive are always set and connecting runs
+ *   under a deadline.
  *
  * Recovery (issue 5): a lost connection (idle timeout, close from the peer, or call deadlines
  * expiring while no packet at all arrived for longer than the keep-alive interval) fails every
  * call on it at once and drops it; the next calls reconnect, with a backoff of
  * `reconnectMinMs` doubling to `reconnectMaxMs` between failed connection attempts.
  *
- * Per-call cost: one promise per call; deadlines and FIN grace periods share one timer each
- * (no timer per call); the frame and the FIN go out through one writer in one turn.
+ * Per-call cost: one promise and one stream object per call; deadlines and FIN grace periods
+ * share one timer each (no timer per call).
  */
 import { lookup } from "node:dns/promises";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { QUICClient, errors as quicErrors } from "@matrixai/quic";
-import type { QUICConnection, QUICStream } from "@matrixai/quic";
 import {
   PluginRequestSchema,
   PluginResponseSchema,
@@ -38,22 +36,24 @@ import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } 
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "./frame.js";
 import {
   ALPN,
-  clientCrypto,
-  cancelStream,
-  checkQuicPatched,
-  codeToReason,
-  enlargeUdpBuffers,
+  FrameEmptyStreamError,
   isLoopbackHost,
-  quietQuicLogger,
-  readOneFrame,
-  reasonToCode,
   StreamCode,
   streamCodeName,
   StreamResetByPeer,
   udpPayloadConfig,
-  watchClientConnection,
-  writeFrameAndClose,
 } from "./quic-common.js";
+import {
+  connectQuic,
+  ConnectionClosedError,
+  describeClose,
+  PeerResetError,
+  PeerStopError,
+  QuicConnectError,
+  type CloseInfo,
+  type QuicConnection,
+  type QuicStream,
+} from "./engine/index.js";
 import { SenderError, type SenderErrorKind, type Sender, type SendOptions } from "./sender.js";
 import { formatHostPort } from "./address.js";
 
@@ -112,7 +112,7 @@ export interface QuicSenderOptions {
   finGraceMs?: number;
   /**
    * Largest UDP datagram payload to send, in bytes (1200..65527). Default: 16 KiB when the
-   * orchestrator's address is loopback, else 1350 (the library default, safe on any path).
+   * orchestrator's address is loopback, else 1350 (quiche's default, safe on any path).
    */
   udpPayloadBytes?: number;
   /** Logger for warnings (default: the project's pino logger, component `quic-sender`). */
@@ -122,12 +122,9 @@ export interface QuicSenderOptions {
 /** Longest delay `setTimeout` honours (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** Longest `close()` waits for the QUIC client to be destroyed (ms). */
-const CLOSE_WAIT_MS = 3_000;
 
 interface Conn {
-  client: QUICClient;
-  connection: QUICConnection;
+  qc: QuicConnection;
   inflight: Set<Call>;
   dead: boolean;
   /** quiche's received-packet count when last sampled (on a call deadline), and when it last changed. */
@@ -147,23 +144,17 @@ interface Call {
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   conn?: Conn;
-  stream?: QUICStream;
+  stream?: QuicStream;
 }
 
 /** A stream whose response is complete and whose FIN is awaited until `deadline`. */
 interface FinWait {
-  stream: QUICStream;
+  stream: QuicStream;
   deadline: number;
-  done: boolean;
 }
 
 /** Deadline checks run at most this often (ms): a deadline may fire this much late. */
 const DEADLINE_SLACK_MS = 10;
-
-/** The subset of quiche's connection handle we read (internal to the library). */
-interface QuicheConnHandle {
-  peerStreamsLeftBidi(): number;
-}
 
 /**
  * A {@link Sender} that talks to one orchestrator over one lazily opened QUIC connection.
@@ -191,8 +182,6 @@ export class QuicSender implements Sender {
   private readonly queue: Call[] = [];
   private active = 0;
   private closed = false;
-  private creditTimer: NodeJS.Timeout | undefined;
-  private readonly lingering = new Set<Promise<void>>();
   /** Unsettled calls (queued or on a stream), for the shared deadline timer. */
   private readonly pending = new Set<Call>();
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -255,7 +244,6 @@ export class QuicSender implements Sender {
     }
     this.address = formatHostPort(options.host, options.port);
     this.log = options.logger ?? childLogger("quic-sender");
-    checkQuicPatched(this.log);
   }
 
   /** Calls currently on a stream / waiting for a stream (for diagnostics and tests). */
@@ -313,12 +301,12 @@ export class QuicSender implements Sender {
 
   /**
    * Closes the connection; queued and in-flight calls reject with `SenderError('closed')`.
-   * Idempotent. Resolves once the QUIC client is destroyed.
+   * Idempotent. The connection is closed at once (CONNECTION_CLOSE sent); resolves after a
+   * connection attempt in progress has settled.
    */
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
-      if (this.creditTimer) clearTimeout(this.creditTimer);
       if (this.backoffTimer) clearTimeout(this.backoffTimer);
       const error = this.err("closed", "sender closed");
       for (const call of this.queue.splice(0)) this.fail(call, error, StreamCode.SHUTDOWN);
@@ -327,14 +315,6 @@ export class QuicSender implements Sender {
       if (conn) this.dropConnection(conn, error);
     }
     if (this.connecting) await this.connecting.catch(() => {});
-    // The library's destroy() has been seen to hang; never let close() hang with it.
-    let timer: NodeJS.Timeout | undefined;
-    const cap = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      timer.unref();
-    });
-    await Promise.race([Promise.allSettled([...this.lingering]), cap]);
-    clearTimeout(timer);
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     if (this.finTimer) clearTimeout(this.finTimer);
@@ -377,8 +357,8 @@ export class QuicSender implements Sender {
    * gone, so the connection is dropped now rather than at the idle timeout.
    */
   private checkLiveness(conn: Conn, now: number): void {
-    const packets = receivedPackets(conn.connection);
-    if (packets === undefined) return;
+    if (conn.dead) return;
+    const packets = conn.qc.packetsReceived;
     const sample = conn.recvSample;
     if (!sample || sample.packets !== packets) {
       conn.recvSample = { packets, changedAt: now };
@@ -415,20 +395,11 @@ export class QuicSender implements Sender {
         return;
       }
       if (this.active >= this.opts.maxConcurrentStreams) return;
-      const credit = peerCredit(conn.connection);
-      if (credit !== undefined && credit <= 0) {
-        // The server has not yet granted more streams; retry shortly (MAX_STREAMS arrives as
-        // completed streams are collected on the server).
-        if (!this.creditTimer) {
-          this.creditTimer = setTimeout(() => {
-            this.creditTimer = undefined;
-            this.pump();
-          }, 2);
-        }
-        return;
-      }
+      // No credit: the engine calls onStreamCredit (→ pump) once MAX_STREAMS raises the limit.
+      const stream = conn.qc.tryOpenStream();
+      if (stream === undefined) return;
       this.queue.shift();
-      this.start(head, conn);
+      this.start(head, conn, stream);
     }
   }
 
@@ -508,139 +479,111 @@ export class QuicSender implements Sender {
         throw this.err("connect", `cannot resolve ${this.opts.host}: ${msg(e)}`, e);
       }
     }
-    let client: QUICClient;
+    let qc: QuicConnection;
     try {
-      client = await QUICClient.createQUICClient(
-        {
-          host: ip,
-          port: this.opts.port,
-          serverName: this.opts.serverName,
-          localHost: family === 6 ? "::" : "0.0.0.0",
-          crypto: clientCrypto,
-          config: {
-            ca: material.caPem,
-            cert: material.certPem,
-            key: material.keyPem,
-            verifyPeer: true,
-            applicationProtos: [ALPN],
-            maxIdleTimeout: this.opts.idleTimeoutMs,
-            keepAliveIntervalTime: this.opts.keepAliveMs,
-            readableChunkSize: 16 * 1024,
-            ...udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes),
-          },
-          reasonToCode,
-          codeToReason,
-          logger: quietQuicLogger("quic-client"),
-        },
-        { timer: this.opts.connectTimeoutMs },
-      );
+      const udp = udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes);
+      qc = await connectQuic({
+        host: ip,
+        port: this.opts.port,
+        serverName: this.opts.serverName,
+        tls: material,
+        alpn: [ALPN],
+        idleTimeoutMs: this.opts.idleTimeoutMs,
+        keepAliveMs: this.opts.keepAliveMs,
+        connectTimeoutMs: this.opts.connectTimeoutMs,
+        maxStreamsBidi: 0, // the protocol has no server-initiated streams
+        maxSendUdpPayload: udp.maxSendUdpPayloadSize,
+        maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
+      });
     } catch (e) {
       throw this.classify(e, "connect");
     }
-    enlargeUdpBuffers(client);
-    const conn: Conn = { client, connection: client.connection, inflight: new Set(), dead: false };
-    watchClientConnection(client, (detail) => this.onConnectionLost(conn, detail));
+    const conn: Conn = { qc, inflight: new Set(), dead: false };
+    qc.onClose = (info) => this.onConnectionLost(conn, info);
+    qc.onStreamCredit = () => this.pump();
     return conn;
   }
 
-  private onConnectionLost(conn: Conn, cause: unknown): void {
+  private onConnectionLost(conn: Conn, cause: CloseInfo | SenderError): void {
     if (conn.dead) return;
-    const error = this.classify(cause ?? new Error("connection closed"), "closed");
+    const error = cause instanceof SenderError ? cause : this.classifyClose(cause);
     this.log.warn({ address: this.address, err: error.message }, "QUIC connection lost");
     if (this.conn === conn) this.conn = undefined;
     this.dropConnection(conn, error);
     this.pump();
   }
 
-  /** Marks `conn` dead, rejects its calls with `error` and destroys the client in the background. */
+  /** Marks `conn` dead, rejects its calls with `error` and closes the connection (CONNECTION_CLOSE). */
   private dropConnection(conn: Conn, error: SenderError): void {
     if (conn.dead) return;
     conn.dead = true;
     for (const call of [...conn.inflight]) this.fail(call, error, StreamCode.SHUTDOWN);
-    const p = conn.client
-      .destroy({ isApp: true, errorCode: 0, force: true })
-      .catch((e: unknown) => this.log.debug({ err: msg(e) }, "QUIC client destroy failed"))
-      .finally(() => this.lingering.delete(p));
-    this.lingering.add(p);
+    conn.qc.onClose = undefined;
+    conn.qc.onStreamCredit = undefined;
+    conn.qc.close(0, "");
   }
 
-  private start(call: Call, conn: Conn): void {
-    let stream: QUICStream;
-    try {
-      stream = conn.connection.newStream("bidi");
-    } catch (e) {
-      // ErrorQUICStreamLimit poisons the connection (quic-notes fault 2): drop it and retry
-      // this call (nothing was sent) on a fresh one.
-      this.log.warn({ address: this.address, err: msg(e) }, "cannot open a QUIC stream; reconnecting");
-      this.queue.unshift(call);
-      if (this.conn === conn) this.conn = undefined;
-      this.dropConnection(conn, this.err("closed", `connection refused a new stream: ${msg(e)}`, e));
-      this.pump();
-      return;
-    }
+  private start(call: Call, conn: Conn, stream: QuicStream): void {
     this.active++;
     call.conn = conn;
     call.stream = stream;
     conn.inflight.add(call);
-    const reader = stream.readable.getReader();
-    // Start reading before writing so a fast answer is never missed.
-    const readP = readOneFrame(reader);
-    writeFrameAndClose(stream, call.payload).catch((e: unknown) => {
+    stream.onFrame = (payload) => {
+      if (stream.framesRead > 1) {
+        // More than one response frame: protocol violation by the server.
+        this.log.warn({ address: this.address }, "bytes after the response frame ignored");
+        stream.reset(StreamCode.MALFORMED);
+        return;
+      }
+      this.onResponse(call, stream, payload);
+    };
+    stream.onReadEnd = (error) => {
+      if (call.settled) return;
+      if (error) this.fail(call, this.classify(error, "protocol"), StreamCode.MALFORMED);
+      else this.fail(call, this.classify(new FrameEmptyStreamError(), "protocol"), StreamCode.MALFORMED);
+    };
+    stream.onWriteError = (error) => {
+      if (!call.settled) this.fail(call, this.classify(error, "protocol"), StreamCode.INTERNAL);
+    };
+    try {
+      stream.writeFrame(call.payload, true);
+    } catch (e) {
       this.fail(call, this.classify(e, "protocol"), StreamCode.INTERNAL);
-    });
-    readP.then(
-      ({ payload, extra }) => {
-        if (call.settled) return;
-        if (extra > 0) {
-          this.log.warn({ address: this.address, extra }, "bytes after the response frame ignored");
-        }
-        let response: PluginResponse;
-        try {
-          response = fromBinary(PluginResponseSchema, payload);
-        } catch (e) {
-          this.fail(call, this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
-          return;
-        }
-        if (response.requestId !== "" && call.requestId !== "" && response.requestId !== call.requestId) {
-          this.fail(
-            call,
-            this.err(
-              "protocol",
-              `response request_id ${JSON.stringify(response.requestId)} does not match ${JSON.stringify(call.requestId)}`,
-            ),
-            StreamCode.MALFORMED,
-          );
-          return;
-        }
-        this.settle(call);
-        call.resolve(response);
-        this.awaitFin(stream, reader, extra > 0);
-      },
-      (e: unknown) => this.fail(call, this.classify(e, "protocol"), StreamCode.MALFORMED),
-    );
+    }
+  }
+
+  private onResponse(call: Call, stream: QuicStream, payload: Uint8Array): void {
+    if (call.settled) return;
+    let response: PluginResponse;
+    try {
+      response = fromBinary(PluginResponseSchema, payload);
+    } catch (e) {
+      this.fail(call, this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
+      return;
+    }
+    if (response.requestId !== "" && call.requestId !== "" && response.requestId !== call.requestId) {
+      this.fail(
+        call,
+        this.err(
+          "protocol",
+          `response request_id ${JSON.stringify(response.requestId)} does not match ${JSON.stringify(call.requestId)}`,
+        ),
+        StreamCode.MALFORMED,
+      );
+      return;
+    }
+    this.settle(call);
+    call.resolve(response);
+    if (!stream.readFinished) this.awaitFin(stream);
   }
 
   /**
-   * After a complete response, give the server's FIN a short grace period, then cancel the
-   * stream so its state is released even if the FIN was lost (quic-notes fault 1).
+   * After a complete response, give the server's FIN a short grace period, then reset the
+   * stream so its state is released even if the FIN never comes.
    */
-  private awaitFin(stream: QUICStream, reader: ReadableStreamDefaultReader<Uint8Array>, cancelNow: boolean): void {
-    if (cancelNow) {
-      cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
-      return;
-    }
-    const wait: FinWait = { stream, deadline: performance.now() + this.opts.finGraceMs, done: false };
-    this.finWaits.push(wait);
+  private awaitFin(stream: QuicStream): void {
+    this.finWaits.push({ stream, deadline: performance.now() + this.opts.finGraceMs });
     if (!this.finTimer) this.armFinTimer(this.opts.finGraceMs);
-    reader.read().then(
-      (r) => {
-        wait.done = true;
-        if (!r.done) cancelStream(stream, StreamCode.MALFORMED, "unexpected bytes after the response");
-      },
-      () => {
-        wait.done = true;
-      },
-    );
   }
 
   private armFinTimer(ms: number): void {
@@ -648,19 +591,18 @@ export class QuicSender implements Sender {
     this.finTimer.unref();
   }
 
-  /** Cancels the streams whose FIN grace period ended (they are in deadline order). */
+  /** Resets the streams whose FIN grace period ended (they are in deadline order). */
   private sweepFinWaits(): void {
     this.finTimer = undefined;
     const now = performance.now();
     const waits = this.finWaits;
     let i = 0;
-    while (i < waits.length && (waits[i]!.done || waits[i]!.deadline <= now + 1)) {
+    while (i < waits.length && (waits[i]!.stream.readFinished || waits[i]!.deadline <= now + 1)) {
       const w = waits[i]!;
-      if (!w.done) cancelStream(w.stream, StreamCode.NONE, "response complete; FIN not received in time");
+      if (!w.stream.readFinished) w.stream.reset(StreamCode.NONE);
       i++;
     }
     this.finWaits = i === waits.length ? [] : waits.slice(i);
-    // Done entries further on are dropped when they reach the front.
     const head = this.finWaits[0];
     if (head) this.armFinTimer(Math.max(DEADLINE_SLACK_MS, head.deadline - now));
   }
@@ -686,17 +628,19 @@ export class QuicSender implements Sender {
       if (i >= 0) this.queue.splice(i, 1);
     }
     this.settle(call);
-    if (stream) cancelStream(stream, code, error.message);
+    if (stream) stream.reset(code);
     call.reject(error);
   }
 
-  /** Maps any library/transport error to a {@link SenderError} naming the address. */
+  /** Maps any engine/transport error to a {@link SenderError} naming the address. */
   private classify(e: unknown, fallback: SenderErrorKind): SenderError {
     if (e instanceof SenderError) return e;
     if (e instanceof FrameTooLargeError) {
       return this.err("frame", `response frame of ${e.length} bytes exceeds the ${e.max}-byte limit`, e);
     }
     if (e instanceof FrameError) return this.err("frame", `malformed response: ${e.message}`, e);
+    if (e instanceof PeerResetError) return this.classify(new StreamResetByPeer("read", e.code), fallback);
+    if (e instanceof PeerStopError) return this.classify(new StreamResetByPeer("write", e.code), fallback);
     if (e instanceof StreamResetByPeer) {
       switch (e.code) {
         case StreamCode.FRAME_TOO_LARGE:
@@ -710,61 +654,35 @@ export class QuicSender implements Sender {
           return this.err("protocol", `server ${e.message}`, e);
       }
     }
-    if (e instanceof quicErrors.ErrorQUICClientCreateTimeout || e instanceof quicErrors.ErrorQUICConnectionStartTimeout) {
-      return this.err("connect", `no QUIC handshake within ${this.opts.connectTimeoutMs} ms`, e);
+    if (e instanceof QuicConnectError) {
+      switch (e.reason) {
+        case "timeout":
+          return this.err("connect", `no QUIC handshake within ${this.opts.connectTimeoutMs} ms`, e);
+        case "tls-local":
+          return this.err("connect", `TLS verification of the server failed: ${e.message}`, e);
+        case "tls-peer":
+          return this.err("connect", `server rejected the TLS handshake (client certificate?): ${e.message}`, e);
+        default:
+          return this.err("connect", e.message, e);
+      }
     }
-    if (e instanceof quicErrors.ErrorQUICConnectionLocalTLS) {
-      return this.err("connect", `TLS verification of the server failed: ${describeQuic(e)}`, e);
-    }
-    if (e instanceof quicErrors.ErrorQUICConnectionPeerTLS) {
-      return this.err("connect", `server rejected the TLS handshake (client certificate?): ${describeQuic(e)}`, e);
-    }
-    if (e instanceof quicErrors.ErrorQUICConnectionIdleTimeout) {
-      return this.err("closed", `connection timed out (no packets for ${this.opts.idleTimeoutMs} ms)`, e);
-    }
-    if (e instanceof quicErrors.ErrorQUICConnection || e instanceof quicErrors.ErrorQUICClient) {
-      return fallback === "connect"
-        ? this.err("connect", describeQuic(e), e)
-        : this.err("closed", `connection lost: ${describeQuic(e)}`, e);
-    }
-    if (e instanceof quicErrors.ErrorQUIC) {
-      return this.err(fallback === "connect" ? "connect" : "protocol", describeQuic(e), e);
-    }
+    if (e instanceof ConnectionClosedError) return this.classifyClose(e.info);
     return this.err(fallback, msg(e), e);
   }
-}
 
-function peerCredit(connection: QUICConnection): number | undefined {
-  // `conn` is the internal quiche handle (not in the .d.ts): library boundary.
-  const handle = (connection as unknown as { conn?: Partial<QuicheConnHandle> }).conn;
-  if (!handle || typeof handle.peerStreamsLeftBidi !== "function") return undefined;
-  try {
-    return handle.peerStreamsLeftBidi();
-  } catch {
-    return undefined;
-  }
-}
-
-/** quiche's count of packets received on `connection` (internal handle: library boundary). */
-function receivedPackets(connection: QUICConnection): number | undefined {
-  const handle = (connection as unknown as { conn?: { stats?: () => { recv?: unknown } } }).conn;
-  if (!handle || typeof handle.stats !== "function") return undefined;
-  try {
-    const recv = handle.stats().recv;
-    return typeof recv === "number" ? recv : undefined;
-  } catch {
-    return undefined;
+  /** Maps the end of a connection to the error its calls reject with. */
+  private classifyClose(info: CloseInfo): SenderError {
+    if (info.kind === "idle-timeout") {
+      return this.err("closed", `connection timed out (no packets for ${this.opts.idleTimeoutMs} ms)`);
+    }
+    if (info.tls && info.kind === "peer") {
+      return this.err("connect", `server rejected the TLS handshake (client certificate?): ${describeClose(info)}`);
+    }
+    if (info.tls) return this.err("connect", `TLS verification of the server failed: ${describeClose(info)}`);
+    return this.err("closed", `connection lost: ${describeClose(info)}`);
   }
 }
 
 function msg(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-function describeQuic(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  const data = (e as { data?: { errorCode?: unknown; isApp?: unknown } }).data;
-  const code = data && data.errorCode !== undefined ? ` (code ${String(data.errorCode)})` : "";
-  const base = e.message || (e.constructor as { description?: string }).description || e.name;
-  return `${base}${code}`;
 }

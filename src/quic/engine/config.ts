@@ -1,0 +1,137 @@
+/**
+ * Engine configuration: what an endpoint needs to build a quiche `Config` (TLS 1.3 via
+ * BoringSSL, ALPN, transport parameters of RFC 9000 §18.2), and the shared native handle.
+ */
+import { quiche as nativeQuiche, type Config as QuicheConfig } from "@matrixai/quic/native/index.js";
+import type { Quiche } from "@matrixai/quic/native/index.js";
+
+/** The quiche binding shipped inside @matrixai/quic (napi-rs). */
+export const quiche: Quiche = nativeQuiche;
+
+/** Length of every connection ID this engine issues (bytes; RFC 9000 §5.1, max 20). */
+export const CONN_ID_BYTES = 20;
+
+/** TLS signature algorithms offered / accepted (BoringSSL names). Ed25519 is what Orchestra parties use. */
+const SIGALGS = [
+  "ed25519",
+  "ecdsa_secp256r1_sha256",
+  "ecdsa_secp384r1_sha384",
+  "ecdsa_secp521r1_sha512",
+  "rsa_pss_rsae_sha256",
+  "rsa_pss_rsae_sha384",
+  "rsa_pss_rsae_sha512",
+  "rsa_pkcs1_sha256",
+  "rsa_pkcs1_sha384",
+  "rsa_pkcs1_sha512",
+].join(":");
+
+/** PEM material of one party. */
+export interface EngineTls {
+  /** CA certificate(s) (PEM) the peer's certificate must chain to. */
+  caPem: string;
+  /** This party's certificate chain (PEM, leaf first). */
+  certPem: string;
+  /** This party's private key (PEM, PKCS#8). */
+  keyPem: string;
+}
+
+/** Settings shared by client and server endpoints. */
+export interface EngineConfig {
+  /** TLS material. Both sides always verify the peer against `tls.caPem` (mutual TLS). */
+  tls: EngineTls;
+  /** ALPN protocol ids offered (client) / accepted (server), e.g. `["orchestra-plugin"]`. */
+  alpn: readonly string[];
+  /**
+   * `max_idle_timeout` transport parameter in ms (RFC 9000 §10.1; > 0). The connection closes
+   * silently once nothing arrived for the smaller of both peers' values.
+   */
+  idleTimeoutMs: number;
+  /**
+   * Interval in ms of ack-eliciting PINGs sent when nothing else was sent (must be below
+   * `idleTimeoutMs`; default: a third of it). RFC 9000 §10.1.2.
+   */
+  keepAliveMs?: number;
+  /** `initial_max_streams_bidi` granted to the peer (default 100). RFC 9000 §4.6. */
+  maxStreamsBidi?: number;
+  /** Largest UDP payload this side sends, in bytes (default 1350). */
+  maxSendUdpPayload?: number;
+  /** `max_udp_payload_size` advertised to the peer, in bytes (default 16 KiB). */
+  maxRecvUdpPayload?: number;
+  /** `initial_max_data` in bytes (default 10 MiB; quiche auto-tunes upwards). */
+  initialMaxData?: number;
+  /** `initial_max_stream_data_bidi_*` in bytes (default 1 MiB; quiche auto-tunes upwards). */
+  initialMaxStreamData?: number;
+}
+
+/** Resolved numeric settings. */
+export interface ResolvedLimits {
+  idleTimeoutMs: number;
+  keepAliveMs: number;
+  maxSendUdpPayload: number;
+}
+
+/**
+ * Validates `config` and returns the numbers the endpoint uses at run time.
+ * @throws RangeError when a value is out of range (idle ≤ 0, keep-alive ≥ idle, payload sizes
+ *   outside 1200..65527, a non-positive stream limit)
+ */
+export function resolveLimits(config: EngineConfig): ResolvedLimits {
+  const idle = config.idleTimeoutMs;
+  if (!(Number.isFinite(idle) && idle > 0)) throw new RangeError(`idleTimeoutMs must be > 0, got ${String(idle)}`);
+  const keepAlive = config.keepAliveMs ?? Math.max(1, Math.floor(idle / 3));
+  if (!(keepAlive > 0 && keepAlive < idle)) {
+    throw new RangeError(`keepAliveMs (${keepAlive}) must be positive and below idleTimeoutMs (${idle})`);
+  }
+  const send = config.maxSendUdpPayload ?? 1350;
+  const recv = config.maxRecvUdpPayload ?? 16 * 1024;
+  for (const [name, v] of [
+    ["maxSendUdpPayload", send],
+    ["maxRecvUdpPayload", recv],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 1200 || v > 65527) throw new RangeError(`${name} must be an integer in 1200..65527, got ${v}`);
+  }
+  const streams = config.maxStreamsBidi ?? 100;
+  if (!Number.isInteger(streams) || streams < 0) throw new RangeError(`maxStreamsBidi must be a non-negative integer, got ${streams}`);
+  return { idleTimeoutMs: idle, keepAliveMs: keepAlive, maxSendUdpPayload: send };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Builds a quiche `Config`: BoringSSL context with the CA, key and certificate, peer
+ * verification on (the server then requests a client certificate: mutual TLS), ALPN,
+ * transport parameters, active migration disabled, no unidirectional streams (the Orchestra
+ * protocol has none), no DATAGRAM extension, no 0-RTT.
+ * @throws RangeError for bad limits (see {@link resolveLimits}); Error from quiche when the PEM
+ *   material cannot be loaded
+ */
+export function buildQuicheConfig(config: EngineConfig): QuicheConfig {
+  resolveLimits(config);
+  let c: QuicheConfig;
+  try {
+    c = quiche.Config.withBoringSslCtx(
+      true,
+      false,
+      encoder.encode(config.tls.caPem.trim() + "\n"),
+      [encoder.encode(config.tls.keyPem.trim() + "\n")],
+      [encoder.encode(config.tls.certPem.trim() + "\n")],
+      SIGALGS,
+    );
+  } catch (e) {
+    throw new Error(`cannot load TLS material into quiche: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const streamData = config.initialMaxStreamData ?? 1024 * 1024;
+  c.setApplicationProtos([...config.alpn]);
+  c.setMaxIdleTimeout(config.idleTimeoutMs);
+  c.setMaxSendUdpPayloadSize(config.maxSendUdpPayload ?? 1350);
+  c.setMaxRecvUdpPayloadSize(config.maxRecvUdpPayload ?? 16 * 1024);
+  c.setInitialMaxData(config.initialMaxData ?? 10 * 1024 * 1024);
+  c.setInitialMaxStreamDataBidiLocal(streamData);
+  c.setInitialMaxStreamDataBidiRemote(streamData);
+  c.setInitialMaxStreamDataUni(0);
+  c.setInitialMaxStreamsBidi(config.maxStreamsBidi ?? 100);
+  c.setInitialMaxStreamsUni(0);
+  c.setDisableActiveMigration(true);
+  c.enableDgram(false, 0, 0);
+  return c;
+}

@@ -1,0 +1,584 @@
+/**
+ * {@link QuicConnection}: one QUIC connection (RFC 9000) driven over a quiche `Connection`.
+ *
+ * Per connection there is at most one `setTimeout` (quiche's loss-detection / idle / draining
+ * deadline, re-armed only when that deadline moves earlier) and one keep-alive interval.
+ * Packets produced by quiche are flushed once per event-loop turn by the owning
+ * {@link UdpEndpoint} (`setImmediate`), so everything written during a turn (a frame's data
+ * and its FIN, many streams' frames) is coalesced into as few datagrams as possible.
+ */
+import { performance } from "node:perf_hooks";
+import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
+import { StreamCode } from "../quic-common.js";
+import { quiche } from "./config.js";
+import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
+import type { UdpEndpoint } from "./endpoint.js";
+
+/** Why a connection ended. */
+export interface CloseInfo {
+  /**
+   * - `idle-timeout`: nothing received for the idle timeout (RFC 9000 §10.1), including a
+   *   handshake that never completed;
+   * - `peer`: the peer sent CONNECTION_CLOSE (RFC 9000 §10.2), e.g. it rejected our certificate;
+   * - `local`: this side closed it: {@link QuicConnection.close}, or quiche detected a protocol
+   *   or TLS error (e.g. the peer's certificate failed verification).
+   */
+  kind: "idle-timeout" | "peer" | "local";
+  /** Application close (CONNECTION_CLOSE 0x1d) rather than transport close (0x1c). */
+  app: boolean;
+  /** The error code (transport, TLS alert + 0x100, or application code). */
+  code: number;
+  /** The reason phrase (UTF-8), possibly empty. */
+  reason: string;
+  /** `code` is a TLS alert (transport codes 0x100–0x1ff, RFC 9001 §4.8). */
+  tls: boolean;
+  /** Whether the handshake had completed before the close. */
+  established: boolean;
+}
+
+/** Human-readable summary of a {@link CloseInfo}. */
+export function describeClose(info: CloseInfo): string {
+  if (info.kind === "idle-timeout") return info.established ? "idle timeout" : "handshake timed out";
+  const who = info.kind === "peer" ? "peer" : "local";
+  const what = info.tls
+    ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START}`
+    : `${info.app ? "application" : "transport"} error ${info.code}`;
+  return `${who} closed the connection: ${what}${info.reason ? ` (${info.reason})` : ""}`;
+}
+
+/** Thrown to stream callbacks when their connection ends. */
+export class ConnectionClosedError extends Error {
+  override readonly name = "ConnectionClosedError";
+  constructor(readonly info: CloseInfo) {
+    super(`connection closed: ${describeClose(info)}`);
+  }
+}
+
+/** Shared receive buffer for `stream_recv` (data is copied out before it is reused). */
+const RECV_BUF = Buffer.allocUnsafe(64 * 1024);
+const EMPTY = new Uint8Array(0);
+const decoder = new TextDecoder();
+const RESET_RE = /StreamReset\((\d+)\)/;
+const STOPPED_RE = /StreamStopped\((\d+)\)/;
+
+type OpenCallback = (stream: QuicStream | undefined, error?: Error) => void;
+
+/**
+ * A QUIC connection. Obtain one from `connectQuic` (client) or a `QuicServerEndpoint`'s
+ * `onConnection` (server).
+ *
+ * Callbacks: {@link onStream} (a peer-initiated bidirectional stream; without a handler such
+ * streams are reset with `UNSUPPORTED`), {@link onClose} (once, when the connection ends or
+ * starts draining), {@link onStreamCredit} (after {@link tryOpenStream} returned `undefined`,
+ * once the peer granted more streams).
+ */
+export class QuicConnection {
+  onStream: ((stream: QuicStream) => void) | undefined = undefined;
+  onClose: ((info: CloseInfo) => void) | undefined = undefined;
+  onStreamCredit: (() => void) | undefined = undefined;
+  /** Free slot for the user. */
+  context: unknown = undefined;
+
+  /** Open streams by ID (removed once both directions finished). */
+  readonly streams = new Map<number, QuicStream>();
+  /** @internal set by the endpoint while a flush is queued. */
+  flushQueued = false;
+  /** @internal endpoint keys under which this connection is routed (server). */
+  routeKeys: string[] = [];
+  /** @internal */ recvInfo: RecvInfo;
+
+  private established = false;
+  private closeInfo: CloseInfo | undefined;
+  private finalised = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private nextLocalBidi: number;
+  private uncommitted = 0;
+  private blocked = 0;
+  private writeOpen = 0;
+  private creditWanted = false;
+  private readonly openQueue: OpenCallback[] = [];
+  private readonly isServer: boolean;
+  /** Peer bidi stream indexes (id >> 2) seen: all below `peerNext`, plus those in `peerAhead`. */
+  private peerNext = 0;
+  private readonly peerAhead = new Set<number>();
+  private onEstablishedCb: (() => void) | undefined;
+
+  /** @internal use `connectQuic` / `QuicServerEndpoint`. */
+  constructor(
+    private readonly endpoint: UdpEndpoint,
+    /** @internal the quiche connection handle. */
+    readonly conn: Connection,
+    role: "client" | "server",
+    recvInfo: RecvInfo,
+    private readonly keepAliveMs: number,
+    onEstablished?: () => void,
+  ) {
+    this.isServer = role === "server";
+    this.nextLocalBidi = this.isServer ? 1 : 0;
+    this.recvInfo = recvInfo;
+    this.onEstablishedCb = onEstablished;
+  }
+
+  /** True once the TLS handshake completed (and, on the server, the client certificate was verified). */
+  get isEstablished(): boolean {
+    return this.established;
+  }
+
+  /** True once the connection ended or started closing; {@link closeReason} then says why. */
+  get isClosed(): boolean {
+    return this.closeInfo !== undefined;
+  }
+
+  /** Why the connection ended (`undefined` while open). */
+  get closeReason(): CloseInfo | undefined {
+    return this.closeInfo;
+  }
+
+  /** Packets received so far (quiche's counter; a liveness signal). */
+  get packetsReceived(): number {
+    return this.conn.stats().recv;
+  }
+
+  /** Peer address as `{ host, port }`. */
+  get remote(): { host: string; port: number } {
+    return this.recvInfo.from;
+  }
+
+  /**
+   * New bidirectional streams the peer's MAX_STREAMS currently allows (RFC 9000 §4.6), minus
+   * streams opened here but not yet written. 0 when closed.
+   */
+  get streamCredit(): number {
+    if (this.closeInfo || !this.established) return 0;
+    return this.conn.peerStreamsLeftBidi() - this.uncommitted;
+  }
+
+  /**
+   * Opens a bidirectional stream if the peer's stream limit allows it, else returns
+   * `undefined` and calls {@link onStreamCredit} once more credit arrives. Write to the stream
+   * in the same turn (quiche learns of it with its first `stream_send`).
+   */
+  tryOpenStream(): QuicStream | undefined {
+    if (this.streamCredit <= 0 || this.openQueue.length > 0) {
+      if (!this.closeInfo) this.creditWanted = true;
+      return undefined;
+    }
+    return this.newLocalStream();
+  }
+
+  /**
+   * Opens a bidirectional stream, waiting (FIFO) while the peer's stream limit is reached.
+   * `callback(stream)` runs synchronously when credit is available, else once it arrives;
+   * `callback(undefined, error)` when the connection closes first.
+   */
+  openStream(callback: OpenCallback): void {
+    if (this.closeInfo) {
+      callback(undefined, new ConnectionClosedError(this.closeInfo));
+      return;
+    }
+    if (this.openQueue.length === 0 && this.streamCredit > 0) {
+      callback(this.newLocalStream());
+      return;
+    }
+    this.openQueue.push(callback);
+  }
+
+  /** Streams waiting in {@link openStream}'s queue. */
+  get queuedOpens(): number {
+    return this.openQueue.length;
+  }
+
+  /**
+   * Closes the connection (CONNECTION_CLOSE, RFC 9000 §10.2) with an application `code` and
+   * `reason`, sends it at once, and releases all state without waiting for the draining period.
+   * Streams still open get their `onReadEnd`/`onWriteError` with a {@link ConnectionClosedError};
+   * {@link onClose} fires with kind `local`. Idempotent.
+   */
+  close(code = 0, reason = ""): void {
+    if (this.finalised) return;
+    if (!this.closeInfo) {
+      try {
+        this.conn.close(true, code, Buffer.from(reason));
+      } catch {
+        /* already closing */
+      }
+      this.sendNow();
+      this.reportClose({ kind: "local", app: true, code, reason, tls: false, established: this.established });
+    }
+    this.finalise();
+  }
+
+  /** Sends whatever quiche has queued right now instead of at the end of the turn. */
+  sendNow(): void {
+    if (this.finalised) return;
+    this.flushPackets();
+  }
+
+  // ---------------------------------------------------------------- endpoint side
+
+  /** @internal one datagram from the peer. */
+  receive(data: Buffer): void {
+    if (this.finalised) return;
+    // Streams whose send side was open before this datagram: only they can have been stopped
+    // by the peer (streams it opens now are answered later in this turn, after the check).
+    const writeOpenBefore = this.writeOpen;
+    try {
+      this.conn.recv(data, this.recvInfo);
+    } catch {
+      // A fatal error makes quiche close the connection itself (local error set); anything
+      // else concerns only this datagram (e.g. undecryptable). The state check below decides.
+    }
+    if (!this.established && this.conn.isEstablished() && !this.closeInfo) {
+      this.established = true;
+      if (this.keepAliveMs > 0) {
+        this.keepAlive = setInterval(() => this.ping(), this.keepAliveMs);
+        this.keepAlive.unref();
+      }
+      const cb = this.onEstablishedCb;
+      this.onEstablishedCb = undefined;
+      if (cb) cb();
+    }
+    if (this.established && !this.finalised) {
+      this.processReadable();
+      if (this.blocked > 0 || writeOpenBefore > 0) this.processWritable();
+      if (this.openQueue.length > 0) this.drainOpenQueue();
+      if (this.creditWanted && this.streamCredit > 0) {
+        this.creditWanted = false;
+        if (this.onStreamCredit) this.onStreamCredit();
+      }
+    }
+    this.endpoint.scheduleFlush(this);
+  }
+
+  /** @internal the send loop: called by the endpoint once per turn when dirty, and by the timer. */
+  flush(): void {
+    if (this.finalised) return;
+    this.flushPackets();
+  }
+
+  private flushPackets(): void {
+    const ep = this.endpoint;
+    for (;;) {
+      const slot = ep.sendSlot();
+      let r: [number, unknown] | null;
+      try {
+        r = this.conn.send(slot);
+      } catch {
+        break;
+      }
+      if (r === null) break;
+      ep.transmit(slot, r[0], this);
+    }
+    this.checkState();
+    if (!this.finalised) this.armTimer();
+  }
+
+  private ping(): void {
+    if (this.finalised || this.closeInfo) return;
+    try {
+      this.conn.sendAckEliciting();
+    } catch {
+      /* closing */
+    }
+    this.flush();
+  }
+
+  private armTimer(): void {
+    const t = this.conn.timeout();
+    if (t === null) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      return;
+    }
+    const at = performance.now() + t;
+    // An armed timer that fires no later than needed is kept (it re-arms if early).
+    if (this.timer && this.timerAt <= at + 1) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(this.onTimer, t + 1);
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    if (this.finalised) return;
+    const t = this.conn.timeout();
+    if (t !== null && t > 0) {
+      this.armTimer();
+      return;
+    }
+    this.conn.onTimeout();
+    this.flushPackets();
+  };
+
+  private checkState(): void {
+    const c = this.conn;
+    if (!this.closeInfo && (c.isClosed() || c.isDraining())) {
+      this.reportClose(this.readCloseInfo());
+    }
+    if (c.isClosed()) this.finalise();
+  }
+
+  private readCloseInfo(): CloseInfo {
+    const c = this.conn;
+    const established = this.established;
+    if (c.isTimedOut()) return { kind: "idle-timeout", app: false, code: 0, reason: "", tls: false, established };
+    const peer = c.peerError();
+    const err = peer ?? c.localError();
+    if (!err) return { kind: "local", app: false, code: 0, reason: "", tls: false, established };
+    const tls = !err.isApp && err.errorCode >= quiche.CRYPTO_ERROR_START && err.errorCode <= quiche.CRYPTO_ERROR_STOP;
+    return {
+      kind: peer ? "peer" : "local",
+      app: err.isApp,
+      code: err.errorCode,
+      reason: err.reason && err.reason.byteLength > 0 ? decoder.decode(err.reason) : "",
+      tls,
+      established,
+    };
+  }
+
+  private reportClose(info: CloseInfo): void {
+    if (this.closeInfo) return;
+    this.closeInfo = info;
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
+    const error = new ConnectionClosedError(info);
+    for (const cb of this.openQueue.splice(0)) cb(undefined, error);
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    for (const s of streams) {
+      const readOpen = !s.readDone;
+      const writeOpen = !s.writeDone;
+      s.readDone = true;
+      s.writeDone = true;
+      if (readOpen) s.reportReadEnd(error);
+      else if (writeOpen) s.reportWriteError(error);
+    }
+    if (this.onClose) this.onClose(info);
+  }
+
+  private finalise(): void {
+    if (this.finalised) return;
+    this.finalised = true;
+    if (!this.closeInfo) this.reportClose(this.readCloseInfo());
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.endpoint.connectionGone(this);
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  private newLocalStream(): QuicStream {
+    const s = new QuicStream(this, this.nextLocalBidi, false);
+    this.nextLocalBidi += 4;
+    this.uncommitted++;
+    this.writeOpen++;
+    this.streams.set(s.id, s);
+    return s;
+  }
+
+  private drainOpenQueue(): void {
+    while (this.openQueue.length > 0 && this.conn.peerStreamsLeftBidi() - this.uncommitted > 0 && !this.closeInfo) {
+      const cb = this.openQueue.shift()!;
+      cb(this.newLocalStream());
+    }
+  }
+
+  private processReadable(): void {
+    for (const id of this.conn.readable()) {
+      let s = this.streams.get(id);
+      if (s === undefined) {
+        s = this.acceptPeerStream(id);
+        if (s === undefined) {
+          this.discard(id);
+          continue;
+        }
+      }
+      if (s.readDone) {
+        // Reading stopped here (e.g. an oversize frame) but quiche's side is still open:
+        // drop what arrives until the user resets the stream.
+        if (!s.recvClosed) this.discard(id);
+        continue;
+      }
+      this.readStream(s);
+      if (this.closeInfo) return;
+    }
+  }
+
+  private readStream(s: QuicStream): void {
+    while (!s.readDone) {
+      let r: [number, boolean] | null;
+      try {
+        r = this.conn.streamRecv(s.id, RECV_BUF);
+      } catch (e) {
+        const m = RESET_RE.exec((e as Error).message);
+        s.recvClosed = true;
+        s.readDone = true;
+        this.readSideEnded(s);
+        s.reportReadEnd(m ? new PeerResetError(Number(m[1])) : new StreamClosedError(`stream ${s.id}: ${(e as Error).message}`));
+        return;
+      }
+      if (r === null) return;
+      s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
+      if (r[1]) return;
+    }
+  }
+
+  /** Drains (and drops) data of a stream this side no longer tracks. */
+  private discard(id: number): void {
+    for (let i = 0; i < 1024; i++) {
+      try {
+        if (this.conn.streamRecv(id, RECV_BUF) === null) return;
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** A readable stream ID not in the map: a new peer-initiated stream, or a stale one of ours. */
+  private acceptPeerStream(id: number): QuicStream | undefined {
+    const peerInitiated = ((id & 1) === 1) !== this.isServer;
+    if (!peerInitiated || (id & 2) !== 0) return undefined;
+    const index = id >>> 2;
+    if (index < this.peerNext || this.peerAhead.has(index)) return undefined;
+    if (index === this.peerNext) {
+      this.peerNext++;
+      while (this.peerAhead.delete(this.peerNext)) this.peerNext++;
+    } else this.peerAhead.add(index);
+    const s = new QuicStream(this, id, true);
+    this.writeOpen++;
+    this.streams.set(id, s);
+    if (this.onStream) this.onStream(s);
+    else s.reset(StreamCode.UNSUPPORTED);
+    return s;
+  }
+
+  private processWritable(): void {
+    for (const id of this.conn.writable()) {
+      const s = this.streams.get(id);
+      if (s === undefined || s.writeDone) continue;
+      if (s.pending) {
+        this.resumeWrite(s);
+        continue;
+      }
+      try {
+        this.conn.streamCapacity(id);
+      } catch (e) {
+        this.writeFailed(s, e);
+      }
+    }
+  }
+
+  /** @internal */
+  streamWrite(s: QuicStream, bytes: Uint8Array, fin: boolean): void {
+    if (this.closeInfo) throw new ConnectionClosedError(this.closeInfo);
+    if (!s.committed) {
+      s.committed = true;
+      this.uncommitted--;
+    }
+    if (fin) s.finPending = true;
+    if (s.pending) {
+      s.pending.push(bytes);
+      return;
+    }
+    let n: number | null;
+    try {
+      n = this.conn.streamSend(s.id, bytes, fin);
+    } catch (e) {
+      this.writeFailed(s, e);
+      return;
+    }
+    if (n !== null && n === bytes.byteLength) {
+      if (fin) this.writeSideEnded(s);
+    } else {
+      s.pending = [n === null ? bytes : bytes.subarray(n)];
+      this.blocked++;
+    }
+    this.endpoint.scheduleFlush(this);
+  }
+
+  private resumeWrite(s: QuicStream): void {
+    const pending = s.pending!;
+    while (pending.length > 0) {
+      const chunk = pending[0]!;
+      const fin = pending.length === 1 && s.finPending;
+      let n: number | null;
+      try {
+        n = this.conn.streamSend(s.id, chunk, fin);
+      } catch (e) {
+        this.writeFailed(s, e);
+        return;
+      }
+      if (n === null) return;
+      if (n < chunk.byteLength) {
+        pending[0] = chunk.subarray(n);
+        return;
+      }
+      pending.shift();
+    }
+    s.pending = undefined;
+    this.blocked--;
+    if (s.finPending) this.writeSideEnded(s);
+  }
+
+  private writeFailed(s: QuicStream, e: unknown): void {
+    const m = STOPPED_RE.exec((e as Error).message);
+    this.writeSideEnded(s);
+    s.reportWriteError(m ? new PeerStopError(Number(m[1])) : new StreamClosedError(`stream ${s.id}: ${(e as Error).message}`));
+  }
+
+  /** @internal */
+  streamShutdown(s: QuicStream, code: number, read: boolean, write: boolean): void {
+    if (this.closeInfo) return;
+    if (!s.committed) {
+      // quiche does not know the stream yet: create it (empty FIN) so the ID is not skipped.
+      s.committed = true;
+      this.uncommitted--;
+      try {
+        this.conn.streamSend(s.id, EMPTY, true);
+      } catch {
+        /* ignore */
+      }
+    }
+    if (write && !s.writeDone) {
+      try {
+        this.conn.streamShutdown(s.id, quiche.Shutdown.Write, code);
+      } catch {
+        /* already finished */
+      }
+      this.writeSideEnded(s);
+    }
+    if (read && !s.recvClosed) {
+      s.recvClosed = true;
+      try {
+        this.conn.streamShutdown(s.id, quiche.Shutdown.Read, code);
+      } catch {
+        /* already finished */
+      }
+      if (!s.readDone) {
+        s.readDone = true;
+        this.readSideEnded(s);
+      }
+    }
+    this.endpoint.scheduleFlush(this);
+  }
+
+  private writeSideEnded(s: QuicStream): void {
+    if (s.writeDone) return;
+    s.writeDone = true;
+    this.writeOpen--;
+    if (s.pending) {
+      s.pending = undefined;
+      this.blocked--;
+    }
+    if (s.readDone) this.streams.delete(s.id);
+  }
+
+  /** @internal (readDone already set) */
+  readSideEnded(s: QuicStream): void {
+    if (s.writeDone) this.streams.delete(s.id);
+  }
+}

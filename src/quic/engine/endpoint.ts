@@ -1,0 +1,412 @@
+/**
+ * UDP endpoints of the engine: {@link connectQuic} (client: one connected UDP socket per
+ * connection) and {@link QuicServerEndpoint} (server: one socket, connections routed by
+ * destination connection ID, RFC 9000 §5.2).
+ *
+ * Sending: quiche writes each packet straight into a slice of a shared 256 KiB arena and the
+ * slice is handed to `dgram.send` (no copy; a new arena is taken when one is used up, the old
+ * one lives until its sends complete). Flushes are batched: a connection with new data is
+ * flushed once at the end of the current event-loop turn (`setImmediate`).
+ */
+import dgram from "node:dgram";
+import { randomFillSync } from "node:crypto";
+import net from "node:net";
+import type { RecvInfo } from "@matrixai/quic/native/index.js";
+import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
+import { ConnectionClosedError, describeClose, QuicConnection, type CloseInfo } from "./connection.js";
+
+/** UDP socket buffer size requested for engine sockets (bytes; Linux caps it at rmem_max/wmem_max). */
+export const ENGINE_UDP_BUFFER_BYTES = 4 * 1024 * 1024;
+
+const ARENA_BYTES = 256 * 1024;
+
+/** Base of client and server endpoints: the socket, the packet arena and the flush batching. */
+export abstract class UdpEndpoint {
+  private arena: Buffer = Buffer.allocUnsafe(ARENA_BYTES);
+  private offset = 0;
+  private dirty: QuicConnection[] = [];
+  private flushQueued = false;
+  /** Datagrams sent / received (for diagnostics and benchmarks). */
+  datagramsSent = 0;
+  datagramsReceived = 0;
+
+  protected constructor(
+    protected readonly socket: dgram.Socket,
+    /** Largest UDP payload quiche may write per packet (bytes). */
+    protected readonly maxSend: number,
+  ) {}
+
+  /** @internal a buffer quiche may write one packet into. */
+  sendSlot(): Buffer {
+    if (this.offset + this.maxSend > ARENA_BYTES) {
+      this.arena = Buffer.allocUnsafe(ARENA_BYTES);
+      this.offset = 0;
+    }
+    return this.arena.subarray(this.offset, this.offset + this.maxSend);
+  }
+
+  /** @internal sends the first `length` bytes of `slot` (from {@link sendSlot}) to `conn`'s peer. */
+  transmit(slot: Buffer, length: number, conn: QuicConnection): void {
+    this.offset += length;
+    this.datagramsSent++;
+    this.sendDatagram(slot.subarray(0, length), conn);
+  }
+
+  protected abstract sendDatagram(packet: Buffer, conn: QuicConnection): void;
+
+  /** @internal */
+  abstract connectionGone(conn: QuicConnection): void;
+
+  /** @internal queues `conn` for the end-of-turn flush. */
+  scheduleFlush(conn: QuicConnection): void {
+    if (conn.flushQueued) return;
+    conn.flushQueued = true;
+    this.dirty.push(conn);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(this.flushAll);
+    }
+  }
+
+  private readonly flushAll = (): void => {
+    this.flushQueued = false;
+    const list = this.dirty;
+    this.dirty = [];
+    for (const c of list) {
+      c.flushQueued = false;
+      c.flush();
+    }
+  };
+}
+
+/** Options of {@link connectQuic}. */
+export interface ConnectOptions extends EngineConfig {
+  /** Server IP address (a literal: resolve names first). */
+  host: string;
+  /** Server UDP port. */
+  port: number;
+  /** Name the server certificate must carry (also sent as SNI). */
+  serverName: string;
+  /** Deadline for the handshake in ms (default 5 000). */
+  connectTimeoutMs?: number;
+}
+
+/** Why {@link connectQuic} failed. */
+export class QuicConnectError extends Error {
+  override readonly name = "QuicConnectError";
+  /**
+   * @param reason `timeout` (no handshake in time), `unreachable` (ICMP / socket error),
+   *   `tls-local` (the server's certificate or ALPN failed our checks), `tls-peer` (the server
+   *   refused us, e.g. our certificate), `closed` (any other close)
+   */
+  constructor(
+    readonly reason: "timeout" | "unreachable" | "tls-local" | "tls-peer" | "closed",
+    message: string,
+    readonly close?: CloseInfo,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+class ClientEndpoint extends UdpEndpoint {
+  conn: QuicConnection | undefined;
+  closed = false;
+
+  constructor(socket: dgram.Socket, maxSend: number) {
+    super(socket, maxSend);
+  }
+
+  protected sendDatagram(packet: Buffer): void {
+    if (this.closed) return;
+    this.socket.send(packet);
+  }
+
+  connectionGone(): void {
+    this.shut();
+  }
+
+  shut(): void {
+    if (this.closed) return;
+    this.closed = true;
+    // Let sends already handed to dgram (e.g. the CONNECTION_CLOSE) leave first.
+    setImmediate(() => {
+      try {
+        this.socket.close();
+      } catch {
+        /* already closed */
+      }
+    });
+  }
+}
+
+/**
+ * Connects to a QUIC server: TLS 1.3 with the server's certificate verified against
+ * `tls.caPem` and `serverName`, our certificate presented (mutual TLS), ALPN from `alpn`.
+ * Resolves once the handshake completed. The connection's socket closes with it.
+ * @throws QuicConnectError (`timeout`, `unreachable`, `tls-local`, `tls-peer`, `closed`)
+ * @throws RangeError for bad limits; Error when the TLS material cannot be loaded
+ */
+export async function connectQuic(options: ConnectOptions): Promise<QuicConnection> {
+  const limits = resolveLimits(options);
+  const config = buildQuicheConfig(options);
+  const family = net.isIP(options.host);
+  if (family === 0) throw new RangeError(`connectQuic: host must be an IP address, got ${options.host}`);
+  const socket = dgram.createSocket({
+    type: family === 6 ? "udp6" : "udp4",
+    recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
+    sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+  });
+  const ep = new ClientEndpoint(socket, limits.maxSendUdpPayload);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      socket.connect(options.port, options.host, () => {
+        socket.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (e) {
+    ep.shut();
+    throw new QuicConnectError("unreachable", `cannot open a UDP socket to ${options.host}:${options.port}: ${(e as Error).message}`, undefined, { cause: e });
+  }
+  const local = socket.address();
+  const recvInfo: RecvInfo = {
+    from: { host: options.host, port: options.port },
+    to: { host: local.address, port: local.port },
+  };
+  const scid = new Uint8Array(CONN_ID_BYTES);
+  randomFillSync(scid);
+  const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  return new Promise<QuicConnection>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (error: QuicConnectError): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      conn.onClose = undefined;
+      conn.close(0, "connect failed");
+      ep.shut();
+      reject(error);
+    };
+    const qc = quiche.Connection.connect(options.serverName, scid, recvInfo.to, recvInfo.from, config);
+    const conn: QuicConnection = new QuicConnection(ep, qc, "client", recvInfo, limits.keepAliveMs, () => {
+      // Resolve after this turn's flush, so the handshake's last flight leaves before any
+      // stream data: some servers (e.g. @matrixai/quic's) mishandle 1-RTT stream data that
+      // arrives in the datagram completing their handshake.
+      setImmediate(() => {
+        if (settled || conn.isClosed) return;
+        settled = true;
+        clearTimeout(timer);
+        conn.onClose = undefined;
+        resolve(conn);
+      });
+    });
+    ep.conn = conn;
+    conn.onClose = (info) => {
+      const reason = info.tls ? (info.kind === "peer" ? "tls-peer" : "tls-local") : info.kind === "idle-timeout" ? "timeout" : "closed";
+      fail(new QuicConnectError(reason, describeClose(info), info, { cause: new ConnectionClosedError(info) }));
+    };
+    socket.on("message", (msg: Buffer) => {
+      ep.datagramsReceived++;
+      conn.receive(msg);
+    });
+    socket.on("error", (e: Error) => {
+      // On a connected UDP socket an ICMP port-unreachable shows up here (ECONNREFUSED).
+      if (!settled) fail(new QuicConnectError("unreachable", `UDP error: ${e.message}`, undefined, { cause: e }));
+    });
+    timer = setTimeout(() => fail(new QuicConnectError("timeout", `no QUIC handshake within ${timeoutMs} ms`)), timeoutMs);
+    conn.flush(); // the client Initial
+  });
+}
+
+/** Options of {@link QuicServerEndpoint.listen}. */
+export interface ListenOptions extends EngineConfig {
+  /** Address to bind (e.g. `127.0.0.1`, `::`). */
+  host: string;
+  /** UDP port (0: ephemeral). */
+  port: number;
+  /**
+   * A connection whose handshake has not completed this long after its first Initial is
+   * dropped (ms; default 10 000, at most the idle timeout), so stray or forged Initials do
+   * not hold state for the whole idle timeout.
+   */
+  handshakeTimeoutMs?: number;
+}
+
+/**
+ * A QUIC server on one UDP socket. New connections are accepted from client Initial packets
+ * (RFC 9000 §7, §14.1: at least 1200 bytes) without a Retry round trip, each with a fresh
+ * random 20-byte connection ID; later packets are routed by their destination connection ID.
+ * Long-header packets of an unsupported version get a Version Negotiation packet
+ * (RFC 9000 §6); anything else unknown or unparsable is dropped.
+ * The client must present a certificate signed by `tls.caPem` (mutual TLS).
+ */
+export class QuicServerEndpoint extends UdpEndpoint {
+  /** A connection whose handshake completed. Set `onStream`/`onClose` on it synchronously. */
+  onConnection: ((conn: QuicConnection) => void) | undefined = undefined;
+  /** A connection that closed before its handshake completed (e.g. a refused client certificate). */
+  onHandshakeFailure: ((info: CloseInfo) => void) | undefined = undefined;
+  private readonly routes = new Map<string, QuicConnection>();
+  private readonly conns = new Set<QuicConnection>();
+  private closed = false;
+  private readonly local: { host: string; port: number };
+  private readonly vnBuf = Buffer.allocUnsafe(1350);
+
+  private constructor(
+    socket: dgram.Socket,
+    private readonly limits: ReturnType<typeof resolveLimits>,
+    private readonly config: ReturnType<typeof buildQuicheConfig>,
+    private readonly handshakeTimeoutMs: number,
+  ) {
+    super(socket, limits.maxSendUdpPayload);
+    const a = socket.address();
+    this.local = { host: a.address, port: a.port };
+    socket.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) => this.onDatagram(msg, rinfo));
+    socket.on("error", () => {
+      /* per-datagram send errors (e.g. ICMP from a gone client) are not fatal */
+    });
+  }
+
+  /**
+   * Binds the socket and starts accepting.
+   * @throws RangeError for bad limits; Error when the TLS material cannot be loaded or the
+   *   socket cannot be bound
+   */
+  static async listen(options: ListenOptions): Promise<QuicServerEndpoint> {
+    const limits = resolveLimits(options);
+    const config = buildQuicheConfig(options);
+    const socket = dgram.createSocket({
+      type: net.isIPv6(options.host) ? "udp6" : "udp4",
+      recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
+      sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      socket.bind(options.port, options.host, () => {
+        socket.off("error", reject);
+        resolve();
+      });
+    });
+    const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
+    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs);
+  }
+
+  /** Bound address. */
+  get address(): { host: string; port: number } {
+    return { ...this.local };
+  }
+
+  /** Connections currently tracked (handshaking, open or draining). */
+  get connectionCount(): number {
+    return this.conns.size;
+  }
+
+  /** Every tracked connection. */
+  connections(): QuicConnection[] {
+    return [...this.conns];
+  }
+
+  /**
+   * Closes every connection with application `code` (CONNECTION_CLOSE sent at once) and the
+   * socket. Idempotent.
+   */
+  async close(code = 0, reason = ""): Promise<void> {
+    if (this.closed) return;
+    for (const c of [...this.conns]) c.close(code, reason);
+    this.closed = true;
+    // Sends to an address resolve it first (next tick): let the CONNECTION_CLOSEs leave.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise<void>((resolve) => {
+      try {
+        this.socket.close(() => resolve());
+      } catch {
+        resolve();
+      }
+    });
+  }
+
+  protected sendDatagram(packet: Buffer, conn: QuicConnection): void {
+    if (this.closed) return;
+    const to = conn.recvInfo.from;
+    this.socket.send(packet, to.port, to.host);
+  }
+
+  connectionGone(conn: QuicConnection): void {
+    this.conns.delete(conn);
+    for (const k of conn.routeKeys) if (this.routes.get(k) === conn) this.routes.delete(k);
+  }
+
+  private onDatagram(data: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.closed || data.length < 1) return;
+    this.datagramsReceived++;
+    let key: string;
+    const long = (data[0]! & 0x80) !== 0;
+    if (long) {
+      if (data.length < 7) return;
+      const dcidLen = data[5]!;
+      if (dcidLen > 20 || data.length < 6 + dcidLen) return;
+      key = data.toString("latin1", 6, 6 + dcidLen);
+    } else {
+      if (data.length < 1 + CONN_ID_BYTES) return;
+      key = data.toString("latin1", 1, 1 + CONN_ID_BYTES);
+    }
+    const conn = this.routes.get(key);
+    if (conn !== undefined) {
+      const from = conn.recvInfo.from;
+      if (from.port !== rinfo.port || from.host !== rinfo.address) {
+        conn.recvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
+      }
+      conn.receive(data);
+      return;
+    }
+    if (long) this.newConnection(data, rinfo, key);
+  }
+
+  private newConnection(data: Buffer, rinfo: dgram.RemoteInfo, dcidKey: string): void {
+    let header: ReturnType<typeof quiche.Header.fromSlice>;
+    try {
+      header = quiche.Header.fromSlice(data, CONN_ID_BYTES);
+    } catch {
+      return; // not a QUIC packet
+    }
+    if (!quiche.versionIsSupported(header.version)) {
+      // RFC 9000 §6.1: answer only datagrams that could be a client's first (≥ 1200 bytes).
+      if (data.length < 1200) return;
+      try {
+        const n = quiche.negotiateVersion(header.scid, header.dcid, this.vnBuf);
+        this.socket.send(Buffer.from(this.vnBuf.subarray(0, n)), rinfo.port, rinfo.address);
+      } catch {
+        /* unparsable: drop */
+      }
+      return;
+    }
+    if (header.ty !== quiche.Type.Initial || data.length < 1200 || header.dcid.byteLength < 8) return;
+    const scid = new Uint8Array(CONN_ID_BYTES);
+    randomFillSync(scid);
+    const recvInfo: RecvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
+    let qc: ReturnType<typeof quiche.Connection.accept>;
+    try {
+      qc = quiche.Connection.accept(scid, null, this.local, recvInfo.from, this.config);
+    } catch {
+      return;
+    }
+    const conn: QuicConnection = new QuicConnection(this, qc, "server", recvInfo, this.limits.keepAliveMs, () => {
+      if (this.onConnection) this.onConnection(conn);
+    });
+    conn.onClose = (info) => {
+      if (!info.established && this.onHandshakeFailure) this.onHandshakeFailure(info);
+    };
+    const scidKey = Buffer.from(scid.buffer, scid.byteOffset, scid.byteLength).toString("latin1");
+    conn.routeKeys = [scidKey, dcidKey];
+    this.routes.set(scidKey, conn);
+    this.routes.set(dcidKey, conn);
+    this.conns.add(conn);
+    const timer = setTimeout(() => {
+      if (!conn.isEstablished && !conn.isClosed) conn.close(0, "handshake timeout");
+    }, this.handshakeTimeoutMs);
+    timer.unref();
+    conn.receive(data);
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * A lean QUIC engine over the quiche native binding that @matrixai/quic ships
+ * (`@matrixai/quic/native`): UDP endpoints, connections and streams as plain objects with
+ * callbacks. Design and measurements: docs/quic-performance.md, "The engine".
+ */
+export { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig, type EngineTls } from "./config.js";
+export { ConnectionClosedError, describeClose, QuicConnection, type CloseInfo } from "./connection.js";
+export { connectQuic, ENGINE_UDP_BUFFER_BYTES, QuicConnectError, QuicServerEndpoint, UdpEndpoint, type ConnectOptions, type ListenOptions } from "./endpoint.js";
+export { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";

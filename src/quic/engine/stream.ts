@@ -1,0 +1,196 @@
+/**
+ * {@link QuicStream}: one bidirectional QUIC stream (RFC 9000 §2, §3) as a plain object with
+ * callbacks. No web streams, no EventTarget, no timers or locks per stream.
+ *
+ * Reading is frame-oriented: the bytes are cut into `[u32 BE length][payload]` frames
+ * (orchestra-protocol.md, "Framing") and each complete payload is handed to {@link onFrame}.
+ * Writing queues chunks into quiche; the last chunk and the FIN always go in the same
+ * `stream_send` call, so they leave in the same packet (quic-notes.md, fault 1).
+ */
+import { encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "../frame.js";
+import type { QuicConnection } from "./connection.js";
+
+/** What ended the read side of a stream early: the peer reset it (RESET_STREAM, RFC 9000 §19.4). */
+export class PeerResetError extends Error {
+  override readonly name = "PeerResetError";
+  /** @param code the peer's application error code */
+  constructor(readonly code: number) {
+    super(`peer reset the stream (code ${code})`);
+  }
+}
+
+/** What ended the write side of a stream early: the peer sent STOP_SENDING (RFC 9000 §19.5). */
+export class PeerStopError extends Error {
+  override readonly name = "PeerStopError";
+  /** @param code the peer's application error code */
+  constructor(readonly code: number) {
+    super(`peer stopped the stream (code ${code})`);
+  }
+}
+
+/** A write on a stream whose send side is already finished or reset. */
+export class StreamClosedError extends Error {
+  override readonly name = "StreamClosedError";
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * One bidirectional stream. Created by {@link QuicConnection.openStream} (local) or handed to
+ * the connection's `onStream` (peer-initiated).
+ *
+ * Callbacks (set them synchronously after getting the stream; each fires at most as described):
+ * - {@link onFrame}(payload): once per complete frame read (payload is owned by the callee);
+ * - {@link onReadEnd}(error?): once, when the read side ends: `undefined` for a FIN at a frame
+ *   boundary; `FrameTooLargeError` (header declared more than {@link maxFrameBytes}; nothing of
+ *   the body is buffered and reading stops), `FrameTruncatedError` (FIN inside a frame), or
+ *   {@link PeerResetError};
+ * - {@link onWriteError}(error): once, when the peer stops our send side ({@link PeerStopError})
+ *   before our FIN was handed to quiche, or the connection closed with data still queued.
+ */
+export class QuicStream {
+  /** Complete frames handed to {@link onFrame} so far. */
+  framesRead = 0;
+  /** Largest frame payload accepted (bytes; default 16 MiB). Set before data arrives. */
+  maxFrameBytes = MAX_FRAME_BYTES;
+  onFrame: ((payload: Uint8Array) => void) | undefined = undefined;
+  onReadEnd: ((error?: Error) => void) | undefined = undefined;
+  onWriteError: ((error: Error) => void) | undefined = undefined;
+  /** Free slot for the user (e.g. the call this stream carries). */
+  context: unknown = undefined;
+
+  /** @internal */ readDone = false;
+  /** @internal quiche's receive side ended (FIN or reset received, or shut down by us). */ recvClosed = false;
+  /** @internal */ writeDone = false;
+  /** @internal true once quiche knows the stream (first `stream_send` or peer-initiated). */ committed: boolean;
+  /** @internal write queue not yet accepted by quiche (flow control). */ pending: Uint8Array[] | undefined = undefined;
+  /** @internal */ finPending = false;
+  private decoder: FrameDecoder | undefined;
+  private readEndReported = false;
+
+  /** @internal */
+  constructor(
+    private readonly connection: QuicConnection,
+    /** QUIC stream ID (RFC 9000 §2.1: client-initiated bidirectional IDs are 0, 4, 8, …). */
+    readonly id: number,
+    committed: boolean,
+  ) {
+    this.committed = committed;
+  }
+
+  /** True once both directions are finished (FIN/reset each way, as far as this side is concerned). */
+  get done(): boolean {
+    return this.readDone && this.writeDone;
+  }
+
+  /** True once the read side ended (FIN read, reset by the peer, or stopped by us). */
+  get readFinished(): boolean {
+    return this.readDone;
+  }
+
+  /** True once our FIN (or a reset) has been handed to quiche, or the peer stopped us. */
+  get writeFinished(): boolean {
+    return this.writeDone;
+  }
+
+  /**
+   * Writes one frame `[u32 BE length][payload]`; with `fin` the FIN goes in the same
+   * `stream_send` call as the frame's last bytes. Data beyond the flow-control window is queued
+   * and sent as the peer grants credit. Sent at the connection's next flush (once per turn).
+   * @throws FrameTooLargeError (before anything is written) when the payload exceeds 16 MiB
+   * @throws StreamClosedError when the send side is already finished
+   */
+  writeFrame(payload: Uint8Array, fin: boolean): void {
+    if (payload.byteLength <= FRAME_COALESCE_BYTES) this.write(encodeFrame(payload), fin);
+    else {
+      const header = encodeFrameHeader(payload.byteLength);
+      this.write(header, false);
+      this.write(payload, fin);
+    }
+  }
+
+  /**
+   * Writes raw bytes (`fin`: and finishes the send side). The caller keeps ownership of
+   * `bytes` but must not modify them until written (quiche copies what it accepts at once).
+   * @throws StreamClosedError when the send side is already finished
+   */
+  write(bytes: Uint8Array, fin: boolean): void {
+    if (this.writeDone || this.finPending) throw new StreamClosedError(`stream ${this.id}: send side already finished`);
+    this.connection.streamWrite(this, bytes, fin);
+  }
+
+  /** Finishes the send side without data (FIN). No-op when already finished. */
+  end(): void {
+    if (this.writeDone || this.finPending) return;
+    this.connection.streamWrite(this, EMPTY, true);
+  }
+
+  /**
+   * Aborts both directions with `code` (RESET_STREAM + STOP_SENDING, RFC 9000 §3.1–3.2) unless
+   * that direction is already finished. Fires no callback of this stream. Idempotent.
+   */
+  reset(code: number): void {
+    this.connection.streamShutdown(this, code, true, true);
+  }
+
+  /** STOP_SENDING only: stops the read side with `code`, keeps the send side. */
+  stopReading(code: number): void {
+    this.connection.streamShutdown(this, code, true, false);
+  }
+
+  /** @internal a chunk read from quiche (a view into a shared buffer, valid during this call). */
+  receive(chunk: Uint8Array, fin: boolean): void {
+    if (this.readDone) return;
+    if (chunk.byteLength > 0) {
+      const decoder = (this.decoder ??= new FrameDecoder(this.maxFrameBytes));
+      let frames: Uint8Array[];
+      try {
+        frames = decoder.push(chunk);
+      } catch (e) {
+        this.readDone = true;
+        this.connection.readSideEnded(this);
+        this.reportReadEnd(e as Error);
+        return;
+      }
+      for (let i = 0; i < frames.length; i++) {
+        let f = frames[i]!;
+        // Views into the shared receive buffer must be copied before they leave this call.
+        // (Buffer#slice does not copy: copy explicitly.)
+        if (f.buffer === chunk.buffer) {
+          const copy = new Uint8Array(f.byteLength);
+          copy.set(f);
+          f = copy;
+        }
+        this.framesRead++;
+        if (this.onFrame) this.onFrame(f);
+        if (this.readDone) return; // the callback reset the stream
+      }
+    }
+    if (fin) {
+      this.recvClosed = true;
+      this.readDone = true;
+      this.connection.readSideEnded(this);
+      let error: Error | undefined;
+      if (this.decoder && !this.decoder.atBoundary) {
+        try {
+          this.decoder.end();
+        } catch (e) {
+          error = e as FrameError;
+        }
+      }
+      this.reportReadEnd(error);
+    }
+  }
+
+  /** @internal */
+  reportReadEnd(error?: Error): void {
+    if (this.readEndReported) return;
+    this.readEndReported = true;
+    if (this.onReadEnd) this.onReadEnd(error);
+  }
+
+  /** @internal */
+  reportWriteError(error: Error): void {
+    if (this.onWriteError) this.onWriteError(error);
+  }
+}

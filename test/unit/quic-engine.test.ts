@@ -1,0 +1,253 @@
+/**
+ * The QUIC engine (src/quic/engine) on its own: handshake with mutual TLS, frame echo, stream
+ * limit queueing, oversize frames, reset codes, version negotiation and garbage datagrams,
+ * idle timeout.
+ */
+import dgram from "node:dgram";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  connectQuic,
+  PeerResetError,
+  QuicConnectError,
+  QuicServerEndpoint,
+  type QuicConnection,
+  type QuicStream,
+} from "../../src/quic/engine/index.js";
+import { FrameTooLargeError, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { ALPN, StreamCode } from "../../src/quic/quic-common.js";
+import { makePki, type TestPki } from "../helpers/quic/index.js";
+
+let pki: TestPki;
+let other: TestPki;
+const cleanups: Array<() => unknown> = [];
+
+beforeAll(async () => {
+  pki = await makePki();
+  other = await makePki();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface EchoServer {
+  server: QuicServerEndpoint;
+  port: number;
+  /** Streams the server saw end with an error, by kind. */
+  errors: string[];
+  /** Peak concurrently open server streams. */
+  peak: number;
+  hold: boolean;
+  held: QuicStream[];
+}
+
+/** A server answering each frame with the same frame + FIN (or holding the stream when `hold`). */
+async function echoServer(opts: { maxStreams?: number; idleTimeoutMs?: number; tls?: TestPki["server"] } = {}): Promise<EchoServer> {
+  const server = await QuicServerEndpoint.listen({
+    host: "127.0.0.1",
+    port: 0,
+    tls: opts.tls ?? pki.server,
+    alpn: [ALPN],
+    idleTimeoutMs: opts.idleTimeoutMs ?? 10_000,
+    maxStreamsBidi: opts.maxStreams ?? 100,
+  });
+  const es: EchoServer = { server, port: server.address.port, errors: [], peak: 0, hold: false, held: [] };
+  let open = 0;
+  server.onConnection = (conn) => {
+    conn.onStream = (s) => {
+      open++;
+      es.peak = Math.max(es.peak, open);
+      s.onFrame = (payload) => {
+        if (es.hold) es.held.push(s);
+        else {
+          s.writeFrame(payload, true);
+          open--;
+        }
+      };
+      s.onReadEnd = (err) => {
+        if (err) {
+          open--;
+          es.errors.push(err instanceof FrameTooLargeError ? "too-large" : err instanceof PeerResetError ? `reset:${err.code}` : err.name);
+          if (err instanceof FrameTooLargeError) s.reset(StreamCode.FRAME_TOO_LARGE);
+        }
+      };
+    };
+  };
+  cleanups.push(() => server.close());
+  return es;
+}
+
+async function client(port: number, tls = pki.client, extra: { idleTimeoutMs?: number; serverName?: string } = {}): Promise<QuicConnection> {
+  const conn = await connectQuic({
+    host: "127.0.0.1",
+    port,
+    serverName: extra.serverName ?? "localhost",
+    tls,
+    alpn: [ALPN],
+    idleTimeoutMs: extra.idleTimeoutMs ?? 10_000,
+    connectTimeoutMs: 3_000,
+  });
+  cleanups.push(() => conn.close());
+  return conn;
+}
+
+/** Sends one frame + FIN on a new stream; resolves with the response frame or the error. */
+function rpc(conn: QuicConnection, payload: Uint8Array): Promise<Uint8Array | Error> {
+  return new Promise((resolve) => {
+    conn.openStream((s, error) => {
+      if (!s) return resolve(error!);
+      let got: Uint8Array | undefined;
+      s.onFrame = (p) => (got = p);
+      s.onReadEnd = (err) => resolve(err ?? got ?? new Error("no frame"));
+      s.writeFrame(payload, true);
+    });
+  });
+}
+
+describe("QUIC engine", () => {
+  it("handshakes with mutual TLS and echoes frames, small and 2 MiB", async () => {
+    const es = await echoServer();
+    const conn = await client(es.port);
+    expect(conn.isEstablished).toBe(true);
+    const small = new TextEncoder().encode("hello");
+    expect(await rpc(conn, small)).toEqual(small);
+    const big = new Uint8Array(2 * 1024 * 1024).map((_, i) => i & 0xff);
+    const r = await rpc(conn, big);
+    expect(r).toBeInstanceOf(Uint8Array);
+    expect((r as Uint8Array).byteLength).toBe(big.byteLength);
+    expect(Buffer.compare(r as Uint8Array, big)).toBe(0);
+  });
+
+  it("queues streams beyond the peer's limit and runs them all", async () => {
+    const es = await echoServer({ maxStreams: 10 });
+    const conn = await client(es.port);
+    const calls = Array.from({ length: 100 }, (_, i) => rpc(conn, new TextEncoder().encode(`m${i}`)));
+    expect(conn.queuedOpens).toBeGreaterThanOrEqual(90);
+    const out = await Promise.all(calls);
+    expect(out.map((r) => (r instanceof Error ? r.message : new TextDecoder().decode(r)))).toEqual(out.map((_, i) => `m${i}`));
+    expect(es.peak).toBeLessThanOrEqual(10);
+    // Every finished stream is released on both sides (no per-stream leftovers).
+    expect(conn.streams.size).toBe(0);
+    await until(() => es.server.connections().every((c) => c.streams.size === 0));
+  });
+
+  it("refuses an oversize frame with FRAME_TOO_LARGE; the connection stays usable", async () => {
+    const es = await echoServer();
+    const conn = await client(es.port);
+    const out = await new Promise<Error | undefined>((resolve) => {
+      const s = conn.tryOpenStream()!;
+      s.onReadEnd = (e) => resolve(e);
+      s.write(encodeFrameHeader(MAX_FRAME_BYTES + 1, Number.MAX_SAFE_INTEGER), true);
+    });
+    expect(out).toBeInstanceOf(PeerResetError);
+    expect((out as PeerResetError).code).toBe(StreamCode.FRAME_TOO_LARGE);
+    expect(es.errors).toContain("too-large");
+    expect(await rpc(conn, new Uint8Array([1, 2, 3]))).toEqual(new Uint8Array([1, 2, 3]));
+  });
+
+  it("a client reset reaches the server with its code", async () => {
+    const es = await echoServer();
+    es.hold = true;
+    const conn = await client(es.port);
+    const s = conn.tryOpenStream()!;
+    s.writeFrame(new Uint8Array([9]), false);
+    await until(() => es.held.length === 1);
+    s.reset(StreamCode.CANCELLED);
+    await until(() => es.errors.length === 1);
+    expect(es.errors).toEqual([`reset:${StreamCode.CANCELLED}`]);
+  });
+
+  it("survives version negotiation probes and garbage datagrams", async () => {
+    const es = await echoServer();
+    const sock = dgram.createSocket("udp4");
+    cleanups.push(() => new Promise<void>((r) => sock.close(() => r())));
+    const replies: Buffer[] = [];
+    sock.on("message", (m) => replies.push(m));
+    // Long header, unknown version 0x1a2a3a4a, 8-byte DCID and SCID, padded to 1200 bytes.
+    const probe = Buffer.alloc(1200);
+    probe[0] = 0xc0;
+    probe.writeUInt32BE(0x1a2a3a4a, 1);
+    probe[5] = 8;
+    probe.fill(0x11, 6, 14);
+    probe[14] = 8;
+    probe.fill(0x22, 15, 23);
+    for (const d of [probe, Buffer.from([0xff]), Buffer.alloc(50, 0x42), Buffer.alloc(1300, 0xc3), Buffer.alloc(40, 0x01)]) {
+      sock.send(d, es.port, "127.0.0.1");
+    }
+    await until(() => replies.length > 0);
+    const vn = replies[0]!;
+    expect(vn[0]! & 0x80).toBe(0x80);
+    expect(vn.readUInt32BE(1)).toBe(0); // Version Negotiation (RFC 9000 §17.2.1)
+    const conn = await client(es.port);
+    expect(await rpc(conn, new Uint8Array([7]))).toEqual(new Uint8Array([7]));
+  });
+
+  it("drops a connection whose handshake never completes (a forged Initial)", async () => {
+    const server = await QuicServerEndpoint.listen({
+      host: "127.0.0.1",
+      port: 0,
+      tls: pki.server,
+      alpn: [ALPN],
+      idleTimeoutMs: 60_000,
+      handshakeTimeoutMs: 300,
+    });
+    cleanups.push(() => server.close());
+    const sock = dgram.createSocket("udp4");
+    cleanups.push(() => new Promise<void>((r) => sock.close(() => r())));
+    // Long header, QUIC v1, Initial, 8-byte DCID and SCID, token length 0, then junk.
+    const initial = Buffer.alloc(1200, 0x5a);
+    initial[0] = 0xc3;
+    initial.writeUInt32BE(1, 1);
+    initial[5] = 8;
+    initial.fill(0x33, 6, 14);
+    initial[14] = 8;
+    initial.fill(0x44, 15, 23);
+    initial[23] = 0; // token length
+    initial.writeUInt16BE(0x4000 | 1100, 24); // length (varint, 2 bytes)
+    sock.send(initial, server.address.port, "127.0.0.1");
+    await new Promise((r) => setTimeout(r, 100));
+    const created = server.connectionCount;
+    await until(() => server.connectionCount === 0, 3_000);
+    expect(created).toBeLessThanOrEqual(1);
+  });
+
+  it("refuses a server of another CA, a wrong server name, and a client of another CA", async () => {
+    const es = await echoServer();
+    const rogue = await echoServer({ tls: other.server });
+    await expect(client(rogue.port)).rejects.toMatchObject({ reason: "tls-local" });
+    await expect(client(es.port, pki.client, { serverName: "nope.example" })).rejects.toBeInstanceOf(QuicConnectError);
+    // A foreign client certificate: TLS 1.3 lets the client finish first; the server then closes.
+    const failures: number[] = [];
+    es.server.onHandshakeFailure = (info) => failures.push(info.code);
+    const conn = await client(es.port, { caPem: pki.client.caPem, certPem: other.client.certPem, keyPem: other.client.keyPem }).catch(
+      (e: unknown) => e as QuicConnectError,
+    );
+    if (conn instanceof QuicConnectError) expect(conn.reason).toBe("tls-peer");
+    else {
+      const r = await rpc(conn, new Uint8Array([1]));
+      expect(r).toBeInstanceOf(Error);
+      expect(conn.closeReason).toMatchObject({ kind: "peer", tls: true });
+    }
+    await until(() => failures.includes(0x100 + 48)); // unknown_ca
+  });
+
+  it("fires the idle timeout when the peer goes silent", async () => {
+    const es = await echoServer({ idleTimeoutMs: 60_000 });
+    const conn = await client(es.port, pki.client, { idleTimeoutMs: 600 });
+    // Silence the server: close its socket without telling the client.
+    es.server.onConnection = undefined;
+    await (es.server as unknown as { socket: dgram.Socket }).socket.close();
+    (es.server as unknown as { closed: boolean }).closed = true;
+    const t0 = Date.now();
+    const info = await new Promise((resolve) => (conn.onClose = resolve));
+    expect(info).toMatchObject({ kind: "idle-timeout" });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+  });
+});
+
+async function until(cond: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
