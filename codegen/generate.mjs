@@ -441,6 +441,46 @@ async function resolveFormats(schema, mcpFormats) {
   return out;
 }
 
+/**
+ * Rewrites ajv standalone code so that a call of one generated validator from another allocates
+ * nothing when the data is valid. ajv passes every nested call an options object
+ * `{instancePath, parentData, parentDataProperty, rootData}` and builds the callee's instance path
+ * (`instancePath+"/content/" + i0`) before the call, valid or not. Here every validator is called
+ * with the data alone and reports paths relative to that data (`instancePath` is "" inside each
+ * function, as for a top-level call); when a callee fails, its caller prefixes the callee's error
+ * objects with the path segment it used to build eagerly (`__rebase`), so every error object ends
+ * up with the same `instancePath` as before and all other members untouched. `parentData`,
+ * `parentDataProperty` and `rootData` are only ever passed on in ajv's output for these schemas
+ * (no `$data`, dynamic refs or `unevaluated*`). Code that uses them otherwise, or has a call
+ * site of any other form (e.g. `dynamicAnchors` of a 2020-12 schema with `$dynamicRef`), is
+ * returned unchanged.
+ */
+function relativeInstancePaths(original) {
+  let code = original;
+  const signature = /function (validate\d+)\(data, \{instancePath="", parentData, parentDataProperty, rootData=data\}=\{\}\)\{/g;
+  let functions = 0;
+  code = code.replace(signature, (_m, name) => {
+    functions++;
+    return `function ${name}(data){\nconst instancePath = "";`;
+  });
+  let calls = 0;
+  const call =
+    /if\(!\((validate\d+|wrapper\d+\.validate)\(([^\n]*?), \{(instancePath,parentData,parentDataProperty,rootData|instancePath:([^\n]*?),parentData:[^\n]*?,parentDataProperty:[^\n]*?,rootData)\}\)\)\)\{(\s*)vErrors = vErrors === null \? \1\.errors : vErrors\.concat\(\1\.errors\);/g;
+  code = code.replace(call, (_m, name, arg, _obj, path, ws) => {
+    calls++;
+    const errs = path === undefined ? `${name}.errors` : `__rebase(${name}.errors, ${path})`;
+    return `if(!(${name}(${arg}))){${ws}vErrors = vErrors === null ? ${errs} : vErrors.concat(${errs});`;
+  });
+  const left = code.match(/\b(?:parentData|parentDataProperty|rootData|dynamicAnchors)\b|\{instancePath(?:[,:=])[^}]*parentData/);
+  if (left || functions === 0) return original;
+  if (calls === 0) return code;
+  return (
+    "/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */\n" +
+    "function __rebase(errors, path) {\nfor (const e of errors) e.instancePath = path + e.instancePath;\nreturn errors;\n}\n" +
+    code
+  );
+}
+
 async function generateValidators(version, plan, definitionNames, mcpFormats) {
   const { _ } = await import("ajv");
   const standaloneCode = (await import("ajv/dist/standalone/index.js")).default;
@@ -474,6 +514,7 @@ async function generateValidators(version, plan, definitionNames, mcpFormats) {
     return deps.get(file);
   });
   code = code.replace(/^"use strict";\n?/, "");
+  code = relativeInstancePaths(code);
   // Drop schema constants nothing refers to.
   code = code.replace(/^const (schema\d+) = .*;\n/gm, (line, name) =>
     new RegExp(`\\b${name}\\b`).test(code.replace(line, "")) ? line : "",

@@ -1,8 +1,11 @@
 /**
  * `serve --capture FILE`: appends every JSON-RPC message in both directions as one JSON line
  * `{"ts": <ISO-8601>, "dir": "c2s" | "s2c", "msg": <message>}`; a c2s line that is not valid
- * JSON is kept as `"raw": <text>` instead of `msg`. This is the default input format of
- * `orchestra-stdio validate`.
+ * JSON is kept as `"raw": <text>` instead of `msg`. A c2s line the bridge refused for exceeding
+ * its line limit (answered with `-32600`, never forwarded) is not stored; a marker record
+ * `{"ts": <ISO-8601>, "dir": "c2s", "dropped": {"bytes": <its length>, "limit": <the limit>,
+ * "reason": "line-too-long"}}` takes its place, so that `validate` knows a message is missing.
+ * This is the default input format of `orchestra-stdio validate`.
  */
 import { createWriteStream, openSync, type WriteStream } from "node:fs";
 import { childLogger } from "../log.js";
@@ -41,6 +44,15 @@ export class CaptureWriter {
       line = JSON.stringify({ ts, dir, raw: text }) + "\n";
     }
     this.out.write(line);
+  }
+
+  /**
+   * Records that a message of `bytes` bytes was dropped unrecorded because it exceeded the
+   * `limit`-byte line limit (the marker record described in the module comment).
+   */
+  dropped(dir: CaptureDirection, bytes: number, limit: number): void {
+    const ts = new Date().toISOString();
+    this.out.write(`${JSON.stringify({ ts, dir, dropped: { bytes, limit, reason: "line-too-long" } })}\n`);
   }
 
   /** Flushes and closes the file. */

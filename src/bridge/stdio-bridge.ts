@@ -46,6 +46,7 @@ export class StdioBridge {
         if (capture) capture.record("c2s", event.line.toString("utf8"));
         this.handler.handleLine(event.line);
       } else {
+        capture?.dropped("c2s", event.bytes, maxLineBytes); // before the -32600 reply it explains
         this.handler.handleOversizedLine(event.head, event.bytes, maxLineBytes);
       }
     }, maxLineBytes);

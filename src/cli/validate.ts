@@ -52,7 +52,7 @@ export function registerValidateCommand(program: Command): void {
     .addOption(new Option("--direction <dir>", "direction of plain JSONL input (default: c2s)").choices(["c2s", "s2c"]))
     .option("--protocol-version <version>", "check against this MCP version whatever the session negotiates")
     .option("--schema <file>", "MCP schema.json to compile and check against instead of the built-in schemas")
-    .option("--jobs <n>", "parse and validate on N threads (this one and N-1 worker threads)", positiveInt, 1)
+    .option("--jobs <n>", "parse and validate on up to N threads (this one and N-1 worker threads); capped at the input's 1 MiB chunks and at the available CPUs", positiveInt, 1)
     .option("--list-rules", "print the rule ids, severities and descriptions, and exit")
     .addHelpText(
       "after",

@@ -65,6 +65,13 @@ export interface ProtocolValidators {
   validate(definition: string, data: unknown): SchemaIssue[] | null;
   /** Whether this version defines `definition`. */
   has(definition: string): boolean;
+  /**
+   * Optional fast path: the validator function of `definition` (undefined when there is none), for
+   * callers that check the same definition many times. It returns true exactly when
+   * {@link validate} returns null; it may throw as {@link validate} does for a runtime-compiled
+   * schema that fails to compile.
+   */
+  lookup?(definition: string): ((data: unknown) => boolean) | undefined;
 }
 
 /** `pointer: reason`, with "(root)" for the empty pointer; e.g. `/params/name: must be string (got number)`. */

@@ -59,6 +59,30 @@ const C2S_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([
 ]);
 
 /**
+ * A requirement table that remembers its last answer: most traffic repeats one method, and the
+ * method string of each parsed message is a new string that a Map lookup would hash first.
+ */
+class Memo {
+  private lastMethod: string | undefined = undefined;
+  private lastReq: CapabilityRequirement | undefined = undefined;
+
+  constructor(private readonly table: ReadonlyMap<string, CapabilityRequirement>) {}
+
+  get(method: string): CapabilityRequirement | undefined {
+    if (method === this.lastMethod) return this.lastReq;
+    const req = this.table.get(method);
+    this.lastMethod = method;
+    this.lastReq = req;
+    return req;
+  }
+}
+
+const MEMO_C2S_REQUESTS = new Memo(C2S_REQUESTS);
+const MEMO_S2C_REQUESTS = new Memo(S2C_REQUESTS);
+const MEMO_C2S_NOTIFICATIONS = new Memo(C2S_NOTIFICATIONS);
+const MEMO_S2C_NOTIFICATIONS = new Memo(S2C_NOTIFICATIONS);
+
+/**
  * The capability `method` needs when sent in `direction` as a `kind`, or undefined when it needs
  * none (or the requirement starts after `version`).
  */
@@ -71,11 +95,11 @@ export function requiredCapability(
   const table =
     kind === "request"
       ? direction === "c2s"
-        ? C2S_REQUESTS
-        : S2C_REQUESTS
+        ? MEMO_C2S_REQUESTS
+        : MEMO_S2C_REQUESTS
       : direction === "c2s"
-        ? C2S_NOTIFICATIONS
-        : S2C_NOTIFICATIONS;
+        ? MEMO_C2S_NOTIFICATIONS
+        : MEMO_S2C_NOTIFICATIONS;
   const req = table.get(method);
   if (req === undefined) return undefined;
   if (req.since !== undefined && version < req.since) return undefined;
@@ -84,7 +108,9 @@ export function requiredCapability(
 
 /** True when `capabilities` (an initialize capabilities object) satisfies `req.path`. */
 export function hasCapability(capabilities: Record<string, unknown>, req: CapabilityRequirement): boolean {
-  const [top, flag] = req.path;
+  const path = req.path;
+  const top = path[0];
+  const flag = path[1];
   if (top === undefined) return true;
   const cap = capabilities[top];
   if (cap === null || typeof cap !== "object" || Array.isArray(cap)) return false;

@@ -29,8 +29,8 @@
  * get envelope checks only (their requests are not visible).
  */
 import { hasCapability, requiredCapability } from "./capabilities.js";
-import { defsFor, type Defs } from "./defs.js";
-import { IdRegistry } from "./ids.js";
+import { defsFor, type Defs, type MethodInfo, type SchemaCheck } from "./defs.js";
+import { IdRegistry, InflightTable, TokenTable, type InflightEntry } from "./ids.js";
 import {
   factsOf,
   isId,
@@ -71,6 +71,8 @@ export interface CheckerContext {
   forcedVersion?: string;
   /** Version used until the initialize exchange says otherwise. Must resolve. */
   defaultVersion: string;
+  /** With `--schema`: how messages name the schema ("the schema FILE") instead of by protocol version. */
+  schemaName?: string;
   resolve: ValidatorResolver;
   /** Schema issues reported per message before the rest are summarised. */
   maxIssues: number;
@@ -79,21 +81,19 @@ export interface CheckerContext {
 
 type Id = string | number;
 type Json = Record<string, unknown>;
-type MessageDef = NonNullable<ReturnType<ProtocolValidators["messageDefinition"]>>;
 
-interface Pending {
+/** A request in flight (also the progress state of its token, in {@link SessionChecker.progress}). */
+interface Pending extends InflightEntry {
+  readonly id: Id;
   line: number;
-  location?: string;
+  location: string | undefined;
   method: string;
   cancelled: boolean;
   /** A notification method sent with an id: any response to it answers a notification. */
   notificationMethod: boolean;
-  progressToken?: Id;
-}
-
-interface ProgressState {
-  requestId: Id;
-  last?: number;
+  progressToken: Id | undefined;
+  /** The last progress value reported for `progressToken`, once there is one. */
+  last: number | undefined;
 }
 
 type Phase = "pre" | "sent" | "answered" | "failed";
@@ -130,11 +130,19 @@ export class SessionChecker {
   private initializeFirstReported = { c2s: false, s2c: false };
   private serverCaps: Json | undefined;
   private clientCaps: Json | undefined;
-  private inflight = { c2s: new Map<Id, Pending>(), s2c: new Map<Id, Pending>() };
+  private inflight = { c2s: new InflightTable<Pending>(), s2c: new InflightTable<Pending>() };
   private used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
-  private progress = { c2s: new Map<Id, ProgressState>(), s2c: new Map<Id, ProgressState>() };
+  /** Progress tokens of requests in flight, per sender: the request that announced the token last. */
+  private progress = { c2s: new TokenTable<Pending>(), s2c: new TokenTable<Pending>() };
   /** Invalid messages per sender that a null-id error response may legitimately answer. */
   private nullIdBudget = { c2s: 0, s2c: 0 };
+  /**
+   * Per sender, in order: the request ids of each batch reported `session/batch-not-allowed` that
+   * a null-id error response may reject as a whole (its requests are then no longer in flight).
+   */
+  private rejectedBatches: { c2s: Id[][]; s2c: Id[][] } = { c2s: [], s2c: [] };
+  /** Per sender: ids of invalid messages (`jsonrpc/invalid`) that an error response may echo. */
+  private invalidIds = { c2s: new Map<Id, number>(), s2c: new Map<Id, number>() };
   private notified = { c2s: false, s2c: false };
   /** Lines of the input that were dropped (too long): responses to unseen requests may answer them. */
   private lostLines = 0;
@@ -203,7 +211,8 @@ export class SessionChecker {
     this.versions.push(this.version);
     if (!this.ctx.bidirectional) return;
     for (const dir of ["c2s", "s2c"] as const) {
-      for (const [id, p] of this.inflight[dir]) {
+      for (const p of this.inflight[dir].values()) {
+        const id = p.id;
         // A dropped line may have answered it; a subscriptions/listen stream may stay open to the end.
         if (p.cancelled || p.notificationMethod || this.lostLines > 0 || p.method === "subscriptions/listen") continue;
         this.emit(
@@ -231,6 +240,10 @@ export class SessionChecker {
     // With initialize inside, the version is not negotiated yet; the initialize finding says it all.
     const speaks = this.speaks();
     if (speaks !== "2025-03-26" && !hasInitialize) {
+      // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
+      this.nullIdBudget[dir]++;
+      const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));
+      if (this.rejectedBatches[dir].length < 1024) this.rejectedBatches[dir].push(ids);
       this.emit(
         "session/batch-not-allowed",
         origin,
@@ -262,7 +275,7 @@ export class SessionChecker {
         this.emit("jsonrpc/invalid", origin, dir, `a JSON-RPC message must be an object, got ${f.kind}`, undefined, undefined, prefix === "" ? undefined : prefix);
         return;
       case SHAPE_BAD_METHOD:
-        if (!isId(f.id)) this.nullIdBudget[dir]++;
+        this.invalid(f, dir);
         this.emit("jsonrpc/invalid", origin, dir, `"method" must be a string, got ${f.kind}`, undefined, undefined, `${prefix}/method`);
         return;
       case SHAPE_REQUEST:
@@ -277,7 +290,7 @@ export class SessionChecker {
         this.emit("jsonrpc/invalid", origin, dir, 'a response must not contain both "result" and "error"', idOnly(f.id), undefined, prefix);
         return;
       case SHAPE_NEITHER:
-        if (!isId(f.id)) this.nullIdBudget[dir]++;
+        this.invalid(f, dir);
         this.emit(
           "jsonrpc/invalid",
           origin,
@@ -291,6 +304,18 @@ export class SessionChecker {
       default:
         if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, undefined);
         this.response(f, origin, dir, prefix, f.shape === SHAPE_ERROR);
+    }
+  }
+
+  /**
+   * An invalid message (JSON-RPC Invalid Request): the peer may answer it with an error carrying
+   * its id when the id is readable (remembered in {@link invalidIds}), else with id null.
+   */
+  private invalid(f: MessageFacts, dir: Direction): void {
+    if (isId(f.id) && this.ctx.bidirectional) {
+      if (this.invalidIds[dir].size < 4096) this.invalidIds[dir].set(f.id, 0);
+    } else {
+      this.nullIdBudget[dir]++;
     }
   }
 
@@ -309,7 +334,9 @@ export class SessionChecker {
     if (id === undefined || !f.jsonrpcOk) this.nullIdBudget[dir]++;
 
     if (method === "initialize" && dir === "c2s") {
-      if (this.phase !== "pre") this.restart(origin);
+      // A retry after an initialize error is no restart: no session existed yet (ids start afresh).
+      if (this.phase === "failed") this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
+      else if (this.phase !== "pre") this.restart(origin);
       this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
     } else {
@@ -317,15 +344,15 @@ export class SessionChecker {
       if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
-    if (f.jsonrpcOk) this.check(this.defs.envelope.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
-    const def = this.definition(dir, method, origin, aboutId);
+    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
+    const info = this.definition(dir, method, origin, aboutId);
     let notificationMethod = false;
-    if (def !== undefined) {
-      if (def.kind === "notification") {
+    if (info !== undefined) {
+      if (info.def!.kind === "notification") {
         notificationMethod = true;
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a notification but was sent with id ${showId(rawId)}`, aboutId, method, `${prefix}/id`);
       } else {
-        this.check(def.definition, "message", f, "schema/request", origin, dir, prefix, aboutId, method);
+        this.check(info.defCheck!, "message", f, "schema/request", origin, dir, prefix, aboutId, method);
       }
     }
     if (!notificationMethod) this.capability(dir, "request", method, origin, aboutId);
@@ -352,9 +379,19 @@ export class SessionChecker {
       }
     }
     if (!this.ctx.bidirectional) return;
-    const pending: Pending = { line: origin.line, location: origin.location, method, cancelled: false, notificationMethod, progressToken: f.token };
-    if (f.token !== undefined) this.progress[dir].set(f.token, { requestId: id, last: undefined });
-    inflight.set(id, pending);
+    const pending: Pending = {
+      id,
+      seq: 0,
+      line: origin.line,
+      location: origin.location,
+      method,
+      cancelled: false,
+      notificationMethod,
+      progressToken: f.token,
+      last: undefined,
+    };
+    if (f.token !== undefined) this.progress[dir].set(f.token, pending);
+    inflight.set(pending);
   }
 
   /**
@@ -404,9 +441,13 @@ export class SessionChecker {
       return;
     }
     this.spoken = version;
-    if (version !== this.version && !this.switchTo(version)) {
+    // An initialize exchange is never checked against a stateless schema (no initialize in it).
+    const usable = how === "named" || this.initializeBased(version);
+    if (version !== this.version && !(usable && this.switchTo(version))) {
       const where = how === "named" ? `protocol version ${version} named in the request's _meta` : `negotiated protocol version ${version}`;
-      this.emit("session/unsupported-version", origin, dir, `no validators for ${where}; checking against ${this.version}`, aboutId, method, pointer);
+      const why = usable || this.ctx.resolve(version) === undefined ? `no validators for ${where}` : `no initialize-based schema for ${where}`;
+      const against = this.ctx.schemaName ?? this.version;
+      this.emit("session/unsupported-version", origin, dir, `${why}; checking against ${against}`, aboutId, method, pointer);
     }
   }
 
@@ -419,10 +460,14 @@ export class SessionChecker {
   private becomeLegacy(named?: string): void {
     this.era = "legacy";
     if (this.ctx.forcedVersion !== undefined || !this.statelessSchema()) return;
+    this.switchToLegacy(named);
+  }
+
+  /** Switches to `named` or else the newest initialize-based version that has validators, if any. */
+  private switchToLegacy(named?: string): void {
     for (const version of named === undefined ? LEGACY_FALLBACK_VERSIONS : [named, ...LEGACY_FALLBACK_VERSIONS]) {
-      const v = this.ctx.resolve(version);
-      if (v !== undefined && v.messageDefinition("c2s", "initialize") !== undefined) {
-        this.switchTo(version);
+      if (this.initializeBased(version)) {
+        if (version !== this.version) this.switchTo(version);
         return;
       }
     }
@@ -489,8 +534,17 @@ export class SessionChecker {
     const requested = f.requestedVersion;
     if (this.ctx.forcedVersion === undefined && requested !== undefined) {
       this.spoken = requested;
-      if (requested !== this.version) this.switchTo(requested);
+      // Only an initialize-based schema can check an initialize exchange: an unknown (or stateless)
+      // requested version leaves the newest initialize-based one (becomeLegacy, below).
+      if (!this.initializeBased(requested)) this.switchToLegacy();
+      else if (requested !== this.version) this.switchTo(requested);
     }
+    this.becomeLegacy();
+  }
+
+  /** `version` has validators whose schema defines `initialize` (an initialize-based version). */
+  private initializeBased(version: string): boolean {
+    return this.ctx.resolve(version)?.messageDefinition("c2s", "initialize") !== undefined;
   }
 
   // --- notifications ---------------------------------------------------------------------------
@@ -498,13 +552,13 @@ export class SessionChecker {
   private notification(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     const method = f.method;
     if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
-    if (f.jsonrpcOk) this.check(this.defs.envelope.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
-    const def = this.definition(dir, method, origin, undefined);
-    if (def !== undefined) {
-      if (def.kind === "request") {
+    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
+    const info = this.definition(dir, method, origin, undefined);
+    if (info !== undefined) {
+      if (info.def!.kind === "request") {
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, undefined, method, prefix);
       } else {
-        this.check(def.definition, "message", f, "schema/notification", origin, dir, prefix, undefined, method);
+        this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method);
       }
     }
     this.notified[dir] = true;
@@ -561,7 +615,7 @@ export class SessionChecker {
         origin,
         dir,
         `progress ${value} for token ${showId(token)} does not increase (previous ${state.last})`,
-        state.requestId,
+        state.id,
         method,
         "/params/progress",
       );
@@ -575,8 +629,9 @@ export class SessionChecker {
     const rawId = f.id;
     const from = other(dir);
     const aboutId = wireId(rawId);
+    if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
     if (f.jsonrpcOk) {
-      const env = this.defs.envelope;
+      const env = this.defs.envelopeChecks;
       if (isError && rawId === null) this.nullIdError(env.error, f, origin, dir, prefix);
       else this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
     }
@@ -584,6 +639,18 @@ export class SessionChecker {
     if (rawId === null || rawId === undefined) {
       if (isError && this.nullIdBudget[from] > 0) {
         this.nullIdBudget[from]--;
+        // A batch rejected as a whole: its requests get no other answer. (Other invalid messages
+        // are taken to be answered first: a batch counts as rejected once nothing else is left.)
+        const batches = this.rejectedBatches[from];
+        const batch = this.nullIdBudget[from] < batches.length ? batches.shift() : undefined;
+        if (batch !== undefined && this.ctx.bidirectional) {
+          for (const id of batch) {
+            const p = this.inflight[from].get(id);
+            if (p === undefined) continue;
+            this.inflight[from].delete(id);
+            if (p.progressToken !== undefined) this.progress[from].delete(p.progressToken);
+          }
+        }
         return;
       }
       if (!isError) {
@@ -594,7 +661,8 @@ export class SessionChecker {
           "a result without a request id can only answer a notification; notifications MUST NOT be answered",
           aboutId,
         );
-      } else if (this.ctx.bidirectional) {
+      } else if (this.ctx.bidirectional && this.lostLines === 0) {
+        // (with a dropped line, it may be the rejection of that line: not reported)
         if (this.notified[from]) {
           this.emit(
             "session/response-to-notification",
@@ -611,21 +679,13 @@ export class SessionChecker {
     }
     if (!isId(rawId)) return; // the envelope check reports the bad id type
 
-    if (!this.ctx.bidirectional) {
-      if (dir === "s2c" && !isError && this.phase !== "answered" && looksLikeInitializeResult(f.result)) {
-        this.onInitializeResult(f.result as Json, origin, dir);
-      } else if (dir === "s2c" && !isError && this.era !== "legacy" && looksLikeDiscoverResult(f.result)) {
-        // Server-side JSONL of a stateless session: a DiscoverResult gives the capabilities. (A
-        // result with `capabilities` always comes with its value, never as a --jobs summary row.)
-        this.era = "stateless";
-        this.onDiscoverResult(f.result);
-      }
-      return;
-    }
+    if (!this.ctx.bidirectional) return; // (serverSideResult followed the handshake)
 
     const inflight = this.inflight[from];
     const pending = inflight.get(rawId);
     if (pending === undefined) {
+      // JSON-RPC lets an error response echo the id it could read from an invalid request.
+      if (isError && this.invalidIds[from].delete(rawId)) return;
       const firstLine = this.used[from].firstLine(rawId);
       if (firstLine === undefined && this.lostLines > 0) return; // may answer a dropped line
       this.emit(
@@ -663,8 +723,8 @@ export class SessionChecker {
       this.onDiscoverResult(this.valueOf(f)?.result);
     }
     if (!isError) {
-      const resultDef = this.defs.method(from, pending.method).result;
-      if (resultDef !== undefined) this.check(resultDef, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method);
+      const resultCheck = this.defs.method(from, pending.method).resultCheck;
+      if (resultCheck !== undefined) this.check(resultCheck, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method);
     }
   }
 
@@ -675,8 +735,9 @@ export class SessionChecker {
    * the null, it is otherwise well-formed and gets the `jsonrpc/null-id-error` warning instead;
    * when it has other problems, all of the envelope issues are reported as usual.
    */
-  private nullIdError(definition: string, f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
-    const issues = this.issues(definition, "message", f);
+  private nullIdError(check: SchemaCheck, f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+    const definition = check.definition;
+    const issues = this.issues(check, "message", f);
     if (issues === null || issues.length === 0) return;
     const value = this.valueOf(f);
     const withId = value === undefined ? undefined : this.issuesOfValue(definition, { ...value, id: 0 });
@@ -695,6 +756,31 @@ export class SessionChecker {
     this.report(issues, definition, "schema/error-response", origin, dir, prefix, null, undefined);
   }
 
+  /**
+   * A result in server-side JSONL (the requests are not visible), before it is checked: one shaped
+   * as an InitializeResult sets the era and the negotiated version; otherwise the first result
+   * decides the era: stateless for a DiscoverResult or a result with `resultType` (2026-07-28
+   * results carry it), initialize-based else (checked like a session whose initialize is missing).
+   */
+  private serverSideResult(f: MessageFacts, origin: Origin, dir: Direction): void {
+    if (this.phase !== "answered" && looksLikeInitializeResult(f.result)) {
+      this.onInitializeResult(f.result as Json, origin, dir);
+      return;
+    }
+    if (this.era === "unknown") {
+      // (A --jobs row carries `{}` for an object result: re-read this one message.)
+      const result = this.valueOf(f)?.result;
+      if (!looksLikeDiscoverResult(result) && !(isObject(result) && "resultType" in result)) {
+        this.becomeLegacy();
+        return;
+      }
+      this.era = "stateless";
+    }
+    // A DiscoverResult gives the capabilities. (A result with `capabilities` always comes with its
+    // value, never as a --jobs summary row.)
+    if (this.era === "stateless" && looksLikeDiscoverResult(f.result)) this.onDiscoverResult(f.result);
+  }
+
   /** A stateless session's `server/discover` result: its capabilities govern the later requests. */
   private onDiscoverResult(result: unknown): void {
     if (isObject(result) && isObject(result.capabilities)) this.serverCaps = result.capabilities;
@@ -702,6 +788,7 @@ export class SessionChecker {
 
   private onInitializeResult(result: Json, origin: Origin, dir: Direction): void {
     this.phase = "answered";
+    this.becomeLegacy(); // (server-side JSONL: this result may be the first sign of the era)
     this.serverCaps = isObject(result.capabilities) ? result.capabilities : undefined;
     const negotiated = result.protocolVersion;
     if (typeof negotiated !== "string") return; // the result check reports it
@@ -722,10 +809,12 @@ export class SessionChecker {
     this.initializeFirstReported = { c2s: false, s2c: false };
     this.serverCaps = undefined;
     this.clientCaps = undefined;
-    this.inflight = { c2s: new Map(), s2c: new Map() };
+    this.inflight = { c2s: new InflightTable(), s2c: new InflightTable() };
     this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
-    this.progress = { c2s: new Map(), s2c: new Map() };
+    this.progress = { c2s: new TokenTable(), s2c: new TokenTable() };
     this.nullIdBudget = { c2s: 0, s2c: 0 };
+    this.rejectedBatches = { c2s: [], s2c: [] };
+    this.invalidIds = { c2s: new Map(), s2c: new Map() };
     this.notified = { c2s: false, s2c: false };
     this.spoken = undefined;
     this.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
@@ -747,13 +836,14 @@ export class SessionChecker {
     return true;
   }
 
-  private definition(dir: Direction, method: string, origin: Origin, aboutId: WireId | undefined): MessageDef | undefined {
-    const def = this.defs.method(dir, method).def;
-    if (def !== undefined) return def;
+  /** What `method` means sent in `dir` (its `def` defined); undefined, reported, when the version has no definition for it. */
+  private definition(dir: Direction, method: string, origin: Origin, aboutId: WireId | undefined): MethodInfo | undefined {
+    const info = this.defs.method(dir, method);
+    if (info.def !== undefined) return info;
     if (this.defs.method(other(dir), method).def !== undefined) {
       this.emit("session/wrong-direction", origin, dir, `${method} is only defined ${arrow(other(dir))}, but was sent ${arrow(dir)}`, aboutId, method);
     } else {
-      this.emit("schema/unknown-method", origin, dir, `method ${method} is not defined by the schema for protocol version ${this.version}`, aboutId, method);
+      this.emit("schema/unknown-method", origin, dir, `method ${method} is not defined by ${this.schemaLabel()}`, aboutId, method);
     }
     return undefined;
   }
@@ -773,17 +863,17 @@ export class SessionChecker {
   }
 
   /** Schema issues of `definition` on the message (or its result): the worker's verdict when there is one. */
-  private verdict(definition: string, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
+  private verdict(check: SchemaCheck, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
     if (f.value === undefined && f.source !== undefined) {
-      const known = f.source.verdict(f.row, definition, target, this.version);
+      const known = f.source.verdict(f.row, check.definition, target, this.version);
       if (known !== MISS) return known;
       f.value = f.source.materialize(f.row);
     }
-    return this.v.validate(definition, target === "result" ? (f.value as Json).result : f.value);
+    return check.run(target === "result" ? (f.value as Json).result : f.value);
   }
 
   private check(
-    definition: string,
+    check: SchemaCheck,
     target: CheckTarget,
     f: MessageFacts,
     rule: RuleId,
@@ -793,17 +883,17 @@ export class SessionChecker {
     id: WireId | undefined,
     method: string | undefined,
   ): void {
-    if (definition === "") return; // envelope definition absent from a custom schema
-    this.report(this.issues(definition, target, f), definition, rule, origin, dir, prefix, id, method);
+    if (check.definition === "") return; // envelope definition absent from a custom schema
+    this.report(this.issues(check, target, f), check.definition, rule, origin, dir, prefix, id, method);
   }
 
-  /** Schema issues of `definition` on `f` (null or empty: valid). @throws ValidateUsageError */
-  private issues(definition: string, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
-    if (definition === "") return null;
+  /** Schema issues of `check` on `f` (null or empty: valid). @throws ValidateUsageError */
+  private issues(check: SchemaCheck, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
+    if (check.definition === "") return null;
     try {
-      return this.verdict(definition, target, f);
+      return this.verdict(check, target, f);
     } catch (err) {
-      throw this.unusable(definition, err);
+      throw this.unusable(check.definition, err);
     }
   }
 
@@ -816,10 +906,15 @@ export class SessionChecker {
     }
   }
 
+  /** "the schema for protocol version V", or with `--schema` "the schema FILE". */
+  private schemaLabel(): string {
+    return this.ctx.schemaName ?? `the schema for protocol version ${this.version}`;
+  }
+
   private unusable(definition: string, err: unknown): ValidateUsageError {
     // Unknown definition or a runtime-compiled schema that does not compile: not the traffic's fault.
     return new ValidateUsageError(
-      `schema definition ${definition} (protocol ${this.version}) is unusable: ${err instanceof Error ? err.message : String(err)}`,
+      `schema definition ${definition} (${this.schemaLabel()}) is unusable: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
 

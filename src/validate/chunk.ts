@@ -49,6 +49,8 @@ import type { Dispatch } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
 import type { Direction, InputFormat, ProtocolValidators } from "./types.js";
 
+/** Initialize-based versions, newest first (as the checker's fallback), for the version guesses. */
+const LEGACY_GUESSES = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /** Per-file parameters of chunk processing (structured-cloneable). */
 export interface ChunkFileContext {
   format: Exclude<InputFormat, "har">;
@@ -576,11 +578,18 @@ export class ChunkProcessor {
     bidirectional: boolean,
   ): void {
     if (f.shape === SHAPE_REQUEST && f.method === "initialize" && dir === "c2s") {
-      switchGuess(g, f.requestedVersion !== undefined && this.setup.resolve(f.requestedVersion) !== undefined ? f.requestedVersion : this.setup.defaultVersion);
+      // As the checker: the requested version when it is initialize-based, else the newest such one.
+      const initializeBased = (v: string): boolean => this.setup.resolve(v)?.messageDefinition("c2s", "initialize") !== undefined;
+      const requested = f.requestedVersion;
+      const guess = requested !== undefined && initializeBased(requested) ? requested : LEGACY_GUESSES.find(initializeBased);
+      switchGuess(g, guess ?? this.setup.defaultVersion);
     } else if (f.shape === SHAPE_RESULT && isObject(f.result) && typeof f.result.protocolVersion === "string") {
       const from: Direction = dir === "c2s" ? "s2c" : "c2s";
       const answersInitialize = isId(f.id) && g.pending[from].get(f.id) === "initialize";
-      if (answersInitialize || (!bidirectional && dir === "s2c")) switchGuess(g, f.result.protocolVersion);
+      const negotiated = f.result.protocolVersion;
+      if ((answersInitialize || (!bidirectional && dir === "s2c")) && this.setup.resolve(negotiated)?.messageDefinition("c2s", "initialize") !== undefined) {
+        switchGuess(g, negotiated);
+      }
     }
   }
 

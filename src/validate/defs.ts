@@ -4,17 +4,52 @@
  * definition. The MCP validation facade answers `messageDefinition` with a fresh object on every
  * call; the checker asks for every message, so the answers are cached here (one {@link Defs} per
  * validator set, shared by every checker and by the `--jobs` workers).
+ *
+ * Each definition also comes as a {@link SchemaCheck}, which keeps the definition's validator
+ * function once resolved, so that checking a valid message costs one call of the generated
+ * validator (no lookup of the definition by name per message).
  */
+import type { SchemaIssue } from "../mcp/validation.js";
 import type { Direction, ProtocolValidators } from "./types.js";
 
 type MessageDef = NonNullable<ReturnType<ProtocolValidators["messageDefinition"]>>;
+
+/**
+ * One schema definition of a validator set, checked as `validators.validate(definition, data)`
+ * would: `run` gives the same answer. The validator function is looked up (`lookup`, when the set
+ * has one) on the first run, not before, so that a definition that cannot be compiled throws from
+ * `run`, where `validate` would; a valid value then costs one call of it, and only a value it
+ * rejects goes through `validate` (which validates again and explains the failure).
+ */
+export class SchemaCheck {
+  /** null: not resolved yet; undefined: no fast path (no `lookup`, or an unknown definition). */
+  private fn: ((data: unknown) => boolean) | undefined | null = null;
+
+  constructor(
+    /** The definition name; "" when the schema lacks it (callers skip the check). */
+    readonly definition: string,
+    private readonly validators: ProtocolValidators,
+  ) {}
+
+  /** Issues of `definition` on `data`: null when valid. @throws Error as `validate` does */
+  run(data: unknown): SchemaIssue[] | null {
+    let fn = this.fn;
+    if (fn === null) fn = this.fn = this.validators.lookup?.(this.definition);
+    if (fn !== undefined && fn(data)) return null;
+    return this.validators.validate(this.definition, data);
+  }
+}
 
 /** What a method means in one direction, cached. */
 export interface MethodInfo {
   /** The method's definition in this direction, if the version has one. */
   readonly def: MessageDef | undefined;
+  /** `def.definition` as a check, when `def` is defined. */
+  readonly defCheck: SchemaCheck | undefined;
   /** The definition's result definition when the version defines it (`has`), else undefined. */
   readonly result: string | undefined;
+  /** `result` as a check, when `result` is defined. */
+  readonly resultCheck: SchemaCheck | undefined;
 }
 
 /** The four JSON-RPC envelope definitions of a version; "" when the schema lacks one. */
@@ -25,11 +60,13 @@ export interface Envelopes {
   readonly error: string;
 }
 
-const NONE: MethodInfo = { def: undefined, result: undefined };
+const NONE: MethodInfo = { def: undefined, defCheck: undefined, result: undefined, resultCheck: undefined };
 
 /** Cached lookups over one validator set; see the module comment. Obtain with {@link defsFor}. */
 export class Defs {
   readonly envelope: Envelopes;
+  /** {@link envelope} as checks. */
+  readonly envelopeChecks: { readonly request: SchemaCheck; readonly notification: SchemaCheck; readonly result: SchemaCheck; readonly error: SchemaCheck };
   private readonly methods = { c2s: new Map<string, MethodInfo>(), s2c: new Map<string, MethodInfo>() };
 
   constructor(readonly validators: ProtocolValidators) {
@@ -41,18 +78,48 @@ export class Defs {
       result: pick("JSONRPCResultResponse", "JSONRPCResponse"),
       error: pick("JSONRPCErrorResponse", "JSONRPCError"),
     };
+    const e = this.envelope;
+    this.envelopeChecks = {
+      request: new SchemaCheck(e.request, v),
+      notification: new SchemaCheck(e.notification, v),
+      result: new SchemaCheck(e.result, v),
+      error: new SchemaCheck(e.error, v),
+    };
   }
+
+  /** The last method asked for per direction, and its answer (most traffic repeats one method). */
+  private lastC2s: string | undefined = undefined;
+  private lastC2sInfo: MethodInfo = NONE;
+  private lastS2c: string | undefined = undefined;
+  private lastS2cInfo: MethodInfo = NONE;
 
   /** Definition and result definition of `method` sent in `dir` (cached; unknown methods too). */
   method(dir: Direction, method: string): MethodInfo {
+    if (dir === "c2s") {
+      if (method === this.lastC2s) return this.lastC2sInfo;
+      const info = this.lookupMethod(dir, method);
+      this.lastC2s = method;
+      this.lastC2sInfo = info;
+      return info;
+    }
+    if (method === this.lastS2c) return this.lastS2cInfo;
+    const info = this.lookupMethod(dir, method);
+    this.lastS2c = method;
+    this.lastS2cInfo = info;
+    return info;
+  }
+
+  private lookupMethod(dir: Direction, method: string): MethodInfo {
     const table = this.methods[dir];
     let info = table.get(method);
     if (info === undefined) {
       const def = this.validators.messageDefinition(dir, method);
-      info =
-        def === undefined
-          ? NONE
-          : { def, result: def.resultDefinition !== undefined && this.validators.has(def.resultDefinition) ? def.resultDefinition : undefined };
+      if (def === undefined) info = NONE;
+      else {
+        const v = this.validators;
+        const result = def.resultDefinition !== undefined && v.has(def.resultDefinition) ? def.resultDefinition : undefined;
+        info = { def, defCheck: new SchemaCheck(def.definition, v), result, resultCheck: result === undefined ? undefined : new SchemaCheck(result, v) };
+      }
       // Bounded: custom traffic could invent unlimited method names.
       if (table.size < 4096) table.set(method, info);
     }

@@ -130,9 +130,11 @@ export function factsOf(msg: unknown, f: MessageFacts): MessageFacts {
   }
   f.jsonrpc = msg.jsonrpc;
   f.jsonrpcOk = msg.jsonrpc === "2.0";
-  f.id = msg.id;
-  if ("method" in msg) {
-    const method = msg.method;
+  const id = msg.id;
+  f.id = id;
+  // One property load answers most messages; `in` only when it reads undefined (same outcome as `"method" in msg`).
+  const method = msg.method;
+  if (method !== undefined || "method" in msg) {
     if (typeof method !== "string") {
       f.shape = SHAPE_BAD_METHOD;
       f.kind = kindOf(method);
@@ -140,7 +142,7 @@ export function factsOf(msg: unknown, f: MessageFacts): MessageFacts {
     }
     f.method = method;
     const params = msg.params;
-    if ("id" in msg && msg.id !== undefined) {
+    if (id !== undefined) {
       f.shape = SHAPE_REQUEST;
       const meta = isObject(params) ? params._meta : undefined;
       const token = isObject(meta) ? meta.progressToken : undefined;

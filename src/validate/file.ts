@@ -15,7 +15,7 @@ import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
-import { readHar } from "./readers/har.js";
+import { harText, harTooLarge, MAX_HAR_BYTES, readHar } from "./readers/har.js";
 import { jsonlReader } from "./readers/jsonl.js";
 import { RULES } from "./rules.js";
 import type { ValidatorSetup } from "./setup.js";
@@ -83,7 +83,7 @@ export class FileState {
       message: (value, origin, dir, session) => this.checkerFor(session).message(value, origin, dir),
       unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
       problem: (rule, origin, message) => {
-        if (rule === "input/line-too-long") this.lost();
+        if (rule === "input/line-too-long" || rule === "input/dropped-message") this.lost();
         const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
         if (origin.location !== undefined) f.location = origin.location;
         this.count(f);
@@ -116,6 +116,7 @@ export class FileState {
         maxIssues: this.options.maxIssuesPerMessage ?? 20,
         emit: this.count,
         ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
+        ...(setup.schemaName === undefined ? {} : { schemaName: setup.schemaName }),
         ...(session === undefined ? {} : { session }),
       });
       for (let i = 0; i < this.lostLines; i++) c.lost();
@@ -249,6 +250,8 @@ export async function validateFile(
     summary.format = format;
 
     if (format === "har") {
+      // A HAR is parsed as one string: refuse one over the limit before buffering all of it.
+      if (input.size !== undefined && input.size > MAX_HAR_BYTES) throw harTooLarge(input.size);
       const parts = head;
       while (!ended) {
         const r = await iter.next();
@@ -257,8 +260,9 @@ export async function validateFile(
         parts.push(b);
         summary.bytes += b.length;
         report();
+        if (summary.bytes > MAX_HAR_BYTES) throw harTooLarge(summary.bytes, true);
       }
-      state.har(Buffer.concat(parts).toString("utf8"));
+      state.har(harText(parts, summary.bytes));
       ok = summary.unreadable === undefined;
     } else {
       const consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");

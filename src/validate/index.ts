@@ -7,8 +7,10 @@
  * Each input file is its own session (Claude logs: one per server). Inputs, rules and reporters
  * are described in `readers/`, `rules.ts` and `report/`.
  */
+import { stat } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { validateFile } from "./file.js";
+import { CHUNK_BYTES, validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
 import { InlinePool, runPipeline, startThreads } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
@@ -39,9 +41,9 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
   const findings: Finding[] = [];
   const onFinding = options.onFinding ?? ((f: Finding) => void findings.push(f));
   const files: FileSummary[] = [];
-  const jobs = Math.max(1, Math.floor(options.jobs ?? 1));
   // A second `-` would read an exhausted stdin and report it as an empty input.
   if (paths.filter((p) => p === "-").length > 1) throw new ValidateUsageError("- (stdin) can be given only once");
+  const jobs = await usableJobs(paths, options);
 
   if (jobs > 1) {
     // Workers start loading their validators while this thread loads its own.
@@ -67,6 +69,32 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
     }
   }
   return { findings, summary: summarize(files, performance.now() - started) };
+}
+
+/**
+ * The threads worth starting for `options.jobs`: no more than the inputs have chunks (a regular
+ * file of S bytes has at most ceil(S / chunkBytes); stdin, pipes and other streams count as
+ * unbounded) and no more than `os.availableParallelism()`; at least 1.
+ */
+export async function usableJobs(paths: readonly string[], options: ValidateOptions): Promise<number> {
+  const wanted = Math.max(1, Math.floor(options.jobs ?? 1));
+  if (wanted === 1) return 1;
+  const chunkBytes = Math.max(256, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+  let chunks = 0;
+  for (const path of paths) {
+    if (chunks >= wanted) break;
+    if (path === "-") {
+      chunks = wanted;
+      break;
+    }
+    try {
+      const st = await stat(path);
+      chunks += st.isFile() ? Math.max(1, Math.ceil(st.size / chunkBytes)) : wanted;
+    } catch {
+      chunks += 1; // unreadable: reported as such, nothing to share out
+    }
+  }
+  return Math.max(1, Math.min(wanted, chunks, availableParallelism()));
 }
 
 /** Adds up per-file summaries. */

@@ -40,6 +40,7 @@ import { newFacts } from "./facts.js";
 import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
+import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
 import type { ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type FileSummary, type Finding, type InputFormat, type ValidateOptions } from "./types.js";
 
@@ -470,10 +471,12 @@ export async function runPipeline(
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
       format = options.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
       if (format === "har") {
+        if (size > MAX_HAR_BYTES) throw harTooLarge(size);
         const all = await fh.readFile();
         options.onProgress?.({ file: path, bytesRead: all.length, totalBytes: size });
+        const text = harText([all], all.length);
         queue.push({ type: "open", index, path, format });
-        queue.push({ type: "har", text: all.toString("utf8") });
+        queue.push({ type: "har", text });
         queue.push({ type: "end", bytes: all.length, close });
         return;
       }
@@ -512,14 +515,16 @@ export async function runPipeline(
       while (used < SNIFF_BYTES && !eof) await fill();
       const format = options.inputFormat ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
       if (format === "har") {
+        // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
+        queue.push({ type: "open", index, path, format });
         const parts: Buffer[] = [Buffer.from(buf.subarray(0, used))];
         while (!eof) {
           used = 0;
           await fill();
           if (used > 0) parts.push(Buffer.from(buf.subarray(0, used)));
+          if (bytes > MAX_HAR_BYTES) throw harTooLarge(bytes, true);
         }
-        queue.push({ type: "open", index, path, format });
-        queue.push({ type: "har", text: Buffer.concat(parts).toString("utf8") });
+        queue.push({ type: "har", text: harText(parts, bytes) });
         queue.push({ type: "end", bytes });
         return;
       }

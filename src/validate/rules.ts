@@ -34,6 +34,12 @@ export const RULES = {
     "orchestra-stdio capture format",
   ),
   "input/line-too-long": rule("input/line-too-long", "error", "A line exceeds the maximum line length and was skipped.", "-"),
+  "input/dropped-message": rule(
+    "input/dropped-message",
+    "warning",
+    "The recorder dropped a message here (a `serve --capture` dropped record: the bridge refused a line over its length limit); later findings that it could explain are not reported.",
+    "orchestra-stdio capture format",
+  ),
   "input/invalid-utf8": rule(
     "input/invalid-utf8",
     "error",
@@ -153,7 +159,7 @@ export const RULES = {
   "session/response-to-notification": rule(
     "session/response-to-notification",
     "error",
-    "A response to a notification: a success response with a null/missing id, an error response with a null id when the peer sent no unparseable/invalid message, or a response to a notification method sent with an id.",
+    "A response to a notification: a success response with a null/missing id, an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch, or a response to a notification method sent with an id.",
     "JSON-RPC 2.0 §4.1: notifications MUST NOT be answered",
   ),
   "session/unanswered-request": rule(

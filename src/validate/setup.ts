@@ -6,7 +6,8 @@
  * ones per protocol revision, when a chunk needs it (`lazy`).
  */
 import { readFile } from "node:fs/promises";
-import { ValidateUsageError, type ValidateOptions, type ValidatorResolver } from "./types.js";
+import type { SchemaMeta } from "../mcp/schema-meta.js";
+import { ValidateUsageError, type ProtocolValidators, type ValidateOptions, type ValidatorResolver } from "./types.js";
 
 /** What the checkers of one run need to pick validators. */
 export interface ValidatorSetup {
@@ -15,6 +16,8 @@ export interface ValidatorSetup {
   defaultVersion: string;
   /** `--protocol-version`, when given. */
   forcedVersion?: string;
+  /** With a schema (`--schema`): how messages name it ("the schema FILE") instead of a protocol version. */
+  schemaName?: string;
   /**
    * Set when `resolve` gives validator sets whose validators load on demand (see
    * `src/mcp/lazy-validators.ts`): their `validate` throws until `load` has loaded the revision;
@@ -46,17 +49,62 @@ export async function prepareValidators(options: ValidateOptions, lazy = false):
   if (schema !== undefined) {
     // (validator-set.js, not the facade: a schema run needs none of the generated validators)
     const { compileValidatorsFromSchema } = await import("../mcp/validator-set.js");
+    const { deriveSchemaMeta } = await import("../mcp/schema-meta.js");
     const label = forced ?? "custom";
+    const file = options.schemaPath ?? "(given object)";
     let compiled;
     try {
       compiled = compileValidatorsFromSchema(schema, label);
+      checkSchema(compiled, deriveSchemaMeta(schema));
     } catch (err) {
-      throw new ValidateUsageError(`cannot compile schema: ${err instanceof Error ? err.message : String(err)}`);
+      const reason = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, "; ");
+      throw new ValidateUsageError(`bad schema file: ${file}: ${reason}`);
     }
-    return finish(() => compiled, label, forced, []);
+    return { ...finish(() => compiled, label, forced, []), schemaName: `the schema ${file}` };
   }
   const [facade, versions] = await Promise.all([import("../mcp/validation.js"), import("../mcp/versions.js")]);
   return finish(facade.validatorsFor, forced ?? versions.LATEST_PROTOCOL_VERSION, forced, versions.SUPPORTED_PROTOCOL_VERSIONS);
+}
+
+/** The JSON-RPC envelopes the checker needs, each as alternatives (newer name first). */
+const NEEDED_ENVELOPES = [["JSONRPCRequest"], ["JSONRPCNotification"], ["JSONRPCResultResponse", "JSONRPCResponse"], ["JSONRPCErrorResponse", "JSONRPCError"]];
+/** The message and result unions of an MCP schema; the first two must exist. */
+const NEEDED_UNIONS = ["ClientRequest", "ServerResult"];
+const OPTIONAL_UNIONS = ["ClientNotification", "ClientResult", "ServerRequest", "ServerNotification"];
+
+/**
+ * Checks at start-up that a run-time schema has every definition the checker needs (the JSON-RPC
+ * envelopes, the message and result unions) and that those and every method's request,
+ * notification and result definition compile, i.e. all their `$ref`s resolve: a definition that
+ * is missing or dangling is the schema's fault, not each input's.
+ * @throws Error naming the first problem
+ */
+function checkSchema(v: ProtocolValidators, meta: SchemaMeta): void {
+  const needed = new Set<string>();
+  for (const names of NEEDED_ENVELOPES) {
+    const found = names.find((n) => v.has(n));
+    if (found === undefined) throw new Error(`missing definition ${names.join(" or ")}`);
+    needed.add(found);
+  }
+  for (const name of NEEDED_UNIONS) {
+    if (!v.has(name)) throw new Error(`missing definition ${name}`);
+    needed.add(name);
+  }
+  for (const name of OPTIONAL_UNIONS) if (v.has(name)) needed.add(name);
+  for (const table of [meta.methods.c2s, meta.methods.s2c]) {
+    for (const entry of Object.values(table)) {
+      needed.add(entry.definition);
+      if (entry.resultDefinition !== undefined) needed.add(entry.resultDefinition);
+    }
+  }
+  for (const name of needed) {
+    if (!v.has(name)) throw new Error(`missing definition ${name}`);
+    try {
+      v.validate(name, null); // compiles the definition (and everything it refers to)
+    } catch (err) {
+      throw new Error(`definition ${name} does not compile: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
 }
 
 function finish(
@@ -78,16 +126,16 @@ export async function loadSchema(path: string): Promise<object> {
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    throw new ValidateUsageError(`cannot read schema ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ValidateUsageError(`bad schema file: ${path}: cannot read it: ${err instanceof Error ? err.message : String(err)}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new ValidateUsageError(`schema ${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ValidateUsageError(`bad schema file: ${path}: not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ValidateUsageError(`schema ${path} is not a JSON object`);
+    throw new ValidateUsageError(`bad schema file: ${path}: not a JSON object`);
   }
   return value;
 }

@@ -28,7 +28,8 @@ export type WireId = string | number | null;
  *   method of the request it answers);
  * - `rule`: stable rule id, see {@link RULES} in `rules.ts`;
  * - `pointer`: RFC 6901 JSON pointer into the JSON-RPC message (not into the capture record);
- * - `session`: the server name for Claude Desktop logs (one session per `[server-name]`), and
+ * - `session`: the server name for Claude Desktop logs (one session per `[server-name]`), the
+ *   `Mcp-Session-Id` for HAR input that has one, and
  *   `#2`, `#3`... suffixes when a session restarts with a new `initialize`.
  */
 export interface Finding {
@@ -119,7 +120,8 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  *   `jobs - 1` worker threads — while the calling thread also runs the session rules in file
  *   order (default 1: no chunking, everything on the calling thread). Findings are the same, in
  *   the same order, whatever `jobs`. Worker threads are used from the compiled code only and not
- *   with injected `validators`; otherwise the same chunked processing runs in-process;
+ *   with injected `validators`; otherwise the same chunked processing runs in-process. Capped at
+ *   the number of chunks of the inputs and at `os.availableParallelism()` (see `usableJobs`);
  * - `chunkBytes`: size of the chunks handed to `jobs` workers (default 1 MiB, at least 256 bytes;
  *   the first chunk of a file is at least 64 KiB); a tuning and testing knob.
  */

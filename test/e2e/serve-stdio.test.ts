@@ -96,6 +96,27 @@ describe("serve over raw stdio", () => {
     }
   });
 
+  it("records a dropped marker for an oversized line with --capture, which validate reports as a warning only", async () => {
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "session.jsonl");
+      const huge = line({ jsonrpc: "2.0", id: "huge", method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(17 * 1024 * 1024) } } });
+      const { code } = await runCli(["serve", "--capture", file], initialize + initialized + huge + line({ jsonrpc: "2.0", id: 2, method: "ping" }));
+      expect(code).toBe(0);
+      const records = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(records.map((r) => r.dir)).toEqual(["c2s", "s2c", "c2s", "c2s", "s2c", "c2s", "s2c"]);
+      expect(records[3]).toEqual({ ts: expect.any(String), dir: "c2s", dropped: { bytes: huge.length - 1, limit: 16 * 1024 * 1024, reason: "line-too-long" } });
+      expect(records[4]).toMatchObject({ msg: { id: "huge", error: { code: -32600 } } });
+      const v = await runCli(["validate", "--format", "json", file]);
+      const findings = v.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => typeof l.rule === "string");
+      expect(findings.map((f) => `${f.line} ${f.severity} ${f.rule}`)).toEqual(["4 warning input/dropped-message"]);
+      expect(findings[0]!.message).toContain(`message of ${huge.length - 1} bytes`);
+      expect(v.code).toBe(0);
+    } finally {
+      await dir.remove();
+    }
+  });
+
   it("exits 1 with a clear message when the capture file cannot be opened", async () => {
     const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], initialize);
     expect(code).toBe(1);

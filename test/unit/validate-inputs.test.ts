@@ -3,7 +3,9 @@
  * fixture per input format (capture, JSONL per direction, Claude Desktop log, HAR).
  * Schema checks use the official 2025-06-18 schema from ../shared (skipped when absent).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { constants } from "node:buffer";
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -11,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
 import { LineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
-import { sseData } from "../../src/validate/readers/har.js";
+import { MAX_HAR_BYTES, sseData } from "../../src/validate/readers/har.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const SHARED_SCHEMA = fileURLToPath(new URL("../../../shared/mcp-schema/2025-06-18/schema.json", import.meta.url));
@@ -328,5 +330,262 @@ describe.skipIf(!haveShared)("input/invalid-utf8 (skipped: needs ../shared/mcp-s
 
   it("a real U+FFFD character and other non-ASCII text are fine", async () => {
     for (const jobs of [1, 2]) expect(await run(call("a\ufffdb é 🙂"), jobs)).toEqual([]);
+  });
+});
+
+describe.skipIf(!haveShared)("HAR order, sessions and limits; crashed-server logs; dropped capture records (skipped: needs ../shared/mcp-schema)", () => {
+  interface EntrySpec {
+    at: string;
+    time: number;
+    /** POST body (omit for a GET). */
+    req?: unknown;
+    /** JSON response body. */
+    res?: unknown;
+    /** SSE response events. */
+    sse?: unknown[];
+    /** Mcp-Session-Id on the request and on the response. */
+    sid?: string;
+    resSid?: string;
+  }
+  const header = (name: string, value: string | undefined) => (value === undefined ? [] : [{ name, value }]);
+  const entry = (e: EntrySpec) => ({
+    startedDateTime: e.at,
+    time: e.time,
+    request: {
+      method: e.req === undefined ? "GET" : "POST",
+      url: "http://127.0.0.1:3000/mcp",
+      headers: header("Mcp-Session-Id", e.sid),
+      ...(e.req === undefined ? {} : { postData: { mimeType: "application/json", text: JSON.stringify(e.req) } }),
+    },
+    response: {
+      status: e.res === undefined && e.sse === undefined ? 202 : 200,
+      headers: header("mcp-session-id", e.resSid ?? e.sid),
+      content:
+        e.sse !== undefined
+          ? { mimeType: "text/event-stream", text: e.sse.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join("") }
+          : e.res !== undefined
+            ? { mimeType: "application/json", text: JSON.stringify(e.res) }
+            : { mimeType: "", text: "" },
+    },
+  });
+  const harOf = (entries: EntrySpec[]) => JSON.stringify({ log: { version: "1.2", creator: { name: "test", version: "1" }, entries: entries.map(entry) } });
+  const check = async (text: string | Buffer, jobs = 1, opts: Partial<ValidateOptions> = {}) => {
+    const r = await validateFiles(["-"], { validators, jobs, stdin: Readable.from([Buffer.from(text)]), ...opts });
+    return { ...r, brief: brief(r.findings), exit: exitCodeFor(r.summary) };
+  };
+  const init = (caps: object = {}) => ({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: caps, clientInfo: { name: "c", version: "1" } },
+  });
+  const initRes = { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } };
+  const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+  const t = (s: string) => `2025-06-18T10:00:${s}Z`;
+
+  describe("HAR: server requests on SSE streams (finding 1)", () => {
+    it("a sampling/createMessage request on a POST's SSE stream, answered by a client POST while the stream is open, is clean", async () => {
+      const har = harOf([
+        { at: t("00.000"), time: 10, req: init({ sampling: {} }), res: initRes },
+        { at: t("01.000"), time: 10, req: initialized },
+        {
+          at: t("02.000"),
+          time: 3000,
+          req: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "summarize" } },
+          sse: [
+            { jsonrpc: "2.0", id: "srv-1", method: "sampling/createMessage", params: { messages: [], maxTokens: 5 } },
+            { jsonrpc: "2.0", id: 1, result: { content: [] } },
+          ],
+        },
+        { at: t("03.000"), time: 10, req: { jsonrpc: "2.0", id: "srv-1", result: { role: "assistant", content: { type: "text", text: "x" }, model: "m" } } },
+      ]);
+      for (const jobs of [1, 2]) {
+        const r = await check(har, jobs, { inputFormat: "har" });
+        expect(r.brief).toEqual([]);
+        expect(r.summary.files[0]).toMatchObject({ format: "har", messages: 7 });
+      }
+    });
+
+    it("a roots/list request on a long-lived GET stream, answered during the stream, is clean; an unanswered one is still reported", async () => {
+      const entries: EntrySpec[] = [
+        { at: t("00.000"), time: 10, req: init({ roots: {} }), res: initRes },
+        { at: t("01.000"), time: 10, req: initialized },
+        { at: t("02.000"), time: 30000, sse: [{ jsonrpc: "2.0", id: "s1", method: "roots/list" }] },
+        { at: t("03.000"), time: 10, req: { jsonrpc: "2.0", id: "s1", result: { roots: [] } } },
+        { at: t("04.000"), time: 10, req: { jsonrpc: "2.0", id: 1, method: "tools/list" }, res: { jsonrpc: "2.0", id: 1, result: { tools: [] } } },
+      ];
+      expect((await check(harOf(entries), 1, { inputFormat: "har" })).brief).toEqual([]);
+      // Without the answer, the request stays unanswered (the causal order invents nothing).
+      const unanswered = await check(harOf(entries.filter((_, i) => i !== 3)), 1, { inputFormat: "har" });
+      expect(unanswered.brief).toEqual(["3 warning session/unanswered-request"]);
+      // An answer that comes before the stream was opened still matches nothing.
+      const early = await check(harOf([entries[0]!, entries[1]!, { ...entries[3]!, at: t("01.500") }, entries[2]!]), 1, { inputFormat: "har" });
+      expect(early.brief).toEqual(["3 error session/unmatched-response", "4 warning session/unanswered-request"]);
+    });
+  });
+
+  it("HAR: sessions are told apart by Mcp-Session-Id, assigned by the initialize response (finding 2)", async () => {
+    const entries: EntrySpec[] = [
+      { at: t("00.000"), time: 10, req: init(), res: initRes, resSid: "A" },
+      { at: t("01.000"), time: 10, req: initialized, sid: "A" },
+      { at: t("02.000"), time: 10, req: init(), res: initRes, resSid: "B" },
+      { at: t("03.000"), time: 10, req: initialized, sid: "B" },
+      { at: t("04.000"), time: 10, req: { jsonrpc: "2.0", id: 1, method: "tools/list" }, res: { jsonrpc: "2.0", id: 1, result: { tools: [] } }, sid: "A" },
+      { at: t("05.000"), time: 10, req: { jsonrpc: "2.0", id: 1, method: "tools/list" }, res: { jsonrpc: "2.0", id: 1, result: { tools: [] } }, sid: "B" },
+    ];
+    const ok = await check(harOf(entries), 1, { inputFormat: "har" });
+    expect(ok.brief).toEqual([]);
+    expect(ok.summary.files[0]).toMatchObject({ sessions: 2, messages: 10 });
+    // A finding names the session it belongs to.
+    entries.push({ at: t("06.000"), time: 10, req: { jsonrpc: "2.0", id: 2, method: "prompts/list" }, res: { jsonrpc: "2.0", id: 2, result: { prompts: [] } }, sid: "B" });
+    const bad = await check(harOf(entries), 1, { inputFormat: "har" });
+    expect(bad.findings.map((f) => `${f.line} ${f.rule} ${f.session}`)).toEqual(["7 session/missing-capability B"]);
+  });
+
+  describe("HAR: millisecond ties keep the order of the file (finding 3)", () => {
+    const session = (at: (i: number) => string, time: number): EntrySpec[] => [
+      { at: at(0), time, req: init(), res: initRes },
+      { at: at(1), time, req: initialized },
+      { at: at(2), time, req: { jsonrpc: "2.0", id: 1, method: "tools/list" }, res: { jsonrpc: "2.0", id: 1, result: { tools: [] } } },
+      {
+        at: at(3),
+        time,
+        req: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "a", _meta: { progressToken: 1 } } },
+        sse: [
+          { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } },
+          { jsonrpc: "2.0", id: 2, result: { content: [] } },
+        ],
+      },
+    ];
+
+    it("entries at the same millisecond (time 1) replay in file order, request before response", async () => {
+      const r = await check(harOf(session(() => t("00.000"), 1)), 1, { inputFormat: "har" });
+      expect(r.brief).toEqual([]);
+      expect(r.summary.files[0]).toMatchObject({ messages: 8 });
+    });
+
+    it("entries 1 ms apart lasting 1.2 ms: each response comes before the next request", async () => {
+      const r = await check(harOf(session((i) => t(`00.00${i}`), 1.2)), 1, { inputFormat: "har" });
+      expect(r.brief).toEqual([]);
+    });
+
+    it("a response never comes before its own request, whatever the times say (time 0, negative or missing)", async () => {
+      for (const time of [0, -1, undefined]) {
+        const entries = session(() => t("00.000"), 0).map((e) => ({ ...e, time: time as number }));
+        const r = await check(harOf(entries), 1, { inputFormat: "har" });
+        expect(r.brief).toEqual([]);
+      }
+    });
+
+    it("entries that really overlap (longer than the resolution) keep their time order", async () => {
+      // tools/list sent at 10.000 (answered at 10.500) and a second tools/list with the same id at
+      // 10.100: the second request is in flight while the first is, so it is a duplicate id.
+      const entries = session((i) => t(`0${i}.000`), 10).slice(0, 3);
+      entries.push({ at: t("02.005"), time: 10, req: { jsonrpc: "2.0", id: 1, method: "tools/list" }, res: { jsonrpc: "2.0", id: 1, result: { tools: [] } } });
+      const r = await check(harOf(entries), 1, { inputFormat: "har" });
+      expect(r.brief[0]).toBe("4 error session/duplicate-request-id");
+    });
+  });
+
+  describe("HAR input limits (finding 4)", () => {
+    it("a HAR starting with a UTF-8 BOM is read (detected by content and forced)", async () => {
+      const har = "\ufeff" + harOf([{ at: t("00.000"), time: 10, req: init(), res: initRes }, { at: t("01.000"), time: 10, req: initialized }]);
+      for (const opts of [{}, { inputFormat: "har" as const }]) {
+        for (const jobs of [1, 2]) {
+          const r = await check(har, jobs, opts);
+          expect(r.brief).toEqual([]);
+          expect(r.summary.files[0]).toMatchObject({ format: "har", messages: 3 });
+        }
+      }
+    });
+
+    it("a HAR over the string limit is input/unreadable with a message naming the limit, not V8's", async () => {
+      expect(MAX_HAR_BYTES).toBe(constants.MAX_STRING_LENGTH);
+      const tmp = mkdtempSync(join(tmpdir(), "har-limit-"));
+      try {
+        const file = join(tmp, "huge.har");
+        writeFileSync(file, '{"log":{"entries":[');
+        truncateSync(file, MAX_HAR_BYTES + 1); // sparse: nothing is written
+        for (const jobs of [1, 2]) {
+          const { findings, summary } = await validateFiles([file], { validators, jobs });
+          expect(brief(findings)).toEqual(["0 error input/unreadable"]);
+          expect(findings[0]!.message).toContain(`HAR file of ${MAX_HAR_BYTES + 1} bytes`);
+          expect(findings[0]!.message).toContain(`limited to ${MAX_HAR_BYTES} bytes`);
+          expect(findings[0]!.message).not.toMatch(/0x1fffffe8/);
+          expect(exitCodeFor(summary)).toBe(2);
+        }
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+      // From stdin (size unknown): the reading stops once past the limit.
+      const chunk = Buffer.alloc(1 << 20, 0x20);
+      chunk.write('{"log":{"entries":[');
+      function* big(): Generator<Buffer> {
+        for (let i = 0; i <= MAX_HAR_BYTES / chunk.length + 1; i++) yield chunk; // the same buffer: no memory
+      }
+      const { findings } = await validateFiles(["-"], { validators, inputFormat: "har", stdin: Readable.from(big()) });
+      expect(brief(findings)).toEqual(["0 error input/unreadable"]);
+      expect(findings[0]!.message).toMatch(/^cannot read input: HAR file of more than \d+ bytes .* is too large: .*limited to \d+ bytes/);
+    }, 60_000);
+  });
+
+  describe("a Claude Desktop log without message lines (finding 5)", () => {
+    const crashed = [
+      "2026-11-29T10:00:00.000Z [orchestra] [info] Initializing server...",
+      '2026-11-29T10:00:00.100Z [orchestra] [error] spawn node ENOENT {"context":"connection","stack":"Error: spawn node ENOENT"}',
+      "2026-11-29T10:00:00.200Z [orchestra] [info] Server transport closed",
+      "",
+    ].join("\n");
+
+    it("is detected as claude-log from the timestamp [name] [level] prefix (either order)", () => {
+      expect(detectFormat(crashed, "mcp-server-orchestra.log")).toBe("claude-log");
+      expect(detectFormat("\ufeff2025-06-18T10:00:00.000+02:00 [info] [weather] Server started\n", "x")).toBe("claude-log");
+      expect(detectFormat("2025-06-18T10:00:00Z [weather] something else\n", "x")).toBe("jsonl");
+      expect(detectFormat("[info] [weather] no timestamp\n", "x")).toBe("jsonl");
+    });
+
+    it("validates as input/no-messages (exit code 2), not as JSON parse errors", async () => {
+      for (const jobs of [1, 2]) {
+        const r = await check(crashed, jobs);
+        expect(r.brief).toEqual(["0 error input/no-messages"]);
+        expect(r.findings[0]!.message).toMatch(/claude-log format \(detected\)/);
+        expect(r.summary.files[0]!.format).toBe("claude-log");
+        expect(r.exit).toBe(2);
+      }
+    });
+  });
+
+  describe("capture: a dropped-message record (finding 6)", () => {
+    const rec = (dir: string, msg: unknown) => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir, msg });
+    const dropped = (bytes: number) => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "c2s", dropped: { bytes, limit: 16777216, reason: "line-too-long" } });
+    const head = [rec("c2s", init()), rec("s2c", initRes), rec("c2s", initialized)];
+    const tooLong = (id: unknown) => ({ jsonrpc: "2.0", id, error: { code: -32600, message: "Message of 17000000 bytes exceeds the 16777216-byte limit", data: { bytes: 17000000, maxBytes: 16777216 } } });
+
+    it("is a warning naming the size; the bridge's -32600 reply to it (recovered id) is not blamed", async () => {
+      const text = [...head, dropped(17000000), rec("s2c", tooLong("huge")), rec("c2s", { jsonrpc: "2.0", id: 2, method: "ping" }), rec("s2c", { jsonrpc: "2.0", id: 2, result: {} })].join("\n");
+      for (const jobs of [1, 2]) {
+        const r = await check(text, jobs, { chunkBytes: 256 });
+        expect(r.brief).toEqual(["4 warning input/dropped-message"]);
+        expect(r.findings[0]!.message).toContain("client→server message of 17000000 bytes over the 16777216-byte line limit");
+        expect(r.exit).toBe(0);
+      }
+    });
+
+    it("also when the reply has a null id (the id was not in the line's head), and as the first line", async () => {
+      const text = [dropped(20000000), rec("s2c", tooLong(null)), ...head].join("\n");
+      const r = await check(text);
+      expect(r.brief).toEqual(["1 warning input/dropped-message", "2 warning jsonrpc/null-id-error"]);
+      expect(r.summary.files[0]!.format).toBe("capture");
+    });
+
+    it("without the record, the same reply is an error (what the record prevents)", async () => {
+      const r = await check([...head, rec("s2c", tooLong("huge"))].join("\n"));
+      expect(r.brief).toEqual(["4 error session/unmatched-response"]);
+    });
+
+    it("a malformed dropped record is input/malformed-record", async () => {
+      const r = await check([...head, JSON.stringify({ ts: "t", dir: "c2s", dropped: { size: 1 } })].join("\n"));
+      expect(r.brief).toEqual(["4 error input/malformed-record"]);
+    });
   });
 });

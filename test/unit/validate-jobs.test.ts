@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { ChunkProcessor, ChunkView, KIND_COMPACT, KIND_LOCAL, KIND_TOOLONG, readRange, type ChunkTask } from "../../src/validate/chunk.js";
 import { MISS } from "../../src/validate/facts.js";
-import { IdRegistry } from "../../src/validate/ids.js";
+import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
 import { LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { prepareValidators } from "../../src/validate/setup.js";
 import { ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
@@ -288,6 +288,81 @@ describe("request id bookkeeping", () => {
     expect(ids.firstLine(199_999)).toBe(200_999);
     expect(ids.firstLine(200_000)).toBeUndefined();
     expect(ids.firstLine("0")).toBeUndefined();
+  });
+});
+
+describe("in-flight and progress-token tables", () => {
+  /** Seeded random keys: sequential and colliding ring slots (mod 1024), -0, fractions, huge numbers, strings. */
+  const keyStream = (seed: number): (() => string | number) => {
+    let a = seed >>> 0;
+    const rnd = (): number => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    let next = 0;
+    return () => {
+      const r = rnd();
+      if (r < 0.4) return next++;
+      if (r < 0.55) return Math.floor(rnd() * 40);
+      if (r < 0.65) return Math.floor(rnd() * 6) * 1024 + Math.floor(rnd() * 3); // same ring slot
+      if (r < 0.7) return [-0, -3, 0.5, 2 ** 31, 2 ** 31 - 1, 2 ** 40][Math.floor(rnd() * 6)]!;
+      return `k${Math.floor(rnd() * 30)}`;
+    };
+  };
+
+  it("InflightTable answers as a Map<id, entry> does, and iterates in Map order", () => {
+    for (const seed of [1, 2, 3]) {
+      const key = keyStream(seed);
+      const table = new InflightTable<{ id: string | number; seq: number; n: number }>();
+      const map = new Map<string | number, { id: string | number; seq: number; n: number }>();
+      for (let n = 0; n < 20_000; n++) {
+        const k = key();
+        const op = n % 5;
+        if (op < 2) {
+          const e = { id: k, seq: 0, n };
+          table.set(e);
+          map.set(k, e);
+        } else if (op < 4) {
+          expect(table.get(k)).toBe(map.get(k));
+        } else {
+          table.delete(k);
+          map.delete(k);
+        }
+        expect(table.size).toBe(map.size);
+        if (n % 997 === 0) expect(table.values().map((e) => e.n)).toEqual([...map.values()].map((e) => e.n));
+      }
+      expect(table.values().map((e) => e.n)).toEqual([...map.values()].map((e) => e.n));
+    }
+  });
+
+  it("TokenTable answers as a Map does, in and out of its array mode", () => {
+    for (const seed of [4, 5]) {
+      const key = keyStream(seed);
+      const table = new TokenTable<number>();
+      const map = new Map<string | number, number>();
+      for (let n = 0; n < 20_000; n++) {
+        const k = key();
+        // Phases of many and of few live keys, so that the table moves between arrays and Map.
+        const phase = Math.floor(n / 2000) % 2;
+        const op = n % (phase === 0 ? 3 : 2);
+        if (op === 0) {
+          table.set(k, n);
+          map.set(k, n);
+        } else if (op === 1 && phase === 1) {
+          for (const old of [...map.keys()].slice(0, 3)) {
+            table.delete(old);
+            map.delete(old);
+          }
+        } else {
+          expect(table.get(k)).toBe(map.get(k));
+          table.delete(k);
+          map.delete(k);
+        }
+        for (const probe of [k, 0, -0, "k1", 1024]) expect(table.get(probe)).toBe(map.get(probe));
+      }
+    }
   });
 });
 

@@ -77,6 +77,30 @@ describe("text reporter", () => {
     expect(out).not.toContain("\u001b[");
   });
 
+  it("escapes every control character (C0, DEL, C1) from the input in every printed field", () => {
+    const evil = "\u001b]0;pwned\u0007\u001b[2Jevil\u007f\u009b\n";
+    const f: Finding = {
+      file: `e${evil}.jsonl`,
+      line: 1,
+      direction: "c2s",
+      method: evil,
+      rule: "schema/unknown-method",
+      severity: "warning",
+      pointer: `/params/${evil}`,
+      session: evil,
+      location: evil,
+      message: `method ${evil} is not defined; not valid JSON (Unexpected token '\u001b', "{"a":\u001b[31mRED")`,
+    };
+    for (const color of [false, true]) {
+      const out = renderReport("text", [f], summarize([fileSummary(f.file, 0, 1, { protocolVersions: [evil] })], 1), { color });
+      // Only the reporter's own colour codes (ESC [ digits m) may remain, and no stray line breaks.
+      const stripped = out.replace(/\u001b\[[0-9;]*m/g, "");
+      expect(stripped).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      expect(stripped).toContain("\\u001b]0;pwned\\u0007\\u001b[2Jevil\\u007f\\u009b\\u000a");
+      expect(stripped.split("\n").filter((l) => l.includes("schema/unknown-method"))).toHaveLength(1);
+    }
+  });
+
   it("colours severities only when asked", () => {
     const out = renderReport("text", findings, summary, { color: true });
     expect(out).toContain("\u001b[31merror");

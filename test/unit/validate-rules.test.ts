@@ -7,13 +7,14 @@
  * these captures use sampling, elicitation, logging, roots...). They skip when ../shared is
  * absent. A last group runs the built-in validators (`validatorsFor`) with no injection.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
-import { exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+import { exitCodeFor, usableJobs, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const SHARED = fileURLToPath(new URL("../../../shared/mcp-schema/", import.meta.url));
@@ -459,5 +460,163 @@ describe.skipIf(!haveShared)("hand-made captures that broke the validator (skipp
       name: "ValidateUsageError",
       message: expect.stringMatching(/only once/),
     });
+  });
+});
+
+// --- findings of a new user's test run ---------------------------------------------------------
+
+describe("new-user findings (built-in validators)", () => {
+  const V25 = "2025-11-25";
+  const initAsk = (version: string): Rec => [
+    "c2s",
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "demo", version: "1" } } },
+  ];
+  const initAnswer = (version: string): Rec => [
+    "s2c",
+    { jsonrpc: "2.0", id: 1, result: { protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "s", version: "1" } } },
+  ];
+  const tools = { tools: [{ name: "echo", inputSchema: { type: "object" } }] };
+  const session = (offered: string, answered: string): Rec[] => [
+    initAsk(offered),
+    initAnswer(answered),
+    initialized,
+    req("c2s", 2, "tools/list"),
+    ok("s2c", 2, tools),
+  ];
+
+  it("an unknown offered version answered with 2025-11-25 is checked as 2025-11-25 (not the stateless schema)", async () => {
+    for (const jobs of [1, 2]) {
+      const text = captureText(session("2099-01-01", V25));
+      const { findings, summary } = await validateFiles(["-"], { inputFormat: "capture", jobs, chunkBytes: 256, stdin: Readable.from([text]) });
+      expect(brief(findings)).toEqual([]);
+      expect(summary.files[0]!.protocolVersions).toEqual([V25]);
+    }
+  });
+
+  it("an unknown version both sides agree on is checked as 2025-11-25 with only session/unsupported-version", async () => {
+    const { findings, summary } = await validateFiles(["-"], { inputFormat: "capture", stdin: Readable.from([captureText(session("2099-01-01", "2099-01-01"))]) });
+    expect(brief(findings)).toEqual(["2 warning session/unsupported-version"]);
+    expect(findings[0]!.message).toContain("checking against 2025-11-25");
+    expect(summary.files[0]!.protocolVersions).toEqual([V25]);
+  });
+
+  it("an initialize exchange naming the stateless 2026-07-28 is never checked against the stateless schema", async () => {
+    const findings = await check(session(V26, V26), builtin);
+    expect(brief(findings)).toEqual(["2 warning session/unsupported-version"]);
+  });
+
+  it("server-side JSONL: an InitializeResult sets the version before it is checked", async () => {
+    const lines = [initAnswer(V)[1], ok("s2c", 2, tools)[1], ok("s2c", 3, { content: [{ type: "text", text: "hello" }] })[1]].map((m) => JSON.stringify(m)).join("\n");
+    for (const jobs of [1, 2]) {
+      const { findings, summary } = await validateFiles(["-"], { inputFormat: "jsonl", direction: "s2c", jobs, chunkBytes: 256, stdin: Readable.from([lines]) });
+      expect(brief(findings)).toEqual([]);
+      expect(summary.files[0]!.protocolVersions).toEqual([V]);
+    }
+  });
+
+  it("server-side JSONL of results only (no initialize, no stateless marker) is checked as 2025-11-25", async () => {
+    const lines = [ok("s2c", 2, tools)[1], ok("s2c", 3, {})[1]].map((m) => JSON.stringify(m)).join("\n");
+    const { findings, summary } = await validateFiles(["-"], { inputFormat: "jsonl", direction: "s2c", stdin: Readable.from([lines]) });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V25]);
+  });
+
+  it("a null-id error rejecting a forbidden batch answers the batch (no response-to-notification, no unanswered request)", async () => {
+    const findings = await check(
+      [...session(V, V), ["c2s", [{ jsonrpc: "2.0", id: 6, method: "ping" }]], err("s2c", null, -32600, "JSON-RPC batches are not supported")],
+      builtin,
+    );
+    expect(brief(findings)).toEqual(["6 error session/batch-not-allowed", "7 warning jsonrpc/null-id-error"]);
+  });
+
+  it("an error response may echo the readable id of an invalid request", async () => {
+    const findings = await check([...session(V, V), ["c2s", { jsonrpc: "2.0", id: 3 }], err("s2c", 3, -32600, "Invalid Request")], builtin);
+    expect(brief(findings)).toEqual(["6 error jsonrpc/invalid"]);
+    // ...but only once, and a success response still matches nothing.
+    const twice = await check([...session(V, V), ["c2s", { jsonrpc: "2.0", id: 3 }], err("s2c", 3, -32600, "Invalid Request"), ok("s2c", 3)], builtin);
+    expect(brief(twice)).toEqual(["6 error jsonrpc/invalid", "8 error session/unmatched-response"]);
+  });
+
+  it("retrying initialize after an initialize error is no reinitialize (one session)", async () => {
+    const { findings, summary } = await validateFiles(["-"], {
+      inputFormat: "capture",
+      stdin: Readable.from([
+        captureText([
+          initAsk(V),
+          err("s2c", 1, -32602, "Unsupported protocol version"),
+          initAsk("2024-11-05"),
+          initAnswer("2024-11-05"),
+          initialized,
+          req("c2s", 2, "tools/list"),
+          ok("s2c", 2, tools),
+        ]),
+      ]),
+    });
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.sessions).toBe(1);
+    expect(summary.files[0]!.protocolVersions).toEqual(["2024-11-05"]);
+  });
+
+  it("a second initialize after a successful one is still session/reinitialize", async () => {
+    const findings = await check([...session(V, V), initAsk(V), initAnswer(V)], builtin);
+    expect(brief(findings)).toEqual(["6 warning session/reinitialize"]);
+  });
+
+  it("--jobs is capped at the input's chunks and the available CPUs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "orchestra-validate-cap-"));
+    const tiny = join(dir, "tiny.jsonl");
+    writeFileSync(tiny, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
+    expect(await usableJobs([tiny], { jobs: 100 })).toBe(1);
+    expect(await usableJobs([tiny, tiny, tiny], { jobs: 100 })).toBe(Math.min(3, availableParallelism()));
+    expect(await usableJobs([tiny], { jobs: 100, chunkBytes: 256 })).toBe(1);
+    expect(await usableJobs(["-"], { jobs: 100 })).toBe(Math.min(100, availableParallelism()));
+    expect(await usableJobs([tiny], { jobs: 1 })).toBe(1);
+  });
+});
+
+describe.skipIf(!haveShared)("--schema FILE checked at start-up (skipped: needs ../shared/mcp-schema)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "orchestra-validate-schema-"));
+  const official25 = (): { definitions: Record<string, unknown> } =>
+    JSON.parse(readFileSync(join(SHARED, V, "schema.json"), "utf8")) as { definitions: Record<string, unknown> };
+  const write = (name: string, schema: object): string => {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(schema));
+    return path;
+  };
+
+  it("a schema missing a needed definition is a one-line 'bad schema file' usage error", async () => {
+    const schema = official25();
+    delete schema.definitions.ListToolsResult;
+    const path = write("no-list-tools-result.json", schema);
+    await expect(validateFiles(["-"], { schemaPath: path, stdin: Readable.from([captureText(handshake)]) })).rejects.toMatchObject({
+      name: "ValidateUsageError",
+      message: expect.stringMatching(new RegExp(`^bad schema file: ${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*ListToolsResult[^\n]*$`)),
+    });
+  });
+
+  it("a dangling $ref is the schema's fault, not each input's", async () => {
+    const schema = official25();
+    schema.definitions.JSONRPCRequest = { $ref: "#/definitions/DoesNotExist" };
+    const path = write("dangling.json", schema);
+    await expect(validateFiles(["-"], { schemaPath: path, stdin: Readable.from([captureText(handshake)]) })).rejects.toMatchObject({
+      name: "ValidateUsageError",
+      message: expect.stringMatching(/^bad schema file: .*DoesNotExist/),
+    });
+  });
+
+  it("a missing envelope definition is reported", async () => {
+    const schema = official25();
+    delete schema.definitions.JSONRPCNotification;
+    const path = write("no-notification.json", schema);
+    await expect(validateFiles(["-"], { schemaPath: path, stdin: Readable.from([captureText(handshake)]) })).rejects.toMatchObject({
+      message: expect.stringMatching(/^bad schema file: .*missing definition JSONRPCNotification$/),
+    });
+  });
+
+  it("messages name the schema file rather than a protocol version", async () => {
+    const path = join(SHARED, V, "schema.json");
+    const { findings } = await validateFiles(["-"], { schemaPath: path, stdin: Readable.from([captureText([...handshake, req("c2s", 1, "x/y")])]) });
+    const unknown = findings.find((f) => f.rule === "schema/unknown-method");
+    expect(unknown?.message).toBe(`method x/y is not defined by the schema ${path}`);
   });
 });

@@ -14,6 +14,14 @@ import { parseErrorText, type Dispatch, type LineConsumer } from "./dispatch.js"
 /** Matches a message line; groups: 1 bracket groups, 2 client|server, 3 the rest. */
 export const CLAUDE_LOG_LINE = /^\S+\s+((?:\[[^\]]*\]\s*)+)Message from (client|server):\s?(.*)$/;
 
+/**
+ * The prefix of every line of such a log: an ISO-8601 timestamp, then a server name and a log
+ * level in brackets (either order), e.g. `2025-06-18T10:00:00.000Z [weather] [info] `. Used by
+ * format detection for logs without any message line (a server that crashed at start-up).
+ */
+export const CLAUDE_LOG_PREFIX =
+  /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s+(?:\[[^\]]*\]\s*\[(?:trace|debug|info|notice|warn|warning|error|fatal|critical)\]|\[(?:trace|debug|info|notice|warn|warning|error|fatal|critical)\]\s*\[[^\]]*\])/i;
+
 const LEVELS = new Set(["trace", "debug", "info", "notice", "warn", "warning", "error", "fatal", "critical"]);
 
 /** A line consumer for Claude Desktop MCP logs; see the module comment. */

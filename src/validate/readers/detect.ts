@@ -4,14 +4,17 @@
  * 1. a `.har` name, or a first line that parses as an object with `log.entries`, or a first line
  *    that opens an object which is not complete on that line while the head mentions `"log"`
  *    → `har`;
- * 2. a first non-blank line that is a JSON object with `dir` `c2s`/`s2c` and `msg` or `raw`
+ * 2. a first non-blank line that is a JSON object with `dir` `c2s`/`s2c` and `msg`, `raw` or `dropped`
  *    → `capture`;
  * 3. any other JSON first line → `jsonl`;
- * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`) → `claude-log`;
+ * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`), or a first
+ *    line with its prefix, `<ISO-8601 timestamp> [name] [level]` (either order; e.g. the log of a
+ *    server that crashed before any message: `... [orchestra] [info] Initializing server...`)
+ *    → `claude-log`;
  * 5. otherwise `jsonl` (its lines then fail as `json/parse-error`).
  */
 import type { InputFormat } from "../types.js";
-import { CLAUDE_LOG_LINE } from "./claude-log.js";
+import { CLAUDE_LOG_LINE, CLAUDE_LOG_PREFIX } from "./claude-log.js";
 
 /** Bytes of head read before deciding. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -36,11 +39,11 @@ export function detectFormat(head: string, path: string): InputFormat {
       const obj = value as Record<string, unknown>;
       const log = obj.log;
       if (typeof log === "object" && log !== null && Array.isArray((log as Record<string, unknown>).entries)) return "har";
-      if ((obj.dir === "c2s" || obj.dir === "s2c") && ("msg" in obj || "raw" in obj)) return "capture";
+      if ((obj.dir === "c2s" || obj.dir === "s2c") && ("msg" in obj || "raw" in obj || "dropped" in obj)) return "capture";
     }
     return "jsonl";
   }
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
-  if (lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
+  if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
   return "jsonl";
 }

@@ -8,7 +8,7 @@ import type { RuleId } from "../rules.js";
 import type { Direction } from "../types.js";
 
 export interface Dispatch {
-  /** A parsed JSON value (message or batch) sent in `dir`; `session` keys Claude-log servers. */
+  /** A parsed JSON value (message or batch) sent in `dir`; `session` keys Claude-log servers and HAR `Mcp-Session-Id`s. */
   message(value: unknown, origin: Origin, dir: Direction, session?: string): void;
   /** A message that is not JSON; `error` is the parser's message. */
   unparsable(raw: string, error: string, origin: Origin, dir: Direction, session?: string): void;

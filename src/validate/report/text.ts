@@ -8,7 +8,10 @@
  *
  *   ✖ 1 error, 1 warning in 1 file (42 messages, 3.1 kB, 0.01 s)
  *
- * ANSI colours only when `options.color` is set.
+ * ANSI colours only when `options.color` is set. Every text taken from the input (file names,
+ * methods, ids, parser messages...) is printed through {@link escapeControls}: control characters
+ * (C0, DEL, C1) appear as `\uXXXX` escapes, so a capture cannot send escape sequences to the
+ * terminal or break the one-finding-per-line layout.
  */
 import type { Finding } from "../types.js";
 import type { Reporter, ReporterOptions } from "./index.js";
@@ -34,17 +37,15 @@ export function textReporter(options: ReporterOptions): Reporter {
         ? [...(file.format !== undefined ? [file.format] : []), "unreadable"]
         : [file.format ?? "?", ...(file.protocolVersions.length > 0 ? [file.protocolVersions.join("+")] : []), plural(file.messages, "message")];
       const status = list.length === 0 ? paint("green", " ok") : "";
-      options.write(`${paint("bold", file.file)}  ${paint("dim", facts.join(", "))}${status}\n`);
+      options.write(`${paint("bold", escapeControls(file.file))}  ${paint("dim", escapeControls(facts.join(", ")))}${status}\n`);
       const width = Math.max(4, ...list.map((f) => String(f.line).length));
       for (const f of list) {
         const sev = f.severity === "error" ? paint("red", "error  ") : paint("yellow", "warning");
-        const where = [
-          f.direction ?? "   ",
-          ...(f.session !== undefined ? [`[${f.session}]`] : []),
-          ...(f.location !== undefined ? [`(${f.location})`] : []),
-        ].join(" ");
-        const at = f.pointer !== undefined && f.pointer !== "" ? paint("dim", ` (at ${f.pointer})`) : "";
-        options.write(`  ${String(f.line).padStart(width)}  ${sev}  ${where}  ${paint("bold", f.rule)}  ${f.message}${at}\n`);
+        const where = escapeControls(
+          [f.direction ?? "   ", ...(f.session !== undefined ? [`[${f.session}]`] : []), ...(f.location !== undefined ? [`(${f.location})`] : [])].join(" "),
+        );
+        const at = f.pointer !== undefined && f.pointer !== "" ? paint("dim", ` (at ${escapeControls(f.pointer)})`) : "";
+        options.write(`  ${String(f.line).padStart(width)}  ${sev}  ${where}  ${paint("bold", escapeControls(f.rule))}  ${escapeControls(f.message)}${at}\n`);
       }
       options.write("\n");
     },
@@ -57,6 +58,15 @@ export function textReporter(options: ReporterOptions): Reporter {
       );
     },
   };
+}
+
+/** C0 controls, DEL and C1 controls. */
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** `s` with every control character (C0, DEL, C1) written as a `\uXXXX` escape (as JSON escapes C0). */
+export function escapeControls(s: string): string {
+  return s.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? "" : "s"}`;

@@ -3,10 +3,16 @@
 // One validator per schema definition, compiled ahead of time (strict, allErrors: false).
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
+function __rebase(errors, path) {
+  for (const e of errors) e.instancePath = path + e.instancePath;
+  return errors;
+}
 export const Annotated = validate11;
 const schema13 = {"type":"string","enum":["assistant","user"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -99,7 +105,8 @@ export const BlobResourceContents = validate12;
 const formats0 = __formats.uri;
 const formats2 = __formats.byte;
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -182,7 +189,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolRequest = validate13;
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate13(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -276,7 +284,8 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolResult = validate14;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -407,7 +416,8 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -562,7 +572,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -940,7 +951,8 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -981,24 +993,24 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
                   const _errs7 = errors;
                   let valid2 = false;
                   const _errs8 = errors;
-                  if(!(validate15(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                    vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                  if(!(validate15(data2))){
+                    vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate15.errors, instancePath+"/content/" + i0));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs8 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs9 = errors;
-                    if(!(validate17(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data2))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate17.errors, instancePath+"/content/" + i0));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate19(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                        vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                      if(!(validate19(data2))){
+                        vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate19.errors, instancePath+"/content/" + i0));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
@@ -1072,7 +1084,8 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 export const CancelledNotification = validate21;
 const schema26 = {"type":["string","integer"]};
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate21(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1162,7 +1175,8 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientCapabilities = validate22;
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1254,7 +1268,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 export const ClientNotification = validate23;
 const schema31 = {"type":["string","integer"]};
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1357,13 +1372,14 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate21(data))){
     vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
     errors = vErrors.length;
   }
@@ -1473,7 +1489,7 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs13 = errors;
-      if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate25(data))){
         vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
         errors = vErrors.length;
       }
@@ -1613,7 +1629,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientRequest = validate27;
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1830,7 +1847,8 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1905,7 +1923,8 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1967,7 +1986,8 @@ function validate32(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2029,7 +2049,8 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2091,7 +2112,8 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2155,7 +2177,8 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 
 const schema53 = {"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2231,7 +2254,8 @@ function validate40(data, {instancePath="", parentData, parentDataProperty, root
 
 const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
 
-      function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate42(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -2551,13 +2575,14 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate27(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate28(data))){
           vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
           errors = vErrors.length;
         }
@@ -2565,7 +2590,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate30(data))){
             vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
             errors = vErrors.length;
           }
@@ -2573,7 +2598,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate32(data))){
               vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
               errors = vErrors.length;
             }
@@ -2581,7 +2606,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate34(data))){
                 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
                 errors = vErrors.length;
               }
@@ -2970,7 +2995,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs32 = errors;
-                      if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate36(data))){
                         vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
                         errors = vErrors.length;
                       }
@@ -3133,7 +3158,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs47 = errors;
-                          if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate38(data))){
                             vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
                             errors = vErrors.length;
                           }
@@ -3279,7 +3304,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs60 = errors;
-                              if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate40(data))){
                                 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
                                 errors = vErrors.length;
                               }
@@ -3287,7 +3312,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               valid0 = valid0 || _valid0;
                               if(!valid0){
                                 const _errs61 = errors;
-                                if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                if(!(validate42(data))){
                                   vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
                                   errors = vErrors.length;
                                 }
@@ -3334,7 +3359,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ClientResult = validate44;
 
-      function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate45(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3385,16 +3411,16 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate15(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                    if(!(validate15(data2))){
+                      vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate17(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                      if(!(validate17(data2))){
+                        vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
@@ -3467,7 +3493,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate49(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3584,7 +3611,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate44(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -3627,7 +3655,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate45(data))){
             vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
             errors = vErrors.length;
           }
@@ -3635,7 +3663,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate49(data))){
               vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
               errors = vErrors.length;
             }
@@ -3672,7 +3700,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequest = validate51;
 
-      function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate51(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3994,7 +4023,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResult = validate52;
 
-      function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate52(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4116,7 +4146,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const CreateMessageRequest = validate53;
       const schema67 = {"type":"object","properties":{"method":{"type":"string","const":"sampling/createMessage"},"params":{"type":"object","properties":{"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["none","thisServer","allServers"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"type":"object","additionalProperties":true}},"required":["maxTokens","messages"]}},"required":["method","params"]};
 
-      function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate54(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4150,16 +4181,16 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate15(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                  if(!(validate15(data1))){
+                    vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data1))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
@@ -4205,7 +4236,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate58(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4345,7 +4377,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate53(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4393,8 +4426,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               const len0 = data2.length;
                               for(let i0=0; i0<len0; i0++){
                                 const _errs7 = errors;
-                                if(!(validate54(data2[i0], {instancePath:instancePath+"/params/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+                                if(!(validate54(data2[i0]))){
+                                  vErrors = vErrors === null ? __rebase(validate54.errors, instancePath+"/params/messages/" + i0) : vErrors.concat(__rebase(validate54.errors, instancePath+"/params/messages/" + i0));
                                   errors = vErrors.length;
                                 }
                                 var valid2 = _errs7 === errors;
@@ -4416,8 +4449,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid1){
                           if(data1.modelPreferences !== undefined){
                             const _errs8 = errors;
-                            if(!(validate58(data1.modelPreferences, {instancePath:instancePath+"/params/modelPreferences",parentData:data1,parentDataProperty:"modelPreferences",rootData}))){
-                              vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+                            if(!(validate58(data1.modelPreferences))){
+                              vErrors = vErrors === null ? __rebase(validate58.errors, instancePath+"/params/modelPreferences") : vErrors.concat(__rebase(validate58.errors, instancePath+"/params/modelPreferences"));
                               errors = vErrors.length;
                             }
                             var valid1 = _errs8 === errors;
@@ -4560,7 +4593,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageResult = validate60;
 
-      function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate60(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4611,16 +4645,16 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate15(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                    if(!(validate15(data2))){
+                      vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate17(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                      if(!(validate17(data2))){
+                        vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
@@ -4695,7 +4729,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Cursor = validate63;
 
-      function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate63(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -4708,7 +4743,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmbeddedResource = validate64;
 
-      function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate64(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5088,7 +5124,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmptyResult = validate65;
 
-      function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate65(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5117,7 +5154,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequest = validate66;
 
-      function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate66(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5222,7 +5260,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResult = validate67;
 
-      function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate68(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5256,24 +5295,24 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate15(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                  if(!(validate15(data1))){
+                    vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data1))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate19(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                      if(!(validate19(data1))){
+                        vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content") : vErrors.concat(__rebase(validate19.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -5320,7 +5359,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate67(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5369,8 +5409,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate68(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                          if(!(validate68(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate68.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate68.errors, instancePath+"/messages/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -5404,7 +5444,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ImageContent = validate73;
 
-      function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate73(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5561,7 +5602,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Implementation = validate74;
 
-      function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate74(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5609,7 +5651,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeRequest = validate75;
 
-      function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate75(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5828,7 +5871,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeResult = validate76;
 
-      function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate76(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6103,7 +6147,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializedNotification = validate77;
 
-      function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate77(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6173,7 +6218,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCError = validate78;
 
-      function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate78(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6277,7 +6323,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCMessage = validate79;
 
-      function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate80(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6379,7 +6426,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate82(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6462,13 +6510,14 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate79(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate80(data))){
           vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
           errors = vErrors.length;
         }
@@ -6597,7 +6646,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs15 = errors;
-            if(!(validate82(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate82(data))){
               vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
               errors = vErrors.length;
             }
@@ -6605,7 +6654,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs16 = errors;
-              if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate78(data))){
                 vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
                 errors = vErrors.length;
               }
@@ -6643,7 +6692,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCNotification = validate85;
 
-      function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate85(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6726,7 +6776,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCRequest = validate86;
 
-      function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate86(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6830,7 +6881,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResponse = validate87;
 
-      function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate87(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6915,7 +6967,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsRequest = validate88;
 
-      function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate88(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6979,7 +7032,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsResult = validate89;
 
-      function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate90(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7106,7 +7160,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate89(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7155,8 +7210,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate90(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+                          if(!(validate90(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate90.errors, instancePath+"/prompts/" + i0) : vErrors.concat(__rebase(validate90.errors, instancePath+"/prompts/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -7190,7 +7245,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesRequest = validate92;
 
-      function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate92(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7254,7 +7310,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesResult = validate93;
 
-      function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate94(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7417,7 +7474,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate93(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7466,8 +7524,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate94(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+                          if(!(validate94(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate94.errors, instancePath+"/resourceTemplates/" + i0) : vErrors.concat(__rebase(validate94.errors, instancePath+"/resourceTemplates/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -7501,7 +7559,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesRequest = validate96;
 
-      function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate96(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7565,7 +7624,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesResult = validate97;
 
-      function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate98(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7742,7 +7802,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate97(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7791,8 +7852,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate98(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+                          if(!(validate98(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate98.errors, instancePath+"/resources/" + i0) : vErrors.concat(__rebase(validate98.errors, instancePath+"/resources/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -7826,7 +7887,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsRequest = validate100;
 
-      function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate100(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7903,7 +7965,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsResult = validate101;
 
-      function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate101(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8022,7 +8085,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsRequest = validate102;
 
-      function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate102(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8086,7 +8150,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsResult = validate103;
 
-      function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate103(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8313,7 +8378,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingLevel = validate104;
 
-      function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate104(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -8330,7 +8396,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotification = validate105;
 
-      function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate105(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8424,7 +8491,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelHint = validate106;
 
-      function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate106(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8447,7 +8515,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelPreferences = validate107;
 
-      function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate107(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8589,7 +8658,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Notification = validate108;
 
-      function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate108(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8654,7 +8724,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequest = validate109;
 
-      function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate109(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8713,7 +8784,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedResult = validate110;
 
-      function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate110(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8759,7 +8831,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PingRequest = validate111;
 
-      function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate111(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8836,7 +8909,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotification = validate112;
 
-      function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate112(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8941,7 +9015,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressToken = validate113;
 
-      function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate113(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -8954,7 +9029,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Prompt = validate114;
 
-      function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate114(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9083,7 +9159,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptArgument = validate115;
 
-      function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate115(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9144,7 +9221,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptListChangedNotification = validate116;
 
-      function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate116(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9214,7 +9292,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptMessage = validate117;
 
-      function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate117(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9248,24 +9327,24 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate15(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                  if(!(validate15(data1))){
+                    vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data1))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate19(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                      if(!(validate19(data1))){
+                        vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content") : vErrors.concat(__rebase(validate19.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -9314,7 +9393,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptReference = validate121;
 
-      function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate121(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9367,7 +9447,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequest = validate122;
 
-      function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate122(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9450,7 +9531,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceResult = validate123;
 
-      function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate123(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9768,7 +9850,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Request = validate124;
 
-      function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate124(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9840,7 +9923,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestId = validate125;
 
-      function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate125(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -9853,7 +9937,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Resource = validate126;
 
-      function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate126(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10032,7 +10117,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceContents = validate127;
 
-      function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate127(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10091,7 +10177,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceListChangedNotification = validate128;
 
-      function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate128(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10161,7 +10248,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceReference = validate129;
 
-      function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate129(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10225,7 +10313,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplate = validate130;
 
-      function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate130(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10390,7 +10479,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotification = validate131;
 
-      function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate131(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10473,7 +10563,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Result = validate132;
 
-      function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate132(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10502,7 +10593,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Role = validate133;
 
-      function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate133(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -10519,7 +10611,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Root = validate134;
 
-      function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate134(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10578,7 +10671,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RootsListChangedNotification = validate135;
 
-      function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate135(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10648,7 +10742,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessage = validate136;
 
-      function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate136(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10682,16 +10777,16 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate15(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                  if(!(validate15(data1))){
+                    vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/content") : vErrors.concat(__rebase(validate15.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data1))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
@@ -10739,7 +10834,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerCapabilities = validate139;
 
-      function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate139(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10896,13 +10992,14 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerNotification = validate140;
 
-      function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate140(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate21(data))){
           vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
           errors = vErrors.length;
         }
@@ -10910,7 +11007,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate25(data))){
             vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
             errors = vErrors.length;
           }
@@ -11351,7 +11448,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs45 = errors;
-                    if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate105(data))){
                       vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
                       errors = vErrors.length;
                     }
@@ -11392,13 +11489,14 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerRequest = validate144;
 
-      function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate144(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate30(data))){
           vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
           errors = vErrors.length;
         }
@@ -11406,7 +11504,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate53(data))){
             vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
             errors = vErrors.length;
           }
@@ -11414,7 +11512,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate100(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate100(data))){
               vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
               errors = vErrors.length;
             }
@@ -11451,7 +11549,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerResult = validate148;
 
-      function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate148(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -11494,7 +11593,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate76(data))){
             vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
             errors = vErrors.length;
           }
@@ -11502,7 +11601,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate97(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate97(data))){
               vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
               errors = vErrors.length;
             }
@@ -11510,7 +11609,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs10 = errors;
-              if(!(validate93(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate93(data))){
                 vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
                 errors = vErrors.length;
               }
@@ -11518,7 +11617,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs11 = errors;
-                if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate123(data))){
                   vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
                   errors = vErrors.length;
                 }
@@ -11526,7 +11625,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs12 = errors;
-                  if(!(validate89(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate89(data))){
                     vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
                     errors = vErrors.length;
                   }
@@ -11534,7 +11633,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs13 = errors;
-                    if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate67(data))){
                       vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
                       errors = vErrors.length;
                     }
@@ -11542,7 +11641,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs14 = errors;
-                      if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate103(data))){
                         vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
                         errors = vErrors.length;
                       }
@@ -11550,7 +11649,7 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs15 = errors;
-                        if(!(validate14(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate14(data))){
                           vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
                           errors = vErrors.length;
                         }
@@ -11765,7 +11864,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SetLevelRequest = validate157;
 
-      function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate157(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11841,7 +11941,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscribeRequest = validate158;
 
-      function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate158(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11924,7 +12025,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextContent = validate159;
 
-      function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate159(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12057,7 +12159,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextResourceContents = validate160;
 
-      function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate160(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12129,7 +12232,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Tool = validate161;
 
-      function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate161(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12283,7 +12387,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolListChangedNotification = validate162;
 
-      function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate162(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12353,7 +12458,8 @@ const formats18 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsubscribeRequest = validate163;
 
-      function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate163(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){

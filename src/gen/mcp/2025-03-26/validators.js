@@ -3,10 +3,16 @@
 // One validator per schema definition, compiled ahead of time (strict, allErrors: false).
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
+function __rebase(errors, path) {
+  for (const e of errors) e.instancePath = path + e.instancePath;
+  return errors;
+}
 export const Annotations = validate11;
 const schema13 = {"type":"string","enum":["assistant","user"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -86,7 +92,8 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 export const AudioContent = validate12;
 const formats0 = __formats.byte;
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -151,8 +158,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -177,7 +184,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 export const BlobResourceContents = validate14;
 const formats2 = __formats.uri;
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -260,7 +268,8 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolRequest = validate15;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -354,7 +363,8 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolResult = validate16;
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -396,8 +406,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs5 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -418,7 +428,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -483,8 +494,8 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -506,7 +517,8 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -795,8 +807,8 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs23 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs23 === errors;
@@ -817,7 +829,8 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -858,32 +871,32 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
                   const _errs7 = errors;
                   let valid2 = false;
                   const _errs8 = errors;
-                  if(!(validate17(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate17(data2))){
+                    vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate17.errors, instancePath+"/content/" + i0));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs8 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs9 = errors;
-                    if(!(validate20(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data2))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate20.errors, instancePath+"/content/" + i0));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate12(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data2))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate12.errors, instancePath+"/content/" + i0));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate24(data2, {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                          vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                        if(!(validate24(data2))){
+                          vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate24.errors, instancePath+"/content/" + i0));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -958,7 +971,8 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
 export const CancelledNotification = validate27;
 const schema24 = {"type":["string","integer"]};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1048,7 +1062,8 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientCapabilities = validate28;
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1140,7 +1155,8 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
 export const ClientNotification = validate29;
 const schema29 = {"type":["string","integer"]};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1256,13 +1272,14 @@ function validate31(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate27(data))){
     vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
     errors = vErrors.length;
   }
@@ -1372,7 +1389,7 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs13 = errors;
-      if(!(validate31(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate31(data))){
         vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
         errors = vErrors.length;
       }
@@ -1512,7 +1529,8 @@ function validate29(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientRequest = validate33;
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1729,7 +1747,8 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1806,7 +1825,8 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
 
 const schema47 = {"type":"string","enum":["alert","critical","debug","emergency","error","info","notice","warning"]};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1882,7 +1902,8 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 
 const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
 
-      function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate40(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -2202,13 +2223,14 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate33(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate34(data))){
           vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
           errors = vErrors.length;
         }
@@ -2216,7 +2238,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate36(data))){
             vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
             errors = vErrors.length;
           }
@@ -3282,7 +3304,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs92 = errors;
-                              if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate38(data))){
                                 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
                                 errors = vErrors.length;
                               }
@@ -3290,7 +3312,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               valid0 = valid0 || _valid0;
                               if(!valid0){
                                 const _errs93 = errors;
-                                if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                if(!(validate40(data))){
                                   vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
                                   errors = vErrors.length;
                                 }
@@ -3337,7 +3359,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ClientResult = validate42;
 
-      function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate43(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3388,24 +3411,24 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate17(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data2))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                      if(!(validate20(data2))){
+                        vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -3479,7 +3502,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate48(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3596,7 +3620,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate42(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -3639,7 +3664,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate43(data))){
             vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
             errors = vErrors.length;
           }
@@ -3647,7 +3672,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate48(data))){
               vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
               errors = vErrors.length;
             }
@@ -3684,7 +3709,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequest = validate50;
 
-      function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate50(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4006,7 +4032,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResult = validate51;
 
-      function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate51(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4128,7 +4155,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const CreateMessageRequest = validate52;
       const schema61 = {"type":"object","properties":{"method":{"type":"string","const":"sampling/createMessage"},"params":{"type":"object","properties":{"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["allServers","none","thisServer"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"type":"object","additionalProperties":true}},"required":["maxTokens","messages"]}},"required":["method","params"]};
 
-      function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate53(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4162,24 +4190,24 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate17(data1))){
+                    vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data1))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -4226,7 +4254,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate58(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4366,7 +4395,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate52(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4414,8 +4444,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               const len0 = data2.length;
                               for(let i0=0; i0<len0; i0++){
                                 const _errs7 = errors;
-                                if(!(validate53(data2[i0], {instancePath:instancePath+"/params/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                                if(!(validate53(data2[i0]))){
+                                  vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/params/messages/" + i0) : vErrors.concat(__rebase(validate53.errors, instancePath+"/params/messages/" + i0));
                                   errors = vErrors.length;
                                 }
                                 var valid2 = _errs7 === errors;
@@ -4437,8 +4467,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid1){
                           if(data1.modelPreferences !== undefined){
                             const _errs8 = errors;
-                            if(!(validate58(data1.modelPreferences, {instancePath:instancePath+"/params/modelPreferences",parentData:data1,parentDataProperty:"modelPreferences",rootData}))){
-                              vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+                            if(!(validate58(data1.modelPreferences))){
+                              vErrors = vErrors === null ? __rebase(validate58.errors, instancePath+"/params/modelPreferences") : vErrors.concat(__rebase(validate58.errors, instancePath+"/params/modelPreferences"));
                               errors = vErrors.length;
                             }
                             var valid1 = _errs8 === errors;
@@ -4581,7 +4611,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageResult = validate60;
 
-      function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate60(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4632,24 +4663,24 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate17(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                    if(!(validate17(data2))){
+                      vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                      if(!(validate20(data2))){
+                        vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -4725,7 +4756,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Cursor = validate64;
 
-      function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate64(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -4738,7 +4770,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmbeddedResource = validate65;
 
-      function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate65(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5027,8 +5060,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs23 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs23 === errors;
@@ -5051,7 +5084,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmptyResult = validate67;
 
-      function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate67(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5080,7 +5114,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequest = validate68;
 
-      function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate68(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5185,7 +5220,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResult = validate69;
 
-      function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate70(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5219,32 +5255,32 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate17(data1))){
+                    vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data1))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs9 = errors;
-                        if(!(validate24(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                        if(!(validate24(data1))){
+                          vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/content") : vErrors.concat(__rebase(validate24.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs9 === errors;
@@ -5292,7 +5328,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate69(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5341,8 +5378,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate70(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+                          if(!(validate70(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate70.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate70.errors, instancePath+"/messages/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -5376,7 +5413,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ImageContent = validate76;
 
-      function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate76(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5441,8 +5479,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.annotations !== undefined){
                       const _errs7 = errors;
-                      if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                        vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      if(!(validate11(data.annotations))){
+                        vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs7 === errors;
@@ -5466,7 +5504,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Implementation = validate78;
 
-      function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate78(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5514,7 +5553,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeRequest = validate79;
 
-      function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate79(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5733,7 +5773,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeResult = validate80;
 
-      function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate80(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6026,7 +6067,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializedNotification = validate81;
 
-      function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate81(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6096,7 +6138,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCBatchRequest = validate82;
 
-      function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate83(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6198,7 +6241,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate82(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6211,8 +6255,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               const _errs2 = errors;
               let valid1 = false;
               const _errs3 = errors;
-              if(!(validate83(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-                vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+              if(!(validate83(data0))){
+                vErrors = vErrors === null ? __rebase(validate83.errors, instancePath+"/" + i0) : vErrors.concat(__rebase(validate83.errors, instancePath+"/" + i0));
                 errors = vErrors.length;
               }
               var _valid0 = _errs3 === errors;
@@ -6379,7 +6423,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCBatchResponse = validate85;
 
-      function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate86(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6462,7 +6507,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate88(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6564,7 +6610,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate85(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6577,16 +6624,16 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               const _errs2 = errors;
               let valid1 = false;
               const _errs3 = errors;
-              if(!(validate86(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-                vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+              if(!(validate86(data0))){
+                vErrors = vErrors === null ? __rebase(validate86.errors, instancePath+"/" + i0) : vErrors.concat(__rebase(validate86.errors, instancePath+"/" + i0));
                 errors = vErrors.length;
               }
               var _valid0 = _errs3 === errors;
               valid1 = valid1 || _valid0;
               if(!valid1){
                 const _errs4 = errors;
-                if(!(validate88(data0, {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-                  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                if(!(validate88(data0))){
+                  vErrors = vErrors === null ? __rebase(validate88.errors, instancePath+"/" + i0) : vErrors.concat(__rebase(validate88.errors, instancePath+"/" + i0));
                   errors = vErrors.length;
                 }
                 var _valid0 = _errs4 === errors;
@@ -6632,7 +6679,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCError = validate90;
 
-      function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate90(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6736,13 +6784,14 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCMessage = validate91;
 
-      function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate91(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate83(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate83(data))){
           vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
           errors = vErrors.length;
         }
@@ -6871,7 +6920,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs15 = errors;
-            if(!(validate82(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate82(data))){
               vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
               errors = vErrors.length;
             }
@@ -6879,7 +6928,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs16 = errors;
-              if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate86(data))){
                 vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
                 errors = vErrors.length;
               }
@@ -6887,7 +6936,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs17 = errors;
-                if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate88(data))){
                   vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
                   errors = vErrors.length;
                 }
@@ -6895,7 +6944,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs18 = errors;
-                  if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate85(data))){
                     vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
                     errors = vErrors.length;
                   }
@@ -6935,7 +6984,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCNotification = validate97;
 
-      function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate97(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7018,7 +7068,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCRequest = validate98;
 
-      function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate98(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7122,7 +7173,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResponse = validate99;
 
-      function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate99(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7207,7 +7259,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsRequest = validate100;
 
-      function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate100(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7271,7 +7324,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsResult = validate101;
 
-      function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate102(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7398,7 +7452,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate101(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7447,8 +7502,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate102(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+                          if(!(validate102(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate102.errors, instancePath+"/prompts/" + i0) : vErrors.concat(__rebase(validate102.errors, instancePath+"/prompts/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -7482,7 +7537,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesRequest = validate104;
 
-      function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate104(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7546,7 +7602,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesResult = validate105;
 
-      function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate106(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7618,8 +7675,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs9 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs9 === errors;
@@ -7642,7 +7699,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate105(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7691,8 +7749,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate106(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+                          if(!(validate106(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate106.errors, instancePath+"/resourceTemplates/" + i0) : vErrors.concat(__rebase(validate106.errors, instancePath+"/resourceTemplates/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -7726,7 +7784,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesRequest = validate109;
 
-      function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate109(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7790,7 +7849,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesResult = validate110;
 
-      function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate111(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7862,8 +7922,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs9 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs9 === errors;
@@ -7900,7 +7960,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate110(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7949,8 +8010,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate111(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+                          if(!(validate111(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate111.errors, instancePath+"/resources/" + i0) : vErrors.concat(__rebase(validate111.errors, instancePath+"/resources/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -7984,7 +8045,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsRequest = validate114;
 
-      function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate114(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8061,7 +8123,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsResult = validate115;
 
-      function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate115(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8180,7 +8243,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsRequest = validate116;
 
-      function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate116(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8244,7 +8308,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsResult = validate117;
 
-      function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate118(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8478,7 +8543,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate117(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8527,8 +8593,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate118(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+                          if(!(validate118(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate118.errors, instancePath+"/tools/" + i0) : vErrors.concat(__rebase(validate118.errors, instancePath+"/tools/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -8562,7 +8628,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingLevel = validate120;
 
-      function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate120(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -8579,7 +8646,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotification = validate121;
 
-      function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate121(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8673,7 +8741,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelHint = validate122;
 
-      function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate122(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8696,7 +8765,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelPreferences = validate123;
 
-      function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate123(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8838,7 +8908,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Notification = validate124;
 
-      function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate124(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8903,7 +8974,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequest = validate125;
 
-      function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate125(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8962,7 +9034,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedResult = validate126;
 
-      function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate126(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9008,7 +9081,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PingRequest = validate127;
 
-      function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate127(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9085,7 +9159,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotification = validate128;
 
-      function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate128(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9203,7 +9278,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressToken = validate129;
 
-      function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate129(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -9216,7 +9292,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Prompt = validate130;
 
-      function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate130(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9345,7 +9422,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptArgument = validate131;
 
-      function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate131(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9406,7 +9484,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptListChangedNotification = validate132;
 
-      function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate132(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9476,7 +9555,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptMessage = validate133;
 
-      function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate133(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9510,32 +9590,32 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate17(data1))){
+                    vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data1))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs9 = errors;
-                        if(!(validate24(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                        if(!(validate24(data1))){
+                          vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/content") : vErrors.concat(__rebase(validate24.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs9 === errors;
@@ -9585,7 +9665,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptReference = validate138;
 
-      function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate138(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9638,7 +9719,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequest = validate139;
 
-      function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate139(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9721,7 +9803,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceResult = validate140;
 
-      function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate140(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10039,7 +10122,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Request = validate141;
 
-      function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate141(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10111,7 +10195,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestId = validate142;
 
-      function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate142(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -10124,7 +10209,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Resource = validate143;
 
-      function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate143(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10196,8 +10282,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs9 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs9 === errors;
@@ -10236,7 +10322,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceContents = validate145;
 
-      function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate145(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10295,7 +10382,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceListChangedNotification = validate146;
 
-      function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate146(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10365,7 +10453,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceReference = validate147;
 
-      function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate147(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10429,7 +10518,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplate = validate148;
 
-      function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate148(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10501,8 +10591,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs9 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs9 === errors;
@@ -10527,7 +10617,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotification = validate150;
 
-      function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate150(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10610,7 +10701,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Result = validate151;
 
-      function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate151(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10639,7 +10731,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Role = validate152;
 
-      function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate152(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -10656,7 +10749,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Root = validate153;
 
-      function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate153(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10715,7 +10809,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RootsListChangedNotification = validate154;
 
-      function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate154(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10785,7 +10880,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessage = validate155;
 
-      function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate155(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10819,24 +10915,24 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate17(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+                  if(!(validate17(data1))){
+                    vErrors = vErrors === null ? __rebase(validate17.errors, instancePath+"/content") : vErrors.concat(__rebase(validate17.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data1))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -10885,7 +10981,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerCapabilities = validate159;
 
-      function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate159(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11060,13 +11157,14 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerNotification = validate160;
 
-      function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate160(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate27(data))){
           vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
           errors = vErrors.length;
         }
@@ -11074,7 +11172,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate31(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate31(data))){
             vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
             errors = vErrors.length;
           }
@@ -11515,7 +11613,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs45 = errors;
-                    if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate121(data))){
                       vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
                       errors = vErrors.length;
                     }
@@ -11556,13 +11654,14 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerRequest = validate164;
 
-      function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate164(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate36(data))){
           vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
           errors = vErrors.length;
         }
@@ -11570,7 +11669,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate52(data))){
             vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
             errors = vErrors.length;
           }
@@ -11578,7 +11677,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate114(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate114(data))){
               vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
               errors = vErrors.length;
             }
@@ -11615,7 +11714,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerResult = validate168;
 
-      function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate168(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -11658,7 +11758,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate80(data))){
             vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
             errors = vErrors.length;
           }
@@ -11666,7 +11766,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate110(data))){
               vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
               errors = vErrors.length;
             }
@@ -11674,7 +11774,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs10 = errors;
-              if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate105(data))){
                 vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
                 errors = vErrors.length;
               }
@@ -11682,7 +11782,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs11 = errors;
-                if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate140(data))){
                   vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
                   errors = vErrors.length;
                 }
@@ -11690,7 +11790,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs12 = errors;
-                  if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate101(data))){
                     vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
                     errors = vErrors.length;
                   }
@@ -11698,7 +11798,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs13 = errors;
-                    if(!(validate69(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate69(data))){
                       vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
                       errors = vErrors.length;
                     }
@@ -11706,7 +11806,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs14 = errors;
-                      if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate117(data))){
                         vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
                         errors = vErrors.length;
                       }
@@ -11714,7 +11814,7 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs15 = errors;
-                        if(!(validate16(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate16(data))){
                           vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
                           errors = vErrors.length;
                         }
@@ -11929,7 +12029,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SetLevelRequest = validate177;
 
-      function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate177(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12005,7 +12106,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscribeRequest = validate178;
 
-      function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate178(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12088,7 +12190,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextContent = validate179;
 
-      function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate179(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12130,8 +12233,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs5 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -12154,7 +12257,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextResourceContents = validate181;
 
-      function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate181(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12226,7 +12330,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Tool = validate182;
 
-      function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate182(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12462,7 +12567,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolAnnotations = validate183;
 
-      function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate183(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12542,7 +12648,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolListChangedNotification = validate184;
 
-      function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate184(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12612,7 +12719,8 @@ const formats20 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsubscribeRequest = validate185;
 
-      function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate185(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){

@@ -3,10 +3,16 @@
 // One validator per schema definition, compiled ahead of time (strict, allErrors: false).
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
+function __rebase(errors, path) {
+  for (const e of errors) e.instancePath = path + e.instancePath;
+  return errors;
+}
 export const Annotations = validate11;
 const schema13 = {"type":"string","enum":["assistant","user"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -99,7 +105,8 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 export const AudioContent = validate12;
 const formats0 = __formats.byte;
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -164,8 +171,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -207,7 +214,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BaseMetadata = validate14;
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -256,7 +264,8 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 export const BlobResourceContents = validate15;
 const formats2 = __formats.uri;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -357,7 +366,8 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BooleanSchema = validate16;
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -436,7 +446,8 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolRequest = validate17;
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -530,7 +541,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolResult = validate18;
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -572,8 +584,8 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs5 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -612,7 +624,8 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -677,8 +690,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -718,7 +731,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -832,8 +846,8 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs15 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs15 === errors;
@@ -877,7 +891,8 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1214,8 +1229,8 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs29 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs29 === errors;
@@ -1254,13 +1269,14 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate20(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate20(data))){
     vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
     errors = vErrors.length;
   }
@@ -1268,7 +1284,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate23(data))){
       vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
       errors = vErrors.length;
     }
@@ -1276,7 +1292,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate12(data))){
         vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
         errors = vErrors.length;
       }
@@ -1284,7 +1300,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate27(data))){
           vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
           errors = vErrors.length;
         }
@@ -1292,7 +1308,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate30(data))){
             vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
             errors = vErrors.length;
           }
@@ -1329,7 +1345,8 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1366,8 +1383,8 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
                 const len0 = data1.length;
                 for(let i0=0; i0<len0; i0++){
                   const _errs6 = errors;
-                  if(!(validate19(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                  if(!(validate19(data1[i0]))){
+                    vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate19.errors, instancePath+"/content/" + i0));
                     errors = vErrors.length;
                   }
                   var valid1 = _errs6 === errors;
@@ -1432,7 +1449,8 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 export const CancelledNotification = validate34;
 const schema28 = {"type":["string","integer"]};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1522,7 +1540,8 @@ function validate34(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientCapabilities = validate35;
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1632,7 +1651,8 @@ function validate35(data, {instancePath="", parentData, parentDataProperty, root
 export const ClientNotification = validate36;
 const schema33 = {"type":["string","integer"]};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1748,13 +1768,14 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate34(data))){
     vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
     errors = vErrors.length;
   }
@@ -1864,7 +1885,7 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs13 = errors;
-      if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate38(data))){
         vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
         errors = vErrors.length;
       }
@@ -2004,7 +2025,8 @@ function validate36(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientRequest = validate40;
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2252,7 +2274,8 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2327,7 +2350,8 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2389,7 +2413,8 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2451,7 +2476,8 @@ function validate47(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate49(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2513,7 +2539,8 @@ function validate49(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2577,7 +2604,8 @@ function validate51(data, {instancePath="", parentData, parentDataProperty, root
 
 const schema55 = {"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2653,7 +2681,8 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
 
 const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
 
-      function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate55(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3033,13 +3062,14 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate40(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate41(data))){
           vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
           errors = vErrors.length;
         }
@@ -3047,7 +3077,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate43(data))){
             vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
             errors = vErrors.length;
           }
@@ -3055,7 +3085,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate45(data))){
               vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
               errors = vErrors.length;
             }
@@ -3063,7 +3093,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate47(data))){
                 vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
                 errors = vErrors.length;
               }
@@ -3452,7 +3482,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs32 = errors;
-                      if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate49(data))){
                         vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
                         errors = vErrors.length;
                       }
@@ -3615,7 +3645,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs47 = errors;
-                          if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate51(data))){
                             vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
                             errors = vErrors.length;
                           }
@@ -3761,7 +3791,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs60 = errors;
-                              if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate53(data))){
                                 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
                                 errors = vErrors.length;
                               }
@@ -3769,7 +3799,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               valid0 = valid0 || _valid0;
                               if(!valid0){
                                 const _errs61 = errors;
-                                if(!(validate55(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                if(!(validate55(data))){
                                   vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
                                   errors = vErrors.length;
                                 }
@@ -3817,7 +3847,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ClientResult = validate57;
       const schema65 = {"type":"object","properties":{"_meta":{"type":"object","additionalProperties":{}},"action":{"type":"string","enum":["accept","decline","cancel"]},"content":{"type":"object","additionalProperties":{"type":["string","integer","boolean"]}}},"required":["action"]};
 
-      function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate58(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -3868,24 +3899,24 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data2))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                      if(!(validate23(data2))){
+                        vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -3959,7 +3990,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate63(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4094,7 +4126,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate57(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -4137,7 +4170,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate58(data))){
             vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
             errors = vErrors.length;
           }
@@ -4145,7 +4178,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate63(data))){
               vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
               errors = vErrors.length;
             }
@@ -4309,7 +4342,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequest = validate65;
 
-      function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate65(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4691,7 +4725,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResult = validate66;
 
-      function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate66(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4812,13 +4847,14 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ContentBlock = validate67;
 
-      function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate67(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate20(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate20(data))){
           vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
           errors = vErrors.length;
         }
@@ -4826,7 +4862,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate23(data))){
             vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
             errors = vErrors.length;
           }
@@ -4834,7 +4870,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -4842,7 +4878,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate27(data))){
                 vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
                 errors = vErrors.length;
               }
@@ -4850,7 +4886,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate30(data))){
                   vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
                   errors = vErrors.length;
                 }
@@ -4890,7 +4926,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const CreateMessageRequest = validate73;
       const schema71 = {"type":"object","properties":{"method":{"type":"string","const":"sampling/createMessage"},"params":{"type":"object","properties":{"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["none","thisServer","allServers"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"type":"object","additionalProperties":true}},"required":["maxTokens","messages"]}},"required":["method","params"]};
 
-      function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate74(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -4924,24 +4961,24 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                  if(!(validate20(data1))){
+                    vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                    if(!(validate23(data1))){
+                      vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -4988,7 +5025,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate79(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5128,7 +5166,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate73(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5176,8 +5215,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               const len0 = data2.length;
                               for(let i0=0; i0<len0; i0++){
                                 const _errs7 = errors;
-                                if(!(validate74(data2[i0], {instancePath:instancePath+"/params/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+                                if(!(validate74(data2[i0]))){
+                                  vErrors = vErrors === null ? __rebase(validate74.errors, instancePath+"/params/messages/" + i0) : vErrors.concat(__rebase(validate74.errors, instancePath+"/params/messages/" + i0));
                                   errors = vErrors.length;
                                 }
                                 var valid2 = _errs7 === errors;
@@ -5199,8 +5238,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid1){
                           if(data1.modelPreferences !== undefined){
                             const _errs8 = errors;
-                            if(!(validate79(data1.modelPreferences, {instancePath:instancePath+"/params/modelPreferences",parentData:data1,parentDataProperty:"modelPreferences",rootData}))){
-                              vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+                            if(!(validate79(data1.modelPreferences))){
+                              vErrors = vErrors === null ? __rebase(validate79.errors, instancePath+"/params/modelPreferences") : vErrors.concat(__rebase(validate79.errors, instancePath+"/params/modelPreferences"));
                               errors = vErrors.length;
                             }
                             var valid1 = _errs8 === errors;
@@ -5343,7 +5382,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageResult = validate81;
 
-      function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate81(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5394,24 +5434,24 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate20(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                    if(!(validate20(data2))){
+                      vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                      if(!(validate23(data2))){
+                        vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -5487,7 +5527,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Cursor = validate85;
 
-      function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate85(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -5502,7 +5543,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       const schema81 = {"type":"object","properties":{"type":{"type":"string","const":"string"},"title":{"type":"string"},"description":{"type":"string"},"minLength":{"type":"integer"},"maxLength":{"type":"integer"},"format":{"type":"string","enum":["email","uri","date","date-time"]}},"required":["type"]};
       const schema82 = {"type":"object","properties":{"type":{"type":"string","enum":["number","integer"]},"title":{"type":"string"},"description":{"type":"string"},"minimum":{"type":"number"},"maximum":{"type":"number"}},"required":["type"]};
 
-      function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate87(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -6143,7 +6185,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate86(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6229,8 +6272,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                         if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                                           for(const key0 in data5){
                                             const _errs14 = errors;
-                                            if(!(validate87(data5[key0], {instancePath:instancePath+"/params/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data5,parentDataProperty:key0,rootData}))){
-                                              vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+                                            if(!(validate87(data5[key0]))){
+                                              vErrors = vErrors === null ? __rebase(validate87.errors, instancePath+"/params/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate87.errors, instancePath+"/params/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                                               errors = vErrors.length;
                                             }
                                             var valid3 = _errs14 === errors;
@@ -6320,7 +6363,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitResult = validate89;
 
-      function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate89(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6408,7 +6452,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmbeddedResource = validate90;
 
-      function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate90(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6745,8 +6790,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs29 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs29 === errors;
@@ -6787,7 +6832,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmptyResult = validate92;
 
-      function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate92(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6816,7 +6862,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EnumSchema = validate93;
 
-      function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate93(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6944,7 +6991,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequest = validate94;
 
-      function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate94(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7049,7 +7097,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResult = validate95;
 
-      function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate96(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7079,8 +7128,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate19(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                  if(!(validate19(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content") : vErrors.concat(__rebase(validate19.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -7100,7 +7149,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate95(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7149,8 +7199,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate96(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                          if(!(validate96(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate96.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate96.errors, instancePath+"/messages/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -7184,7 +7234,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ImageContent = validate99;
 
-      function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate99(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7249,8 +7300,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.annotations !== undefined){
                       const _errs7 = errors;
-                      if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                        vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      if(!(validate11(data.annotations))){
+                        vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs7 === errors;
@@ -7292,7 +7343,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Implementation = validate101;
 
-      function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate101(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7353,7 +7405,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeRequest = validate102;
 
-      function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate102(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7603,7 +7656,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeResult = validate103;
 
-      function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate103(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7909,7 +7963,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializedNotification = validate104;
 
-      function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate104(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7979,7 +8034,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCError = validate105;
 
-      function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate105(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8083,7 +8139,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCMessage = validate106;
 
-      function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate107(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8185,7 +8242,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate109(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8268,13 +8326,14 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate106(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate107(data))){
           vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
           errors = vErrors.length;
         }
@@ -8403,7 +8462,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs15 = errors;
-            if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate109(data))){
               vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
               errors = vErrors.length;
             }
@@ -8411,7 +8470,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs16 = errors;
-              if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate105(data))){
                 vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
                 errors = vErrors.length;
               }
@@ -8449,7 +8508,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCNotification = validate112;
 
-      function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate112(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8532,7 +8592,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCRequest = validate113;
 
-      function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate113(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8636,7 +8697,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResponse = validate114;
 
-      function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate114(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8721,7 +8783,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsRequest = validate115;
 
-      function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate115(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8785,7 +8848,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsResult = validate116;
 
-      function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate117(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8956,7 +9020,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate116(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9005,8 +9070,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate117(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+                          if(!(validate117(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate117.errors, instancePath+"/prompts/" + i0) : vErrors.concat(__rebase(validate117.errors, instancePath+"/prompts/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -9040,7 +9105,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesRequest = validate119;
 
-      function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate119(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9104,7 +9170,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesResult = validate120;
 
-      function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate121(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9205,8 +9272,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs14 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs14 === errors;
@@ -9231,7 +9298,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate120(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9280,8 +9348,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate121(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+                          if(!(validate121(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate121.errors, instancePath+"/resourceTemplates/" + i0) : vErrors.concat(__rebase(validate121.errors, instancePath+"/resourceTemplates/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -9315,7 +9383,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesRequest = validate124;
 
-      function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate124(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9379,7 +9448,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesResult = validate125;
 
-      function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate126(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9493,8 +9563,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs16 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs16 === errors;
@@ -9520,7 +9590,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate125(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9569,8 +9640,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate126(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+                          if(!(validate126(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate126.errors, instancePath+"/resources/" + i0) : vErrors.concat(__rebase(validate126.errors, instancePath+"/resources/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -9604,7 +9675,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsRequest = validate129;
 
-      function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate129(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9681,7 +9753,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsResult = validate130;
 
-      function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate130(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9818,7 +9891,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsRequest = validate131;
 
-      function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate131(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9882,7 +9956,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsResult = validate132;
 
-      function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate133(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10253,7 +10328,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate132(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10302,8 +10378,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs9 = errors;
-                          if(!(validate133(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                          if(!(validate133(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate133.errors, instancePath+"/tools/" + i0) : vErrors.concat(__rebase(validate133.errors, instancePath+"/tools/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs9 === errors;
@@ -10337,7 +10413,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingLevel = validate135;
 
-      function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate135(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -10354,7 +10431,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotification = validate136;
 
-      function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate136(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10448,7 +10526,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelHint = validate137;
 
-      function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate137(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10471,7 +10550,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelPreferences = validate138;
 
-      function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate138(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10613,7 +10693,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Notification = validate139;
 
-      function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate139(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10678,7 +10759,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NumberSchema = validate140;
 
-      function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate140(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10772,7 +10854,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequest = validate141;
 
-      function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate141(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10831,7 +10914,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedResult = validate142;
 
-      function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate142(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10877,7 +10961,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PingRequest = validate143;
 
-      function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate143(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10954,7 +11039,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PrimitiveSchemaDefinition = validate144;
 
-      function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate144(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -11597,7 +11683,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotification = validate145;
 
-      function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate145(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11715,7 +11802,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressToken = validate146;
 
-      function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate146(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -11728,7 +11816,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Prompt = validate147;
 
-      function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate147(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11901,7 +11990,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptArgument = validate148;
 
-      function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate148(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11975,7 +12065,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptListChangedNotification = validate149;
 
-      function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate149(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12045,7 +12136,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptMessage = validate150;
 
-      function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate150(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12075,8 +12167,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate19(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                  if(!(validate19(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/content") : vErrors.concat(__rebase(validate19.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -12098,7 +12190,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptReference = validate152;
 
-      function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate152(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12164,7 +12257,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequest = validate153;
 
-      function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate153(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12247,7 +12341,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceResult = validate154;
 
-      function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate154(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12613,7 +12708,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Request = validate155;
 
-      function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate155(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12685,7 +12781,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestId = validate156;
 
-      function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate156(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -12698,7 +12795,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Resource = validate157;
 
-      function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate157(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12812,8 +12910,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs16 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs16 === errors;
@@ -12841,7 +12939,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceContents = validate159;
 
-      function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate159(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12918,7 +13017,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceLink = validate160;
 
-      function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate160(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13032,8 +13132,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs15 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs15 === errors;
@@ -13079,7 +13179,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceListChangedNotification = validate162;
 
-      function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate162(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13149,7 +13250,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplate = validate163;
 
-      function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate163(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13250,8 +13352,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs14 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs14 === errors;
@@ -13278,7 +13380,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplateReference = validate165;
 
-      function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate165(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13342,7 +13445,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotification = validate166;
 
-      function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate166(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13425,7 +13529,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Result = validate167;
 
-      function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate167(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13454,7 +13559,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Role = validate168;
 
-      function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate168(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -13471,7 +13577,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Root = validate169;
 
-      function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate169(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13548,7 +13655,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RootsListChangedNotification = validate170;
 
-      function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate170(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13618,7 +13726,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessage = validate171;
 
-      function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate171(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13652,24 +13761,24 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate20(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+                  if(!(validate20(data1))){
+                    vErrors = vErrors === null ? __rebase(validate20.errors, instancePath+"/content") : vErrors.concat(__rebase(validate20.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                    if(!(validate23(data1))){
+                      vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -13718,7 +13827,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerCapabilities = validate175;
 
-      function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate175(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13893,13 +14003,14 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerNotification = validate176;
 
-      function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate176(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate34(data))){
           vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
           errors = vErrors.length;
         }
@@ -13907,7 +14018,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate38(data))){
             vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
             errors = vErrors.length;
           }
@@ -14348,7 +14459,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs45 = errors;
-                    if(!(validate136(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate136(data))){
                       vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
                       errors = vErrors.length;
                     }
@@ -14389,13 +14500,14 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerRequest = validate180;
 
-      function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate180(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate43(data))){
           vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
           errors = vErrors.length;
         }
@@ -14403,7 +14515,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate73(data))){
             vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
             errors = vErrors.length;
           }
@@ -14411,7 +14523,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate129(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate129(data))){
               vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
               errors = vErrors.length;
             }
@@ -14419,7 +14531,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate86(data))){
                 vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
                 errors = vErrors.length;
               }
@@ -14457,7 +14569,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerResult = validate185;
 
-      function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate185(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -14500,7 +14613,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate103(data))){
             vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
             errors = vErrors.length;
           }
@@ -14508,7 +14621,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate125(data))){
               vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
               errors = vErrors.length;
             }
@@ -14516,7 +14629,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs10 = errors;
-              if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate120(data))){
                 vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
                 errors = vErrors.length;
               }
@@ -14524,7 +14637,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs11 = errors;
-                if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate154(data))){
                   vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
                   errors = vErrors.length;
                 }
@@ -14532,7 +14645,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs12 = errors;
-                  if(!(validate116(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate116(data))){
                     vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
                     errors = vErrors.length;
                   }
@@ -14540,7 +14653,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs13 = errors;
-                    if(!(validate95(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate95(data))){
                       vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
                       errors = vErrors.length;
                     }
@@ -14548,7 +14661,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs14 = errors;
-                      if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate132(data))){
                         vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
                         errors = vErrors.length;
                       }
@@ -14556,7 +14669,7 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs15 = errors;
-                        if(!(validate18(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate18(data))){
                           vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
                           errors = vErrors.length;
                         }
@@ -14771,7 +14884,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SetLevelRequest = validate194;
 
-      function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate194(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14847,7 +14961,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const StringSchema = validate195;
 
-      function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate195(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14959,7 +15074,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscribeRequest = validate196;
 
-      function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate196(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15042,7 +15158,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextContent = validate197;
 
-      function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate197(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15084,8 +15201,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs5 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -15126,7 +15243,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextResourceContents = validate199;
 
-      function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate199(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15216,7 +15334,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Tool = validate200;
 
-      function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate200(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15589,7 +15708,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolAnnotations = validate201;
 
-      function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate201(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15669,7 +15789,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolListChangedNotification = validate202;
 
-      function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate202(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15739,7 +15860,8 @@ const formats22 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsubscribeRequest = validate203;
 
-      function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate203(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){

@@ -4,10 +4,16 @@
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 // Source dialect: JSON Schema 2020-12 ($defs). It uses no 2020-only keyword (checked by codegen), so it was compiled with ajv's draft-07 class ($defs read as definitions): same verdicts.
 import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
+function __rebase(errors, path) {
+  for (const e of errors) e.instancePath = path + e.instancePath;
+  return errors;
+}
 export const Annotations = validate11;
 const schema13 = {"type":"string","enum":["assistant","user"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -100,7 +106,8 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 export const AudioContent = validate12;
 const formats0 = __formats.byte;
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -165,8 +172,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -208,7 +215,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BaseMetadata = validate14;
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -257,7 +265,8 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 export const BlobResourceContents = validate15;
 const formats2 = __formats.uri;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -358,7 +367,8 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BooleanSchema = validate16;
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -439,7 +449,8 @@ export const CallToolRequest = validate17;
 const schema19 = {"type":["string","integer"]};
 const schema21 = {"type":["string","integer"]};
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -541,7 +552,8 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -601,8 +613,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate18(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/params") : vErrors.concat(__rebase(validate18.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -626,7 +638,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolRequestParams = validate20;
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -730,7 +743,8 @@ function validate20(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolResult = validate21;
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -772,8 +786,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs5 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -812,7 +826,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -877,8 +892,8 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -920,7 +935,8 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
 
 const schema31 = {"type":"object","properties":{"src":{"type":"string","format":"uri"},"mimeType":{"type":"string"},"sizes":{"type":"array","items":{"type":"string"}},"theme":{"type":"string","enum":["dark","light"]}},"required":["src"]};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1161,8 +1177,8 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
                       if(valid0){
                         if(data.annotations !== undefined){
                           const _errs30 = errors;
-                          if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                            vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                          if(!(validate11(data.annotations))){
+                            vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                             errors = vErrors.length;
                           }
                           var valid0 = _errs30 === errors;
@@ -1207,7 +1223,8 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1544,8 +1561,8 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs29 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs29 === errors;
@@ -1584,13 +1601,14 @@ function validate33(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate23(data))){
     vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
     errors = vErrors.length;
   }
@@ -1598,7 +1616,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate26(data))){
       vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
       errors = vErrors.length;
     }
@@ -1606,7 +1624,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate12(data))){
         vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
         errors = vErrors.length;
       }
@@ -1614,7 +1632,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate30(data))){
           vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
           errors = vErrors.length;
         }
@@ -1622,7 +1640,7 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate33(data))){
             vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
             errors = vErrors.length;
           }
@@ -1659,7 +1677,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate21(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1696,8 +1715,8 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
                 const len0 = data1.length;
                 for(let i0=0; i0<len0; i0++){
                   const _errs6 = errors;
-                  if(!(validate22(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                  if(!(validate22(data1[i0]))){
+                    vErrors = vErrors === null ? __rebase(validate22.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate22.errors, instancePath+"/content/" + i0));
                     errors = vErrors.length;
                   }
                   var valid1 = _errs6 === errors;
@@ -1761,7 +1780,8 @@ function validate21(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CancelTaskRequest = validate37;
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1866,7 +1886,8 @@ export const CancelTaskResult = validate38;
 const schema39 = {"type":"object","properties":{"taskId":{"type":"string"},"status":{"$ref":"#/definitions/TaskStatus"},"statusMessage":{"type":"string"},"createdAt":{"type":"string"},"lastUpdatedAt":{"type":"string"},"ttl":{"type":["integer","null"]},"pollInterval":{"type":"integer"}},"required":["createdAt","lastUpdatedAt","status","taskId","ttl"]};
 const schema40 = {"type":"string","enum":["cancelled","completed","failed","input_required","working"]};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1984,7 +2005,8 @@ function validate39(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
@@ -2012,7 +2034,7 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
   var valid0 = _errs0 === errors;
   if(valid0){
     const _errs7 = errors;
-    if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate39(data))){
       vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
       errors = vErrors.length;
     }
@@ -2024,7 +2046,8 @@ function validate38(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CancelledNotification = validate41;
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2082,7 +2105,8 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2129,8 +2153,8 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.params !== undefined){
               const _errs5 = errors;
-              if(!(validate42(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+              if(!(validate42(data.params))){
+                vErrors = vErrors === null ? __rebase(validate42.errors, instancePath+"/params") : vErrors.concat(__rebase(validate42.errors, instancePath+"/params"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -2153,7 +2177,8 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CancelledNotificationParams = validate44;
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2213,7 +2238,8 @@ function validate44(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientCapabilities = validate45;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2518,7 +2544,8 @@ function validate45(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientNotification = validate46;
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2605,7 +2632,8 @@ function validate48(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2698,7 +2726,8 @@ function validate51(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2745,8 +2774,8 @@ function validate50(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.params !== undefined){
               const _errs5 = errors;
-              if(!(validate51(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+              if(!(validate51(data.params))){
+                vErrors = vErrors === null ? __rebase(validate51.errors, instancePath+"/params") : vErrors.concat(__rebase(validate51.errors, instancePath+"/params"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -2767,7 +2796,8 @@ function validate50(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
@@ -2795,7 +2825,7 @@ function validate55(data, {instancePath="", parentData, parentDataProperty, root
   var valid0 = _errs0 === errors;
   if(valid0){
     const _errs6 = errors;
-    if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate39(data))){
       vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
       errors = vErrors.length;
     }
@@ -2805,7 +2835,8 @@ function validate55(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate54(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2852,8 +2883,8 @@ function validate54(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.params !== undefined){
               const _errs5 = errors;
-              if(!(validate55(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+              if(!(validate55(data.params))){
+                vErrors = vErrors === null ? __rebase(validate55.errors, instancePath+"/params") : vErrors.concat(__rebase(validate55.errors, instancePath+"/params"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -2874,7 +2905,8 @@ function validate54(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2961,13 +2993,14 @@ function validate59(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate41(data))){
     vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
     errors = vErrors.length;
   }
@@ -2975,7 +3008,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate48(data))){
       vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
       errors = vErrors.length;
     }
@@ -2983,7 +3016,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate50(data))){
         vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
@@ -2991,7 +3024,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate54(data))){
           vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
           errors = vErrors.length;
         }
@@ -2999,7 +3032,7 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate59(data))){
             vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
             errors = vErrors.length;
           }
@@ -3038,7 +3071,8 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
 
 export const ClientRequest = validate61;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate64(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3262,7 +3296,8 @@ function validate64(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate63(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3617,8 +3652,8 @@ function validate63(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.clientInfo !== undefined){
                 const _errs58 = errors;
-                if(!(validate64(data.clientInfo, {instancePath:instancePath+"/clientInfo",parentData:data,parentDataProperty:"clientInfo",rootData}))){
-                  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                if(!(validate64(data.clientInfo))){
+                  vErrors = vErrors === null ? __rebase(validate64.errors, instancePath+"/clientInfo") : vErrors.concat(__rebase(validate64.errors, instancePath+"/clientInfo"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs58 === errors;
@@ -3640,7 +3675,8 @@ function validate63(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate62(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3700,8 +3736,8 @@ function validate62(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate63(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                if(!(validate63(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate63.errors, instancePath+"/params") : vErrors.concat(__rebase(validate63.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -3723,7 +3759,8 @@ function validate62(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate69(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3757,7 +3794,8 @@ function validate69(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate68(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3817,8 +3855,8 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate69(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                if(!(validate69(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate69.errors, instancePath+"/params") : vErrors.concat(__rebase(validate69.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -3840,7 +3878,8 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate73(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3891,7 +3930,8 @@ function validate73(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate72(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3951,8 +3991,8 @@ function validate72(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                if(!(validate73(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -3974,7 +4014,8 @@ function validate72(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate76(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4034,8 +4075,8 @@ function validate76(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                if(!(validate73(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4057,7 +4098,8 @@ function validate76(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate80(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4126,7 +4168,8 @@ function validate80(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate79(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4186,8 +4229,8 @@ function validate79(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate80(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+                if(!(validate80(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate80.errors, instancePath+"/params") : vErrors.concat(__rebase(validate80.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4209,7 +4252,8 @@ function validate79(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate84(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4278,7 +4322,8 @@ function validate84(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate83(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4338,8 +4383,8 @@ function validate83(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate84(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+                if(!(validate84(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate84.errors, instancePath+"/params") : vErrors.concat(__rebase(validate84.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4361,7 +4406,8 @@ function validate83(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate88(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4430,7 +4476,8 @@ function validate88(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate87(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4490,8 +4537,8 @@ function validate87(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate88(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                if(!(validate88(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate88.errors, instancePath+"/params") : vErrors.concat(__rebase(validate88.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4513,7 +4560,8 @@ function validate87(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate91(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4573,8 +4621,8 @@ function validate91(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                if(!(validate73(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4596,7 +4644,8 @@ function validate91(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate95(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4683,7 +4732,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate94(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4743,8 +4793,8 @@ function validate94(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate95(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+                if(!(validate95(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate95.errors, instancePath+"/params") : vErrors.concat(__rebase(validate95.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4766,7 +4816,8 @@ function validate94(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate98(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4826,8 +4877,8 @@ function validate98(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                if(!(validate73(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -4849,7 +4900,8 @@ function validate98(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate102(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4950,7 +5002,8 @@ function validate102(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate104(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -5051,7 +5104,8 @@ function validate104(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate107(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -5111,8 +5165,8 @@ function validate107(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                if(!(validate73(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -5136,7 +5190,8 @@ function validate107(data, {instancePath="", parentData, parentDataProperty, roo
 
 const schema106 = {"type":"string","enum":["alert","critical","debug","emergency","error","info","notice","warning"]};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate111(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -5199,7 +5254,8 @@ function validate111(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate110(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -5259,8 +5315,8 @@ function validate110(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate111(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+                if(!(validate111(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate111.errors, instancePath+"/params") : vErrors.concat(__rebase(validate111.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -5284,7 +5340,8 @@ function validate110(data, {instancePath="", parentData, parentDataProperty, roo
 
 const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
 
-      function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate115(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5648,7 +5705,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate114(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -5708,8 +5766,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate115(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+                      if(!(validate115(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate115.errors, instancePath+"/params") : vErrors.concat(__rebase(validate115.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -5731,13 +5789,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate61(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate62(data))){
           vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
           errors = vErrors.length;
         }
@@ -5745,7 +5804,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate68(data))){
             vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
             errors = vErrors.length;
           }
@@ -5753,7 +5812,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate72(data))){
               vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
               errors = vErrors.length;
             }
@@ -5761,7 +5820,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate76(data))){
                 vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
                 errors = vErrors.length;
               }
@@ -5769,7 +5828,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate79(data))){
                   vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
                   errors = vErrors.length;
                 }
@@ -5777,7 +5836,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate83(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate83(data))){
                     vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
                     errors = vErrors.length;
                   }
@@ -5785,7 +5844,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate87(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate87(data))){
                       vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
                       errors = vErrors.length;
                     }
@@ -5793,7 +5852,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate91(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate91(data))){
                         vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
                         errors = vErrors.length;
                       }
@@ -5801,7 +5860,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs9 = errors;
-                        if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate94(data))){
                           vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
                           errors = vErrors.length;
                         }
@@ -5809,7 +5868,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs10 = errors;
-                          if(!(validate98(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate98(data))){
                             vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
                             errors = vErrors.length;
                           }
@@ -5817,7 +5876,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           valid0 = valid0 || _valid0;
                           if(!valid0){
                             const _errs11 = errors;
-                            if(!(validate17(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                            if(!(validate17(data))){
                               vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
                               errors = vErrors.length;
                             }
@@ -5825,7 +5884,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs12 = errors;
-                              if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate102(data))){
                                 vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
                                 errors = vErrors.length;
                               }
@@ -5833,7 +5892,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               valid0 = valid0 || _valid0;
                               if(!valid0){
                                 const _errs13 = errors;
-                                if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                if(!(validate104(data))){
                                   vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
                                   errors = vErrors.length;
                                 }
@@ -5841,7 +5900,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                 valid0 = valid0 || _valid0;
                                 if(!valid0){
                                   const _errs14 = errors;
-                                  if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                  if(!(validate37(data))){
                                     vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
                                     errors = vErrors.length;
                                   }
@@ -5849,7 +5908,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   valid0 = valid0 || _valid0;
                                   if(!valid0){
                                     const _errs15 = errors;
-                                    if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                    if(!(validate107(data))){
                                       vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
                                       errors = vErrors.length;
                                     }
@@ -5857,7 +5916,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                     valid0 = valid0 || _valid0;
                                     if(!valid0){
                                       const _errs16 = errors;
-                                      if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                      if(!(validate110(data))){
                                         vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
                                         errors = vErrors.length;
                                       }
@@ -5865,7 +5924,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                       valid0 = valid0 || _valid0;
                                       if(!valid0){
                                         const _errs17 = errors;
-                                        if(!(validate114(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                        if(!(validate114(data))){
                                           vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
                                           errors = vErrors.length;
                                         }
@@ -5917,7 +5976,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ClientResult = validate118;
       const schema127 = {"type":"object","properties":{"_meta":{"type":"object","additionalProperties":{}},"action":{"type":"string","enum":["accept","cancel","decline"]},"content":{"type":"object","additionalProperties":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":["string","integer","boolean"]}]}}},"required":["action"]};
 
-      function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate119(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -5945,7 +6005,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         var valid0 = _errs0 === errors;
         if(valid0){
           const _errs7 = errors;
-          if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate39(data))){
             vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
             errors = vErrors.length;
           }
@@ -5955,7 +6015,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate123(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6004,8 +6065,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate39(data2[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+                          if(!(validate39(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate39.errors, instancePath+"/tasks/" + i0) : vErrors.concat(__rebase(validate39.errors, instancePath+"/tasks/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -6037,7 +6098,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate130(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6086,8 +6148,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate22(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                          if(!(validate22(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate22.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate22.errors, instancePath+"/content/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs7 === errors;
@@ -6168,13 +6230,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate133(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate23(data))){
           vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
           errors = vErrors.length;
         }
@@ -6182,7 +6245,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate26(data))){
             vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
             errors = vErrors.length;
           }
@@ -6190,7 +6253,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -6344,7 +6407,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs19 = errors;
-                if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate130(data))){
                   vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
                   errors = vErrors.length;
                 }
@@ -6381,7 +6444,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate126(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6432,24 +6496,24 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                    if(!(validate23(data2))){
+                      vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate26(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data2))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/content") : vErrors.concat(__rebase(validate26.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -6602,8 +6666,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           valid2 = valid2 || _valid0;
                           if(!valid2){
                             const _errs27 = errors;
-                            if(!(validate130(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                              vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+                            if(!(validate130(data2))){
+                              vErrors = vErrors === null ? __rebase(validate130.errors, instancePath+"/content") : vErrors.concat(__rebase(validate130.errors, instancePath+"/content"));
                               errors = vErrors.length;
                             }
                             var _valid0 = _errs27 === errors;
@@ -6616,8 +6680,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   const len0 = data2.length;
                                   for(let i0=0; i0<len0; i0++){
                                     const _errs30 = errors;
-                                    if(!(validate133(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                      vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                                    if(!(validate133(data2[i0]))){
+                                      vErrors = vErrors === null ? __rebase(validate133.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate133.errors, instancePath+"/content/" + i0));
                                       errors = vErrors.length;
                                     }
                                     var valid5 = _errs30 === errors;
@@ -6711,7 +6775,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate140(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -6846,7 +6911,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate118(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -6889,7 +6955,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate119(data))){
             vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
             errors = vErrors.length;
           }
@@ -6934,7 +7000,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs16 = errors;
-              if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate38(data))){
                 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
                 errors = vErrors.length;
               }
@@ -6942,7 +7008,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs17 = errors;
-                if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate123(data))){
                   vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
                   errors = vErrors.length;
                 }
@@ -6950,7 +7016,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs18 = errors;
-                  if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate126(data))){
                     vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
                     errors = vErrors.length;
                   }
@@ -6958,7 +7024,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs19 = errors;
-                    if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate140(data))){
                       vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
                       errors = vErrors.length;
                     }
@@ -7190,7 +7256,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequest = validate142;
 
-      function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate142(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7250,8 +7317,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate115(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+                      if(!(validate115(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate115.errors, instancePath+"/params") : vErrors.concat(__rebase(validate115.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -7275,7 +7342,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequestParams = validate144;
 
-      function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate144(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7641,7 +7709,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResult = validate145;
 
-      function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate145(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7762,13 +7831,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ContentBlock = validate146;
 
-      function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate146(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate23(data))){
           vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
           errors = vErrors.length;
         }
@@ -7776,7 +7846,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate26(data))){
             vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
             errors = vErrors.length;
           }
@@ -7784,7 +7854,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -7792,7 +7862,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate30(data))){
                 vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
                 errors = vErrors.length;
               }
@@ -7800,7 +7870,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate33(data))){
                   vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
                   errors = vErrors.length;
                 }
@@ -7841,7 +7911,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       const schema138 = {"type":"object","properties":{"_meta":{"type":"object","properties":{"progressToken":{"$ref":"#/definitions/ProgressToken"}},"additionalProperties":{}},"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["allServers","none","thisServer"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"type":"object","additionalProperties":true},"tools":{"type":"array","items":{"$ref":"#/definitions/Tool"}},"toolChoice":{"$ref":"#/definitions/ToolChoice"},"task":{"$ref":"#/definitions/TaskMetadata"}},"required":["maxTokens","messages"]};
       const schema149 = {"type":"object","properties":{"mode":{"type":"string","enum":["auto","none","required"]}}};
 
-      function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate154(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7875,24 +7946,24 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                  if(!(validate23(data1))){
+                    vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate26(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data1))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/content") : vErrors.concat(__rebase(validate26.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -8045,8 +8116,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid2 = valid2 || _valid0;
                         if(!valid2){
                           const _errs24 = errors;
-                          if(!(validate130(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                            vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+                          if(!(validate130(data1))){
+                            vErrors = vErrors === null ? __rebase(validate130.errors, instancePath+"/content") : vErrors.concat(__rebase(validate130.errors, instancePath+"/content"));
                             errors = vErrors.length;
                           }
                           var _valid0 = _errs24 === errors;
@@ -8059,8 +8130,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                 const len0 = data1.length;
                                 for(let i0=0; i0<len0; i0++){
                                   const _errs27 = errors;
-                                  if(!(validate133(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                                    vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                                  if(!(validate133(data1[i0]))){
+                                    vErrors = vErrors === null ? __rebase(validate133.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate133.errors, instancePath+"/content/" + i0));
                                     errors = vErrors.length;
                                   }
                                   var valid5 = _errs27 === errors;
@@ -8145,7 +8216,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate161(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8287,7 +8359,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       const schema146 = {"type":"object","properties":{"taskSupport":{"type":"string","enum":["forbidden","optional","required"]}}};
 
-      function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate163(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8842,7 +8915,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate153(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8886,8 +8960,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       const len0 = data2.length;
                       for(let i0=0; i0<len0; i0++){
                         const _errs9 = errors;
-                        if(!(validate154(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                          vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+                        if(!(validate154(data2[i0]))){
+                          vErrors = vErrors === null ? __rebase(validate154.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate154.errors, instancePath+"/messages/" + i0));
                           errors = vErrors.length;
                         }
                         var valid3 = _errs9 === errors;
@@ -8909,8 +8983,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.modelPreferences !== undefined){
                     const _errs10 = errors;
-                    if(!(validate161(data.modelPreferences, {instancePath:instancePath+"/modelPreferences",parentData:data,parentDataProperty:"modelPreferences",rootData}))){
-                      vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+                    if(!(validate161(data.modelPreferences))){
+                      vErrors = vErrors === null ? __rebase(validate161.errors, instancePath+"/modelPreferences") : vErrors.concat(__rebase(validate161.errors, instancePath+"/modelPreferences"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs10 === errors;
@@ -9030,8 +9104,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                       const len2 = data12.length;
                                       for(let i2=0; i2<len2; i2++){
                                         const _errs28 = errors;
-                                        if(!(validate163(data12[i2], {instancePath:instancePath+"/tools/" + i2,parentData:data12,parentDataProperty:i2,rootData}))){
-                                          vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+                                        if(!(validate163(data12[i2]))){
+                                          vErrors = vErrors === null ? __rebase(validate163.errors, instancePath+"/tools/" + i2) : vErrors.concat(__rebase(validate163.errors, instancePath+"/tools/" + i2));
                                           errors = vErrors.length;
                                         }
                                         var valid5 = _errs28 === errors;
@@ -9126,7 +9200,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate152(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9186,8 +9261,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate153(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+                      if(!(validate153(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate153.errors, instancePath+"/params") : vErrors.concat(__rebase(validate153.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -9211,7 +9286,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageRequestParams = validate166;
 
-      function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate166(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9255,8 +9331,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       const len0 = data2.length;
                       for(let i0=0; i0<len0; i0++){
                         const _errs9 = errors;
-                        if(!(validate154(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                          vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+                        if(!(validate154(data2[i0]))){
+                          vErrors = vErrors === null ? __rebase(validate154.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate154.errors, instancePath+"/messages/" + i0));
                           errors = vErrors.length;
                         }
                         var valid3 = _errs9 === errors;
@@ -9278,8 +9354,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.modelPreferences !== undefined){
                     const _errs10 = errors;
-                    if(!(validate161(data.modelPreferences, {instancePath:instancePath+"/modelPreferences",parentData:data,parentDataProperty:"modelPreferences",rootData}))){
-                      vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+                    if(!(validate161(data.modelPreferences))){
+                      vErrors = vErrors === null ? __rebase(validate161.errors, instancePath+"/modelPreferences") : vErrors.concat(__rebase(validate161.errors, instancePath+"/modelPreferences"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs10 === errors;
@@ -9399,8 +9475,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                       const len2 = data12.length;
                                       for(let i2=0; i2<len2; i2++){
                                         const _errs28 = errors;
-                                        if(!(validate163(data12[i2], {instancePath:instancePath+"/tools/" + i2,parentData:data12,parentDataProperty:i2,rootData}))){
-                                          vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+                                        if(!(validate163(data12[i2]))){
+                                          vErrors = vErrors === null ? __rebase(validate163.errors, instancePath+"/tools/" + i2) : vErrors.concat(__rebase(validate163.errors, instancePath+"/tools/" + i2));
                                           errors = vErrors.length;
                                         }
                                         var valid5 = _errs28 === errors;
@@ -9497,7 +9573,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageResult = validate170;
 
-      function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate170(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9548,24 +9625,24 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid2 = false;
                     const _errs9 = errors;
-                    if(!(validate23(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                    if(!(validate23(data2))){
+                      vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs10 = errors;
-                      if(!(validate26(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data2))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/content") : vErrors.concat(__rebase(validate26.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid2 = valid2 || _valid0;
                       if(!valid2){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
@@ -9718,8 +9795,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           valid2 = valid2 || _valid0;
                           if(!valid2){
                             const _errs27 = errors;
-                            if(!(validate130(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                              vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+                            if(!(validate130(data2))){
+                              vErrors = vErrors === null ? __rebase(validate130.errors, instancePath+"/content") : vErrors.concat(__rebase(validate130.errors, instancePath+"/content"));
                               errors = vErrors.length;
                             }
                             var _valid0 = _errs27 === errors;
@@ -9732,8 +9809,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   const len0 = data2.length;
                                   for(let i0=0; i0<len0; i0++){
                                     const _errs30 = errors;
-                                    if(!(validate133(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                      vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                                    if(!(validate133(data2[i0]))){
+                                      vErrors = vErrors === null ? __rebase(validate133.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate133.errors, instancePath+"/content/" + i0));
                                       errors = vErrors.length;
                                     }
                                     var valid5 = _errs30 === errors;
@@ -9829,7 +9906,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateTaskResult = validate176;
 
-      function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate176(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9859,8 +9937,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.task !== undefined){
                   const _errs4 = errors;
-                  if(!(validate39(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData}))){
-                    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+                  if(!(validate39(data.task))){
+                    vErrors = vErrors === null ? __rebase(validate39.errors, instancePath+"/task") : vErrors.concat(__rebase(validate39.errors, instancePath+"/task"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -9882,7 +9960,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Cursor = validate178;
 
-      function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate178(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -9895,7 +9974,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequest = validate179;
 
-      function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate181(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10037,7 +10117,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       const schema169 = {"type":"object","properties":{"type":{"type":"string","const":"string"},"title":{"type":"string"},"description":{"type":"string"},"minLength":{"type":"integer"},"maxLength":{"type":"integer"},"format":{"type":"string","enum":["date","date-time","email","uri"]},"default":{"type":"string"}},"required":["type"]};
       const schema170 = {"type":"object","properties":{"type":{"type":"string","enum":["integer","number"]},"title":{"type":"string"},"description":{"type":"string"},"minimum":{"type":"number"},"maximum":{"type":"number"},"default":{"type":"number"}},"required":["type"]};
 
-      function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate184(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -11712,7 +11793,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate183(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -11823,8 +11905,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                     if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
                                       for(const key0 in data7){
                                         const _errs20 = errors;
-                                        if(!(validate184(data7[key0], {instancePath:instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data7,parentDataProperty:key0,rootData}))){
-                                          vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+                                        if(!(validate184(data7[key0]))){
+                                          vErrors = vErrors === null ? __rebase(validate184.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate184.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                                           errors = vErrors.length;
                                         }
                                         var valid4 = _errs20 === errors;
@@ -11928,13 +12010,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate180(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate181(data))){
           vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
           errors = vErrors.length;
         }
@@ -11942,7 +12025,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate183(data))){
             vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
             errors = vErrors.length;
           }
@@ -11976,7 +12059,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate179(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12036,8 +12120,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate180(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+                      if(!(validate180(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate180.errors, instancePath+"/params") : vErrors.concat(__rebase(validate180.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -12061,7 +12145,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestFormParams = validate188;
 
-      function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate188(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12172,8 +12257,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                     if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
                                       for(const key0 in data7){
                                         const _errs20 = errors;
-                                        if(!(validate184(data7[key0], {instancePath:instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data7,parentDataProperty:key0,rootData}))){
-                                          vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+                                        if(!(validate184(data7[key0]))){
+                                          vErrors = vErrors === null ? __rebase(validate184.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate184.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                                           errors = vErrors.length;
                                         }
                                         var valid4 = _errs20 === errors;
@@ -12279,13 +12364,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestParams = validate190;
 
-      function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate190(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate181(data))){
           vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
           errors = vErrors.length;
         }
@@ -12293,7 +12379,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate183(data))){
             vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
             errors = vErrors.length;
           }
@@ -12329,7 +12415,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestURLParams = validate193;
 
-      function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate193(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12470,7 +12557,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitResult = validate194;
 
-      function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate194(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12630,7 +12718,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitationCompleteNotification = validate195;
 
-      function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate195(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12719,7 +12808,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmbeddedResource = validate196;
 
-      function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate196(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13056,8 +13146,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs29 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs29 === errors;
@@ -13098,7 +13188,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmptyResult = validate198;
 
-      function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate198(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13127,7 +13218,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EnumSchema = validate199;
 
-      function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate199(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -14339,7 +14431,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Error = validate200;
 
-      function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate200(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14388,7 +14481,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequest = validate201;
 
-      function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate201(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14448,8 +14542,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate95(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+                      if(!(validate95(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate95.errors, instancePath+"/params") : vErrors.concat(__rebase(validate95.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -14473,7 +14567,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequestParams = validate203;
 
-      function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate203(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14562,7 +14657,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResult = validate204;
 
-      function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate205(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14592,8 +14688,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate22(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                  if(!(validate22(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate22.errors, instancePath+"/content") : vErrors.concat(__rebase(validate22.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -14613,7 +14709,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate204(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14662,8 +14759,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate205(data2[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+                          if(!(validate205(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate205.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate205.errors, instancePath+"/messages/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -14697,7 +14794,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetTaskPayloadRequest = validate208;
 
-      function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate208(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14800,7 +14898,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetTaskPayloadResult = validate209;
 
-      function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate209(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14829,7 +14928,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetTaskRequest = validate210;
 
-      function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate210(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14932,7 +15032,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetTaskResult = validate211;
 
-      function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate211(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -14960,7 +15061,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         var valid0 = _errs0 === errors;
         if(valid0){
           const _errs7 = errors;
-          if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate39(data))){
             vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
             errors = vErrors.length;
           }
@@ -14972,7 +15073,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Icon = validate213;
 
-      function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate213(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15080,7 +15182,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Icons = validate214;
 
-      function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate214(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15219,7 +15322,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ImageContent = validate215;
 
-      function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate215(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15284,8 +15388,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.annotations !== undefined){
                       const _errs7 = errors;
-                      if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                        vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      if(!(validate11(data.annotations))){
+                        vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs7 === errors;
@@ -15327,7 +15431,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Implementation = validate217;
 
-      function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate217(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15553,7 +15658,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeRequest = validate218;
 
-      function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate218(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15613,8 +15719,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate63(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+                      if(!(validate63(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate63.errors, instancePath+"/params") : vErrors.concat(__rebase(validate63.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -15638,7 +15744,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeRequestParams = validate220;
 
-      function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate220(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15993,8 +16100,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.clientInfo !== undefined){
                       const _errs58 = errors;
-                      if(!(validate64(data.clientInfo, {instancePath:instancePath+"/clientInfo",parentData:data,parentDataProperty:"clientInfo",rootData}))){
-                        vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                      if(!(validate64(data.clientInfo))){
+                        vErrors = vErrors === null ? __rebase(validate64.errors, instancePath+"/clientInfo") : vErrors.concat(__rebase(validate64.errors, instancePath+"/clientInfo"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs58 === errors;
@@ -16018,7 +16125,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializeResult = validate222;
 
-      function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate222(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16330,8 +16438,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.serverInfo !== undefined){
                       const _errs50 = errors;
-                      if(!(validate64(data.serverInfo, {instancePath:instancePath+"/serverInfo",parentData:data,parentDataProperty:"serverInfo",rootData}))){
-                        vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+                      if(!(validate64(data.serverInfo))){
+                        vErrors = vErrors === null ? __rebase(validate64.errors, instancePath+"/serverInfo") : vErrors.concat(__rebase(validate64.errors, instancePath+"/serverInfo"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs50 === errors;
@@ -16368,7 +16476,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InitializedNotification = validate224;
 
-      function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate224(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16457,7 +16566,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCErrorResponse = validate225;
 
-      function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate225(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16562,7 +16672,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCMessage = validate226;
 
-      function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate227(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16645,7 +16756,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate229(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16728,13 +16840,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate226(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate227(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate227(data))){
           vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
           errors = vErrors.length;
         }
@@ -16845,7 +16958,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs12 = errors;
-            if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate229(data))){
               vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
               errors = vErrors.length;
             }
@@ -16853,7 +16966,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs13 = errors;
-              if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate225(data))){
                 vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
                 errors = vErrors.length;
               }
@@ -16891,7 +17004,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCNotification = validate232;
 
-      function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate232(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16962,7 +17076,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCRequest = validate233;
 
-      function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate233(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17047,13 +17162,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResponse = validate234;
 
-      function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate234(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate229(data))){
           vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
           errors = vErrors.length;
         }
@@ -17061,7 +17177,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate225(data))){
             vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
             errors = vErrors.length;
           }
@@ -17097,7 +17213,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResultResponse = validate237;
 
-      function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate237(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17182,7 +17299,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LegacyTitledEnumSchema = validate238;
 
-      function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate238(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17323,7 +17441,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsRequest = validate239;
 
-      function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate239(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17383,8 +17502,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -17408,7 +17527,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsResult = validate241;
 
-      function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate242(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17707,7 +17827,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate241(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17756,8 +17877,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate242(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+                          if(!(validate242(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate242.errors, instancePath+"/prompts/" + i0) : vErrors.concat(__rebase(validate242.errors, instancePath+"/prompts/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -17791,7 +17912,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesRequest = validate244;
 
-      function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate244(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17851,8 +17973,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -17876,7 +17998,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesResult = validate246;
 
-      function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate247(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18087,8 +18210,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs26 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs26 === errors;
@@ -18131,7 +18254,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate246(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18180,8 +18304,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate247(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+                          if(!(validate247(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate247.errors, instancePath+"/resourceTemplates/" + i0) : vErrors.concat(__rebase(validate247.errors, instancePath+"/resourceTemplates/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -18215,7 +18339,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesRequest = validate250;
 
-      function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate250(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18275,8 +18400,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -18300,7 +18425,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesResult = validate252;
 
-      function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate253(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18524,8 +18650,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs28 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs28 === errors;
@@ -18569,7 +18695,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate252(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18618,8 +18745,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate253(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
+                          if(!(validate253(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate253.errors, instancePath+"/resources/" + i0) : vErrors.concat(__rebase(validate253.errors, instancePath+"/resources/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -18653,7 +18780,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsRequest = validate256;
 
-      function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate256(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18713,8 +18841,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate69(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                      if(!(validate69(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate69.errors, instancePath+"/params") : vErrors.concat(__rebase(validate69.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -18738,7 +18866,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsResult = validate258;
 
-      function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate258(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18875,7 +19004,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListTasksRequest = validate259;
 
-      function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate259(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18935,8 +19065,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -18960,7 +19090,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListTasksResult = validate261;
 
-      function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate261(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19009,8 +19140,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate39(data2[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+                          if(!(validate39(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate39.errors, instancePath+"/tasks/" + i0) : vErrors.concat(__rebase(validate39.errors, instancePath+"/tasks/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -19044,7 +19175,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsRequest = validate263;
 
-      function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate263(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19104,8 +19236,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -19129,7 +19261,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsResult = validate265;
 
-      function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate265(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19178,8 +19311,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs8 = errors;
-                          if(!(validate163(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+                          if(!(validate163(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate163.errors, instancePath+"/tools/" + i0) : vErrors.concat(__rebase(validate163.errors, instancePath+"/tools/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs8 === errors;
@@ -19213,7 +19346,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingLevel = validate267;
 
-      function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate267(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -19230,7 +19364,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotification = validate268;
 
-      function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate269(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19299,7 +19434,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate268(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19346,8 +19482,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate269(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+                    if(!(validate269(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate269.errors, instancePath+"/params") : vErrors.concat(__rebase(validate269.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -19370,7 +19506,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotificationParams = validate271;
 
-      function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate271(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19441,7 +19578,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelHint = validate272;
 
-      function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate272(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19464,7 +19602,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelPreferences = validate273;
 
-      function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate273(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -19606,7 +19745,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const MultiSelectEnumSchema = validate274;
 
-      function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate274(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -20238,7 +20378,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Notification = validate275;
 
-      function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate275(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20291,7 +20432,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NotificationParams = validate276;
 
-      function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate276(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20320,7 +20462,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NumberSchema = validate277;
 
-      function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate277(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20428,7 +20571,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequest = validate278;
 
-      function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate278(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20483,8 +20627,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate73(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+                      if(!(validate73(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate73.errors, instancePath+"/params") : vErrors.concat(__rebase(validate73.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -20508,7 +20652,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequestParams = validate280;
 
-      function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate280(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20561,7 +20706,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedResult = validate281;
 
-      function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate281(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20607,7 +20753,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PingRequest = validate282;
 
-      function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate282(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20667,8 +20814,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate69(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+                      if(!(validate69(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate69.errors, instancePath+"/params") : vErrors.concat(__rebase(validate69.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -20692,7 +20839,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PrimitiveSchemaDefinition = validate284;
 
-      function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate284(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -22369,7 +22517,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotification = validate285;
 
-      function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate285(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22416,8 +22565,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate51(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+                    if(!(validate51(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate51.errors, instancePath+"/params") : vErrors.concat(__rebase(validate51.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -22440,7 +22589,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotificationParams = validate287;
 
-      function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate287(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22535,7 +22685,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressToken = validate288;
 
-      function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate288(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -22548,7 +22699,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Prompt = validate289;
 
-      function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate289(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22849,7 +23001,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptArgument = validate290;
 
-      function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate290(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22923,7 +23076,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptListChangedNotification = validate291;
 
-      function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate291(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23012,7 +23166,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptMessage = validate292;
 
-      function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate292(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23042,8 +23197,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate22(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                  if(!(validate22(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate22.errors, instancePath+"/content") : vErrors.concat(__rebase(validate22.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -23065,7 +23220,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptReference = validate294;
 
-      function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate294(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23131,7 +23287,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequest = validate295;
 
-      function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate295(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23191,8 +23348,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate80(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+                      if(!(validate80(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate80.errors, instancePath+"/params") : vErrors.concat(__rebase(validate80.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -23216,7 +23373,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequestParams = validate297;
 
-      function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate297(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23287,7 +23445,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceResult = validate298;
 
-      function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate298(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23653,7 +23812,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RelatedTaskMetadata = validate299;
 
-      function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate299(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23683,7 +23843,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Request = validate300;
 
-      function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate300(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23736,7 +23897,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestId = validate301;
 
-      function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate301(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -23749,7 +23911,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestParams = validate302;
 
-      function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate302(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23785,7 +23948,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Resource = validate303;
 
-      function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate303(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24009,8 +24173,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs28 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs28 === errors;
@@ -24056,7 +24220,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceContents = validate305;
 
-      function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate305(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24133,7 +24298,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceLink = validate306;
 
-      function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate306(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24374,8 +24540,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             if(valid0){
                               if(data.annotations !== undefined){
                                 const _errs30 = errors;
-                                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                                if(!(validate11(data.annotations))){
+                                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                   errors = vErrors.length;
                                 }
                                 var valid0 = _errs30 === errors;
@@ -24422,7 +24588,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceListChangedNotification = validate308;
 
-      function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate308(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24511,7 +24678,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceRequestParams = validate309;
 
-      function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate309(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24582,7 +24750,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplate = validate310;
 
-      function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate310(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24793,8 +24962,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs26 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs26 === errors;
@@ -24839,7 +25008,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplateReference = validate312;
 
-      function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate312(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24903,7 +25073,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotification = validate313;
 
-      function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate313(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25027,7 +25198,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotificationParams = validate314;
 
-      function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate314(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25091,7 +25263,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Result = validate315;
 
-      function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate315(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25120,7 +25293,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Role = validate316;
 
-      function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate316(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -25137,7 +25311,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Root = validate317;
 
-      function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate317(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25214,7 +25389,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RootsListChangedNotification = validate318;
 
-      function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate318(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25303,7 +25479,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessage = validate319;
 
-      function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate319(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25337,24 +25514,24 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs5 = errors;
                   let valid2 = false;
                   const _errs6 = errors;
-                  if(!(validate23(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                  if(!(validate23(data1))){
+                    vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/content") : vErrors.concat(__rebase(validate23.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs6 === errors;
                   valid2 = valid2 || _valid0;
                   if(!valid2){
                     const _errs7 = errors;
-                    if(!(validate26(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data1))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/content") : vErrors.concat(__rebase(validate26.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs7 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs8 = errors;
-                      if(!(validate12(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                      if(!(validate12(data1))){
+                        vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs8 === errors;
@@ -25507,8 +25684,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid2 = valid2 || _valid0;
                         if(!valid2){
                           const _errs24 = errors;
-                          if(!(validate130(data1, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                            vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+                          if(!(validate130(data1))){
+                            vErrors = vErrors === null ? __rebase(validate130.errors, instancePath+"/content") : vErrors.concat(__rebase(validate130.errors, instancePath+"/content"));
                             errors = vErrors.length;
                           }
                           var _valid0 = _errs24 === errors;
@@ -25521,8 +25698,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                 const len0 = data1.length;
                                 for(let i0=0; i0<len0; i0++){
                                   const _errs27 = errors;
-                                  if(!(validate133(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-                                    vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+                                  if(!(validate133(data1[i0]))){
+                                    vErrors = vErrors === null ? __rebase(validate133.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate133.errors, instancePath+"/content/" + i0));
                                     errors = vErrors.length;
                                   }
                                   var valid5 = _errs27 === errors;
@@ -25609,13 +25786,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessageContentBlock = validate325;
 
-      function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate325(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate23(data))){
           vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
           errors = vErrors.length;
         }
@@ -25623,7 +25801,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate26(data))){
             vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
             errors = vErrors.length;
           }
@@ -25631,7 +25809,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -25785,7 +25963,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs19 = errors;
-                if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate130(data))){
                   vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
                   errors = vErrors.length;
                 }
@@ -25824,7 +26002,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerCapabilities = validate330;
 
-      function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate330(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26093,7 +26272,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerNotification = validate331;
 
-      function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate337(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26180,13 +26360,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate331(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate41(data))){
           vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
           errors = vErrors.length;
         }
@@ -26194,7 +26375,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate50(data))){
             vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
             errors = vErrors.length;
           }
@@ -26202,7 +26383,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate308(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate308(data))){
               vErrors = vErrors === null ? validate308.errors : vErrors.concat(validate308.errors);
               errors = vErrors.length;
             }
@@ -26210,7 +26391,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate313(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate313(data))){
                 vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
                 errors = vErrors.length;
               }
@@ -26218,7 +26399,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate291(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate291(data))){
                   vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
                   errors = vErrors.length;
                 }
@@ -26226,7 +26407,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate337(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate337(data))){
                     vErrors = vErrors === null ? validate337.errors : vErrors.concat(validate337.errors);
                     errors = vErrors.length;
                   }
@@ -26234,7 +26415,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate54(data))){
                       vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
                       errors = vErrors.length;
                     }
@@ -26242,7 +26423,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate268(data))){
                         vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
                         errors = vErrors.length;
                       }
@@ -26424,13 +26605,14 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerRequest = validate341;
 
-      function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate341(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate68(data))){
           vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
           errors = vErrors.length;
         }
@@ -26438,7 +26620,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate102(data))){
             vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
             errors = vErrors.length;
           }
@@ -26446,7 +26628,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate104(data))){
               vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
               errors = vErrors.length;
             }
@@ -26454,7 +26636,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate37(data))){
                 vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
                 errors = vErrors.length;
               }
@@ -26462,7 +26644,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate107(data))){
                   vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
                   errors = vErrors.length;
                 }
@@ -26470,7 +26652,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate152(data))){
                     vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
                     errors = vErrors.length;
                   }
@@ -26478,7 +26660,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate256(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate256(data))){
                       vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
                       errors = vErrors.length;
                     }
@@ -26486,7 +26668,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate179(data))){
                         vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
                         errors = vErrors.length;
                       }
@@ -26528,7 +26710,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerResult = validate350;
 
-      function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate350(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -26571,7 +26754,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs8 = errors;
-          if(!(validate222(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate222(data))){
             vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
             errors = vErrors.length;
           }
@@ -26579,7 +26762,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs9 = errors;
-            if(!(validate252(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate252(data))){
               vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
               errors = vErrors.length;
             }
@@ -26587,7 +26770,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs10 = errors;
-              if(!(validate246(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate246(data))){
                 vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
                 errors = vErrors.length;
               }
@@ -26595,7 +26778,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs11 = errors;
-                if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate298(data))){
                   vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
                   errors = vErrors.length;
                 }
@@ -26603,7 +26786,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs12 = errors;
-                  if(!(validate241(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate241(data))){
                     vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
                     errors = vErrors.length;
                   }
@@ -26611,7 +26794,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs13 = errors;
-                    if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate204(data))){
                       vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
                       errors = vErrors.length;
                     }
@@ -26619,7 +26802,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs14 = errors;
-                      if(!(validate265(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate265(data))){
                         vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
                         errors = vErrors.length;
                       }
@@ -26627,7 +26810,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs15 = errors;
-                        if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate21(data))){
                           vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
                           errors = vErrors.length;
                         }
@@ -26635,7 +26818,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs16 = errors;
-                          if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate119(data))){
                             vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
                             errors = vErrors.length;
                           }
@@ -26680,7 +26863,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs24 = errors;
-                              if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate38(data))){
                                 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
                                 errors = vErrors.length;
                               }
@@ -26688,7 +26871,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                               valid0 = valid0 || _valid0;
                               if(!valid0){
                                 const _errs25 = errors;
-                                if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                                if(!(validate123(data))){
                                   vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
                                   errors = vErrors.length;
                                 }
@@ -26907,7 +27090,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SetLevelRequest = validate362;
 
-      function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate362(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26967,8 +27151,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate111(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+                      if(!(validate111(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate111.errors, instancePath+"/params") : vErrors.concat(__rebase(validate111.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -26992,7 +27176,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SetLevelRequestParams = validate364;
 
-      function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate364(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27057,7 +27242,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SingleSelectEnumSchema = validate365;
 
-      function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate365(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -27465,7 +27651,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const StringSchema = validate366;
 
-      function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate366(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27590,7 +27777,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscribeRequest = validate367;
 
-      function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate367(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27650,8 +27838,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate84(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+                      if(!(validate84(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate84.errors, instancePath+"/params") : vErrors.concat(__rebase(validate84.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -27675,7 +27863,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscribeRequestParams = validate369;
 
-      function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate369(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27746,7 +27935,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Task = validate370;
 
-      function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate370(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27866,7 +28056,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TaskAugmentedRequestParams = validate371;
 
-      function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate371(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27932,7 +28123,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TaskMetadata = validate372;
 
-      function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate372(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27956,7 +28148,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TaskStatus = validate373;
 
-      function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate373(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -27973,7 +28166,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TaskStatusNotification = validate374;
 
-      function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate374(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -28020,8 +28214,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate55(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+                    if(!(validate55(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate55.errors, instancePath+"/params") : vErrors.concat(__rebase(validate55.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -28044,7 +28238,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TaskStatusNotificationParams = validate376;
 
-      function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate376(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -28072,7 +28267,7 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         var valid0 = _errs0 === errors;
         if(valid0){
           const _errs6 = errors;
-          if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate39(data))){
             vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
             errors = vErrors.length;
           }
@@ -28084,7 +28279,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextContent = validate378;
 
-      function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate378(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -28126,8 +28322,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs5 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -28168,7 +28364,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextResourceContents = validate380;
 
-      function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate380(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -28258,7 +28455,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TitledMultiSelectEnumSchema = validate381;
 
-      function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate381(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -28469,7 +28667,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TitledSingleSelectEnumSchema = validate382;
 
-      function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate382(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -28615,7 +28814,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Tool = validate383;
 
-      function validate383(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate383(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29172,7 +29372,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolAnnotations = validate384;
 
-      function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate384(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29252,7 +29453,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolChoice = validate385;
 
-      function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate385(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29280,7 +29482,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolExecution = validate386;
 
-      function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate386(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29308,7 +29511,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolListChangedNotification = validate387;
 
-      function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate387(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29397,7 +29601,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolResultContent = validate388;
 
-      function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate388(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29446,8 +29651,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate22(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+                          if(!(validate22(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate22.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate22.errors, instancePath+"/content/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs7 === errors;
@@ -29530,7 +29735,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolUseContent = validate390;
 
-      function validate390(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate390(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29632,7 +29838,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const URLElicitationRequiredError = validate391;
 
-      function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate391(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29766,8 +29973,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                             const len0 = data7.length;
                                             for(let i0=0; i0<len0; i0++){
                                               const _errs23 = errors;
-                                              if(!(validate181(data7[i0], {instancePath:instancePath+"/error/data/elicitations/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
-                                                vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+                                              if(!(validate181(data7[i0]))){
+                                                vErrors = vErrors === null ? __rebase(validate181.errors, instancePath+"/error/data/elicitations/" + i0) : vErrors.concat(__rebase(validate181.errors, instancePath+"/error/data/elicitations/" + i0));
                                                 errors = vErrors.length;
                                               }
                                               var valid7 = _errs23 === errors;
@@ -29824,7 +30031,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsubscribeRequest = validate393;
 
-      function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate393(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29884,8 +30092,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate88(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+                      if(!(validate88(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate88.errors, instancePath+"/params") : vErrors.concat(__rebase(validate88.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -29909,7 +30117,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsubscribeRequestParams = validate395;
 
-      function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate395(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -29980,7 +30189,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UntitledMultiSelectEnumSchema = validate396;
 
-      function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate396(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -30177,7 +30387,8 @@ const formats28 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UntitledSingleSelectEnumSchema = validate397;
 
-      function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate397(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){

@@ -4,10 +4,16 @@
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 // Source dialect: JSON Schema 2020-12 ($defs). It uses no 2020-only keyword (checked by codegen), so it was compiled with ajv's draft-07 class ($defs read as definitions): same verdicts.
 import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+/** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
+function __rebase(errors, path) {
+  for (const e of errors) e.instancePath = path + e.instancePath;
+  return errors;
+}
 export const Annotations = validate11;
 const schema13 = {"type":"string","enum":["assistant","user"]};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate11(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -100,7 +106,8 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 export const AudioContent = validate12;
 const formats0 = __formats.byte;
 
-function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate12(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -165,8 +172,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -204,7 +211,8 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BaseMetadata = validate14;
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate14(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -253,7 +261,8 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 export const BlobResourceContents = validate15;
 const formats2 = __formats.uri;
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -350,7 +359,8 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 
 export const BooleanSchema = validate16;
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -431,7 +441,8 @@ export const CacheableResult = validate17;
 const schema20 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","resultType","ttlMs"]};
 const schema23 = {"type":"object","properties":{"src":{"type":"string","format":"uri"},"mimeType":{"type":"string"},"sizes":{"type":"array","items":{"type":"string"}},"theme":{"type":"string","enum":["dark","light"]}},"required":["src"]};
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -655,14 +666,15 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       if(data["io.modelcontextprotocol/serverInfo"] !== undefined){
-        if(!(validate19(data["io.modelcontextprotocol/serverInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1serverInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/serverInfo",rootData}))){
-          vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+        if(!(validate19(data["io.modelcontextprotocol/serverInfo"]))){
+          vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo"));
           errors = vErrors.length;
         }
       }
@@ -676,7 +688,8 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -689,8 +702,8 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+          if(!(validate18(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -770,7 +783,8 @@ const schema32 = {"anyOf":[{"$ref":"#/definitions/JSONObject"},{"$ref":"#/defini
 const wrapper0 = {validate: validate26};
 const wrapper1 = {validate: validate27};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -779,8 +793,8 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
       const len0 = data.length;
       for(let i0=0; i0<len0; i0++){
         const _errs1 = errors;
-        if(!(wrapper1.validate(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-          vErrors = vErrors === null ? wrapper1.validate.errors : vErrors.concat(wrapper1.validate.errors);
+        if(!(wrapper1.validate(data[i0]))){
+          vErrors = vErrors === null ? __rebase(wrapper1.validate.errors, instancePath+"/" + i0) : vErrors.concat(__rebase(wrapper1.validate.errors, instancePath+"/" + i0));
           errors = vErrors.length;
         }
         var valid0 = _errs1 === errors;
@@ -798,13 +812,14 @@ function validate28(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(wrapper0.validate(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(wrapper0.validate(data))){
     vErrors = vErrors === null ? wrapper0.validate.errors : vErrors.concat(wrapper0.validate.errors);
     errors = vErrors.length;
   }
@@ -812,7 +827,7 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate28(data))){
       vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
       errors = vErrors.length;
     }
@@ -861,15 +876,16 @@ function validate27(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       for(const key0 in data){
         const _errs2 = errors;
-        if(!(validate27(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-          vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        if(!(validate27(data[key0]))){
+          vErrors = vErrors === null ? __rebase(validate27.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate27.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
           errors = vErrors.length;
         }
         var valid0 = _errs2 === errors;
@@ -887,7 +903,8 @@ function validate26(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -899,8 +916,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
           if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
             for(const key0 in data0){
               const _errs4 = errors;
-              if(!(validate26(data0[key0], {instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key0,rootData}))){
-                vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+              if(!(validate26(data0[key0]))){
+                vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                 errors = vErrors.length;
               }
               var valid1 = _errs4 === errors;
@@ -927,8 +944,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
             if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
               for(const key1 in data2){
                 const _errs8 = errors;
-                if(!(validate26(data2[key1], {instancePath:instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key1,rootData}))){
-                  vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                if(!(validate26(data2[key1]))){
+                  vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")));
                   errors = vErrors.length;
                 }
                 var valid2 = _errs8 === errors;
@@ -968,8 +985,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                   if(data5.context !== undefined){
                     const _errs13 = errors;
-                    if(!(validate26(data5.context, {instancePath:instancePath+"/sampling/context",parentData:data5,parentDataProperty:"context",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data5.context))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/sampling/context") : vErrors.concat(__rebase(validate26.errors, instancePath+"/sampling/context"));
                       errors = vErrors.length;
                     }
                     var valid3 = _errs13 === errors;
@@ -980,8 +997,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                   if(valid3){
                     if(data5.tools !== undefined){
                       const _errs14 = errors;
-                      if(!(validate26(data5.tools, {instancePath:instancePath+"/sampling/tools",parentData:data5,parentDataProperty:"tools",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data5.tools))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/sampling/tools") : vErrors.concat(__rebase(validate26.errors, instancePath+"/sampling/tools"));
                         errors = vErrors.length;
                       }
                       var valid3 = _errs14 === errors;
@@ -1009,8 +1026,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
                     if(data8.form !== undefined){
                       const _errs17 = errors;
-                      if(!(validate26(data8.form, {instancePath:instancePath+"/elicitation/form",parentData:data8,parentDataProperty:"form",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data8.form))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/elicitation/form") : vErrors.concat(__rebase(validate26.errors, instancePath+"/elicitation/form"));
                         errors = vErrors.length;
                       }
                       var valid4 = _errs17 === errors;
@@ -1021,8 +1038,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
                     if(valid4){
                       if(data8.url !== undefined){
                         const _errs18 = errors;
-                        if(!(validate26(data8.url, {instancePath:instancePath+"/elicitation/url",parentData:data8,parentDataProperty:"url",rootData}))){
-                          vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                        if(!(validate26(data8.url))){
+                          vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/elicitation/url") : vErrors.concat(__rebase(validate26.errors, instancePath+"/elicitation/url"));
                           errors = vErrors.length;
                         }
                         var valid4 = _errs18 === errors;
@@ -1056,7 +1073,8 @@ function validate25(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1094,8 +1112,8 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data["io.modelcontextprotocol/clientCapabilities"] !== undefined){
               const _errs6 = errors;
-              if(!(validate25(data["io.modelcontextprotocol/clientCapabilities"], {instancePath:instancePath+"/io.modelcontextprotocol~1clientCapabilities",parentData:data,parentDataProperty:"io.modelcontextprotocol/clientCapabilities",rootData}))){
-                vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+              if(!(validate25(data["io.modelcontextprotocol/clientCapabilities"]))){
+                vErrors = vErrors === null ? __rebase(validate25.errors, instancePath+"/io.modelcontextprotocol~1clientCapabilities") : vErrors.concat(__rebase(validate25.errors, instancePath+"/io.modelcontextprotocol~1clientCapabilities"));
                 errors = vErrors.length;
               }
               var valid0 = _errs6 === errors;
@@ -1106,8 +1124,8 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data["io.modelcontextprotocol/clientInfo"] !== undefined){
                 const _errs7 = errors;
-                if(!(validate19(data["io.modelcontextprotocol/clientInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1clientInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/clientInfo",rootData}))){
-                  vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                if(!(validate19(data["io.modelcontextprotocol/clientInfo"]))){
+                  vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1clientInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1clientInfo"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -1149,7 +1167,8 @@ function validate24(data, {instancePath="", parentData, parentDataProperty, root
 
 const schema60 = {"type":"object","properties":{"action":{"type":"string","enum":["accept","cancel","decline"]},"content":{"type":"object","additionalProperties":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":["string","integer","boolean"]}]}}},"required":["action"]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1191,8 +1210,8 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs5 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -1227,7 +1246,8 @@ function validate43(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1292,8 +1312,8 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.annotations !== undefined){
                 const _errs7 = errors;
-                if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                  vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                if(!(validate11(data.annotations))){
+                  vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -1329,7 +1349,8 @@ function validate46(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1425,7 +1446,8 @@ function validate50(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate57(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1539,8 +1561,8 @@ function validate57(data, {instancePath="", parentData, parentDataProperty, root
                     if(valid0){
                       if(data.annotations !== undefined){
                         const _errs15 = errors;
-                        if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                          vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                        if(!(validate11(data.annotations))){
+                          vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs15 === errors;
@@ -1708,7 +1730,8 @@ function validate57(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate61(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1792,7 +1815,8 @@ function validate61(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -1826,16 +1850,16 @@ function validate60(data, {instancePath="", parentData, parentDataProperty, root
             const _errs4 = errors;
             let valid1 = false;
             const _errs5 = errors;
-            if(!(validate61(data1, {instancePath:instancePath+"/resource",parentData:data,parentDataProperty:"resource",rootData}))){
-              vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+            if(!(validate61(data1))){
+              vErrors = vErrors === null ? __rebase(validate61.errors, instancePath+"/resource") : vErrors.concat(__rebase(validate61.errors, instancePath+"/resource"));
               errors = vErrors.length;
             }
             var _valid0 = _errs5 === errors;
             valid1 = valid1 || _valid0;
             if(!valid1){
               const _errs6 = errors;
-              if(!(validate15(data1, {instancePath:instancePath+"/resource",parentData:data,parentDataProperty:"resource",rootData}))){
-                vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+              if(!(validate15(data1))){
+                vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/resource") : vErrors.concat(__rebase(validate15.errors, instancePath+"/resource"));
                 errors = vErrors.length;
               }
               var _valid0 = _errs6 === errors;
@@ -1872,8 +1896,8 @@ function validate60(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.annotations !== undefined){
               const _errs7 = errors;
-              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+              if(!(validate11(data.annotations))){
+                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                 errors = vErrors.length;
               }
               var valid0 = _errs7 === errors;
@@ -1908,13 +1932,14 @@ function validate60(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate43(data))){
     vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
     errors = vErrors.length;
   }
@@ -1922,7 +1947,7 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate46(data))){
       vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
       errors = vErrors.length;
     }
@@ -1930,7 +1955,7 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate12(data))){
         vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
         errors = vErrors.length;
       }
@@ -1938,7 +1963,7 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate57(data))){
           vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
           errors = vErrors.length;
         }
@@ -1946,7 +1971,7 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate60(data))){
             vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
             errors = vErrors.length;
           }
@@ -1983,7 +2008,8 @@ function validate53(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2032,8 +2058,8 @@ function validate52(data, {instancePath="", parentData, parentDataProperty, root
                   const len0 = data2.length;
                   for(let i0=0; i0<len0; i0++){
                     const _errs7 = errors;
-                    if(!(validate53(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                    if(!(validate53(data2[i0]))){
+                      vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate53.errors, instancePath+"/content/" + i0));
                       errors = vErrors.length;
                     }
                     var valid1 = _errs7 === errors;
@@ -2092,13 +2118,14 @@ function validate52(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate68(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate43(data))){
     vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
     errors = vErrors.length;
   }
@@ -2106,7 +2133,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate46(data))){
       vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
       errors = vErrors.length;
     }
@@ -2114,7 +2141,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate12(data))){
         vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
         errors = vErrors.length;
       }
@@ -2122,7 +2149,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
       valid0 = valid0 || _valid0;
       if(!valid0){
         const _errs4 = errors;
-        if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate50(data))){
           vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
           errors = vErrors.length;
         }
@@ -2130,7 +2157,7 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs5 = errors;
-          if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate52(data))){
             vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
             errors = vErrors.length;
           }
@@ -2167,7 +2194,8 @@ function validate68(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2214,40 +2242,40 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
               const _errs8 = errors;
               let valid3 = false;
               const _errs9 = errors;
-              if(!(validate43(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+              if(!(validate43(data2))){
+                vErrors = vErrors === null ? __rebase(validate43.errors, instancePath+"/content") : vErrors.concat(__rebase(validate43.errors, instancePath+"/content"));
                 errors = vErrors.length;
               }
               var _valid0 = _errs9 === errors;
               valid3 = valid3 || _valid0;
               if(!valid3){
                 const _errs10 = errors;
-                if(!(validate46(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+                if(!(validate46(data2))){
+                  vErrors = vErrors === null ? __rebase(validate46.errors, instancePath+"/content") : vErrors.concat(__rebase(validate46.errors, instancePath+"/content"));
                   errors = vErrors.length;
                 }
                 var _valid0 = _errs10 === errors;
                 valid3 = valid3 || _valid0;
                 if(!valid3){
                   const _errs11 = errors;
-                  if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                  if(!(validate12(data2))){
+                    vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs11 === errors;
                   valid3 = valid3 || _valid0;
                   if(!valid3){
                     const _errs12 = errors;
-                    if(!(validate50(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+                    if(!(validate50(data2))){
+                      vErrors = vErrors === null ? __rebase(validate50.errors, instancePath+"/content") : vErrors.concat(__rebase(validate50.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs12 === errors;
                     valid3 = valid3 || _valid0;
                     if(!valid3){
                       const _errs13 = errors;
-                      if(!(validate52(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+                      if(!(validate52(data2))){
+                        vErrors = vErrors === null ? __rebase(validate52.errors, instancePath+"/content") : vErrors.concat(__rebase(validate52.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs13 === errors;
@@ -2260,8 +2288,8 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
                             const len0 = data2.length;
                             for(let i0=0; i0<len0; i0++){
                               const _errs16 = errors;
-                              if(!(validate68(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                              if(!(validate68(data2[i0]))){
+                                vErrors = vErrors === null ? __rebase(validate68.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate68.errors, instancePath+"/content/" + i0));
                                 errors = vErrors.length;
                               }
                               var valid4 = _errs16 === errors;
@@ -2355,7 +2383,8 @@ function validate42(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate77(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2426,7 +2455,8 @@ function validate77(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate76(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2446,8 +2476,8 @@ function validate76(data, {instancePath="", parentData, parentDataProperty, root
               const len0 = data0.length;
               for(let i0=0; i0<len0; i0++){
                 const _errs3 = errors;
-                if(!(validate77(data0[i0], {instancePath:instancePath+"/roots/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-                  vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+                if(!(validate77(data0[i0]))){
+                  vErrors = vErrors === null ? __rebase(validate77.errors, instancePath+"/roots/" + i0) : vErrors.concat(__rebase(validate77.errors, instancePath+"/roots/" + i0));
                   errors = vErrors.length;
                 }
                 var valid1 = _errs3 === errors;
@@ -2473,13 +2503,14 @@ function validate76(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate42(data))){
     vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
     errors = vErrors.length;
   }
@@ -2487,7 +2518,7 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate76(data))){
       vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
       errors = vErrors.length;
     }
@@ -2688,15 +2719,16 @@ function validate41(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       for(const key0 in data){
         const _errs2 = errors;
-        if(!(validate41(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-          vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+        if(!(validate41(data[key0]))){
+          vErrors = vErrors === null ? __rebase(validate41.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate41.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
           errors = vErrors.length;
         }
         var valid0 = _errs2 === errors;
@@ -2714,7 +2746,8 @@ function validate40(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2727,8 +2760,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -2768,8 +2801,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.inputResponses !== undefined){
                 const _errs7 = errors;
-                if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                  vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                if(!(validate40(data.inputResponses))){
+                  vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -2804,7 +2837,8 @@ function validate23(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2864,8 +2898,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate23(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+                if(!(validate23(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate23.errors, instancePath+"/params") : vErrors.concat(__rebase(validate23.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -2889,7 +2923,8 @@ function validate22(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolRequestParams = validate83;
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate83(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2902,8 +2937,8 @@ function validate83(data, {instancePath="", parentData, parentDataProperty, root
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -2943,8 +2978,8 @@ function validate83(data, {instancePath="", parentData, parentDataProperty, root
             if(valid0){
               if(data.inputResponses !== undefined){
                 const _errs7 = errors;
-                if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                  vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                if(!(validate40(data.inputResponses))){
+                  vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs7 === errors;
@@ -2981,7 +3016,8 @@ function validate83(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CallToolResult = validate86;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate86(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -2994,8 +3030,8 @@ function validate86(data, {instancePath="", parentData, parentDataProperty, root
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+          if(!(validate18(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -3025,8 +3061,8 @@ function validate86(data, {instancePath="", parentData, parentDataProperty, root
                   const len0 = data2.length;
                   for(let i0=0; i0<len0; i0++){
                     const _errs7 = errors;
-                    if(!(validate53(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                      vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                    if(!(validate53(data2[i0]))){
+                      vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate53.errors, instancePath+"/content/" + i0));
                       errors = vErrors.length;
                     }
                     var valid2 = _errs7 === errors;
@@ -3075,7 +3111,8 @@ export const CallToolResultResponse = validate89;
 const schema71 = {"type":"object","properties":{"messages":{"type":"array","items":{"$ref":"#/definitions/SamplingMessage"}},"modelPreferences":{"$ref":"#/definitions/ModelPreferences"},"systemPrompt":{"type":"string"},"includeContext":{"type":"string","enum":["allServers","none","thisServer"]},"temperature":{"type":"number"},"maxTokens":{"type":"integer"},"stopSequences":{"type":"array","items":{"type":"string"}},"metadata":{"$ref":"#/definitions/JSONObject"},"tools":{"type":"array","items":{"$ref":"#/definitions/Tool"}},"toolChoice":{"$ref":"#/definitions/ToolChoice"}},"required":["maxTokens","messages"]};
 const schema81 = {"type":"object","properties":{"mode":{"type":"string","enum":["auto","none","required"]}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate96(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3122,40 +3159,40 @@ function validate96(data, {instancePath="", parentData, parentDataProperty, root
               const _errs8 = errors;
               let valid3 = false;
               const _errs9 = errors;
-              if(!(validate43(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+              if(!(validate43(data2))){
+                vErrors = vErrors === null ? __rebase(validate43.errors, instancePath+"/content") : vErrors.concat(__rebase(validate43.errors, instancePath+"/content"));
                 errors = vErrors.length;
               }
               var _valid0 = _errs9 === errors;
               valid3 = valid3 || _valid0;
               if(!valid3){
                 const _errs10 = errors;
-                if(!(validate46(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+                if(!(validate46(data2))){
+                  vErrors = vErrors === null ? __rebase(validate46.errors, instancePath+"/content") : vErrors.concat(__rebase(validate46.errors, instancePath+"/content"));
                   errors = vErrors.length;
                 }
                 var _valid0 = _errs10 === errors;
                 valid3 = valid3 || _valid0;
                 if(!valid3){
                   const _errs11 = errors;
-                  if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                  if(!(validate12(data2))){
+                    vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs11 === errors;
                   valid3 = valid3 || _valid0;
                   if(!valid3){
                     const _errs12 = errors;
-                    if(!(validate50(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+                    if(!(validate50(data2))){
+                      vErrors = vErrors === null ? __rebase(validate50.errors, instancePath+"/content") : vErrors.concat(__rebase(validate50.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs12 === errors;
                     valid3 = valid3 || _valid0;
                     if(!valid3){
                       const _errs13 = errors;
-                      if(!(validate52(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+                      if(!(validate52(data2))){
+                        vErrors = vErrors === null ? __rebase(validate52.errors, instancePath+"/content") : vErrors.concat(__rebase(validate52.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs13 === errors;
@@ -3168,8 +3205,8 @@ function validate96(data, {instancePath="", parentData, parentDataProperty, root
                             const len0 = data2.length;
                             for(let i0=0; i0<len0; i0++){
                               const _errs16 = errors;
-                              if(!(validate68(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                              if(!(validate68(data2[i0]))){
+                                vErrors = vErrors === null ? __rebase(validate68.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate68.errors, instancePath+"/content/" + i0));
                                 errors = vErrors.length;
                               }
                               var valid4 = _errs16 === errors;
@@ -3237,7 +3274,8 @@ function validate96(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate104(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3377,7 +3415,8 @@ function validate104(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate107(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3738,7 +3777,8 @@ function validate107(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate95(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3758,8 +3798,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
               const len0 = data0.length;
               for(let i0=0; i0<len0; i0++){
                 const _errs3 = errors;
-                if(!(validate96(data0[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-                  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                if(!(validate96(data0[i0]))){
+                  vErrors = vErrors === null ? __rebase(validate96.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate96.errors, instancePath+"/messages/" + i0));
                   errors = vErrors.length;
                 }
                 var valid1 = _errs3 === errors;
@@ -3781,8 +3821,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
         if(valid0){
           if(data.modelPreferences !== undefined){
             const _errs4 = errors;
-            if(!(validate104(data.modelPreferences, {instancePath:instancePath+"/modelPreferences",parentData:data,parentDataProperty:"modelPreferences",rootData}))){
-              vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+            if(!(validate104(data.modelPreferences))){
+              vErrors = vErrors === null ? __rebase(validate104.errors, instancePath+"/modelPreferences") : vErrors.concat(__rebase(validate104.errors, instancePath+"/modelPreferences"));
               errors = vErrors.length;
             }
             var valid0 = _errs4 === errors;
@@ -3878,8 +3918,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
                     if(valid0){
                       if(data.metadata !== undefined){
                         const _errs17 = errors;
-                        if(!(validate26(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData}))){
-                          vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                        if(!(validate26(data.metadata))){
+                          vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/metadata") : vErrors.concat(__rebase(validate26.errors, instancePath+"/metadata"));
                           errors = vErrors.length;
                         }
                         var valid0 = _errs17 === errors;
@@ -3897,8 +3937,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
                               const len2 = data10.length;
                               for(let i2=0; i2<len2; i2++){
                                 const _errs20 = errors;
-                                if(!(validate107(data10[i2], {instancePath:instancePath+"/tools/" + i2,parentData:data10,parentDataProperty:i2,rootData}))){
-                                  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+                                if(!(validate107(data10[i2]))){
+                                  vErrors = vErrors === null ? __rebase(validate107.errors, instancePath+"/tools/" + i2) : vErrors.concat(__rebase(validate107.errors, instancePath+"/tools/" + i2));
                                   errors = vErrors.length;
                                 }
                                 var valid3 = _errs20 === errors;
@@ -3966,7 +4006,8 @@ function validate95(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate94(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -3996,8 +4037,8 @@ function validate94(data, {instancePath="", parentData, parentDataProperty, root
         if(valid0){
           if(data.params !== undefined){
             const _errs3 = errors;
-            if(!(validate95(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-              vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+            if(!(validate95(data.params))){
+              vErrors = vErrors === null ? __rebase(validate95.errors, instancePath+"/params") : vErrors.concat(__rebase(validate95.errors, instancePath+"/params"));
               errors = vErrors.length;
             }
             var valid0 = _errs3 === errors;
@@ -4017,7 +4058,8 @@ function validate94(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate111(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -4083,7 +4125,8 @@ function validate111(data, {instancePath="", parentData, parentDataProperty, roo
 const schema88 = {"type":"object","properties":{"type":{"type":"string","const":"string"},"title":{"type":"string"},"description":{"type":"string"},"minLength":{"type":"integer"},"maxLength":{"type":"integer"},"format":{"type":"string","enum":["date","date-time","email","uri"]},"default":{"type":"string"}},"required":["type"]};
 const schema89 = {"type":"object","properties":{"type":{"type":"string","enum":["integer","number"]},"title":{"type":"string"},"description":{"type":"string"},"minimum":{"type":"number"},"maximum":{"type":"number"},"default":{"type":"number"}},"required":["type"]};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate116(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
@@ -5758,7 +5801,8 @@ function validate116(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate115(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -5845,8 +5889,8 @@ function validate115(data, {instancePath="", parentData, parentDataProperty, roo
                             if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                               for(const key0 in data5){
                                 const _errs14 = errors;
-                                if(!(validate116(data5[key0], {instancePath:instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data5,parentDataProperty:key0,rootData}))){
-                                  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+                                if(!(validate116(data5[key0]))){
+                                  vErrors = vErrors === null ? __rebase(validate116.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate116.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                                   errors = vErrors.length;
                                 }
                                 var valid2 = _errs14 === errors;
@@ -5923,13 +5967,14 @@ function validate115(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate114(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate115(data))){
     vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
     errors = vErrors.length;
   }
@@ -6078,7 +6123,8 @@ function validate114(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate113(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6108,8 +6154,8 @@ function validate113(data, {instancePath="", parentData, parentDataProperty, roo
         if(valid0){
           if(data.params !== undefined){
             const _errs3 = errors;
-            if(!(validate114(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-              vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+            if(!(validate114(data.params))){
+              vErrors = vErrors === null ? __rebase(validate114.errors, instancePath+"/params") : vErrors.concat(__rebase(validate114.errors, instancePath+"/params"));
               errors = vErrors.length;
             }
             var valid0 = _errs3 === errors;
@@ -6129,13 +6175,14 @@ function validate113(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate93(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(!(validate94(data))){
     vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
     errors = vErrors.length;
   }
@@ -6143,7 +6190,7 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
   valid0 = valid0 || _valid0;
   if(!valid0){
     const _errs2 = errors;
-    if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData}))){
+    if(!(validate111(data))){
       vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
       errors = vErrors.length;
     }
@@ -6151,7 +6198,7 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
     valid0 = valid0 || _valid0;
     if(!valid0){
       const _errs3 = errors;
-      if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
+      if(!(validate113(data))){
         vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
         errors = vErrors.length;
       }
@@ -6186,15 +6233,16 @@ function validate93(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate92(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
     if(data && typeof data == "object" && !Array.isArray(data)){
       for(const key0 in data){
         const _errs2 = errors;
-        if(!(validate93(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-          vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+        if(!(validate93(data[key0]))){
+          vErrors = vErrors === null ? __rebase(validate93.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate93.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
           errors = vErrors.length;
         }
         var valid0 = _errs2 === errors;
@@ -6212,7 +6260,8 @@ function validate92(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate90(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6225,8 +6274,8 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+          if(!(validate18(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -6249,8 +6298,8 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
           if(valid0){
             if(data.inputRequests !== undefined){
               const _errs5 = errors;
-              if(!(validate92(data.inputRequests, {instancePath:instancePath+"/inputRequests",parentData:data,parentDataProperty:"inputRequests",rootData}))){
-                vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+              if(!(validate92(data.inputRequests))){
+                vErrors = vErrors === null ? __rebase(validate92.errors, instancePath+"/inputRequests") : vErrors.concat(__rebase(validate92.errors, instancePath+"/inputRequests"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -6284,7 +6333,8 @@ function validate90(data, {instancePath="", parentData, parentDataProperty, root
   return errors === 0;
 }
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate89(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6331,16 +6381,16 @@ function validate89(data, {instancePath="", parentData, parentDataProperty, root
               const _errs7 = errors;
               let valid2 = false;
               const _errs8 = errors;
-              if(!(validate90(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+              if(!(validate90(data2))){
+                vErrors = vErrors === null ? __rebase(validate90.errors, instancePath+"/result") : vErrors.concat(__rebase(validate90.errors, instancePath+"/result"));
                 errors = vErrors.length;
               }
               var _valid0 = _errs8 === errors;
               valid2 = valid2 || _valid0;
               if(!valid2){
                 const _errs9 = errors;
-                if(!(validate86(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+                if(!(validate86(data2))){
+                  vErrors = vErrors === null ? __rebase(validate86.errors, instancePath+"/result") : vErrors.concat(__rebase(validate86.errors, instancePath+"/result"));
                   errors = vErrors.length;
                 }
                 var _valid0 = _errs9 === errors;
@@ -6389,7 +6439,8 @@ function validate89(data, {instancePath="", parentData, parentDataProperty, root
 
 export const CancelledNotification = validate125;
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate127(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6411,7 +6462,8 @@ function validate127(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate126(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6424,8 +6476,8 @@ function validate126(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+          if(!(validate127(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -6471,7 +6523,8 @@ function validate126(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate125(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6518,8 +6571,8 @@ function validate125(data, {instancePath="", parentData, parentDataProperty, roo
           if(valid0){
             if(data.params !== undefined){
               const _errs5 = errors;
-              if(!(validate126(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+              if(!(validate126(data.params))){
+                vErrors = vErrors === null ? __rebase(validate126.errors, instancePath+"/params") : vErrors.concat(__rebase(validate126.errors, instancePath+"/params"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -6542,7 +6595,8 @@ function validate125(data, {instancePath="", parentData, parentDataProperty, roo
 
 export const CancelledNotificationParams = validate130;
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate130(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6555,8 +6609,8 @@ function validate130(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+          if(!(validate127(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -6604,7 +6658,8 @@ function validate130(data, {instancePath="", parentData, parentDataProperty, roo
 
 export const ClientCapabilities = validate132;
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate132(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6616,8 +6671,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
           if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
             for(const key0 in data0){
               const _errs4 = errors;
-              if(!(validate26(data0[key0], {instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key0,rootData}))){
-                vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+              if(!(validate26(data0[key0]))){
+                vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                 errors = vErrors.length;
               }
               var valid1 = _errs4 === errors;
@@ -6644,8 +6699,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
             if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
               for(const key1 in data2){
                 const _errs8 = errors;
-                if(!(validate26(data2[key1], {instancePath:instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key1,rootData}))){
-                  vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                if(!(validate26(data2[key1]))){
+                  vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")));
                   errors = vErrors.length;
                 }
                 var valid2 = _errs8 === errors;
@@ -6685,8 +6740,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
                 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                   if(data5.context !== undefined){
                     const _errs13 = errors;
-                    if(!(validate26(data5.context, {instancePath:instancePath+"/sampling/context",parentData:data5,parentDataProperty:"context",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data5.context))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/sampling/context") : vErrors.concat(__rebase(validate26.errors, instancePath+"/sampling/context"));
                       errors = vErrors.length;
                     }
                     var valid3 = _errs13 === errors;
@@ -6697,8 +6752,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
                   if(valid3){
                     if(data5.tools !== undefined){
                       const _errs14 = errors;
-                      if(!(validate26(data5.tools, {instancePath:instancePath+"/sampling/tools",parentData:data5,parentDataProperty:"tools",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data5.tools))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/sampling/tools") : vErrors.concat(__rebase(validate26.errors, instancePath+"/sampling/tools"));
                         errors = vErrors.length;
                       }
                       var valid3 = _errs14 === errors;
@@ -6726,8 +6781,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
                   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
                     if(data8.form !== undefined){
                       const _errs17 = errors;
-                      if(!(validate26(data8.form, {instancePath:instancePath+"/elicitation/form",parentData:data8,parentDataProperty:"form",rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data8.form))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/elicitation/form") : vErrors.concat(__rebase(validate26.errors, instancePath+"/elicitation/form"));
                         errors = vErrors.length;
                       }
                       var valid4 = _errs17 === errors;
@@ -6738,8 +6793,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
                     if(valid4){
                       if(data8.url !== undefined){
                         const _errs18 = errors;
-                        if(!(validate26(data8.url, {instancePath:instancePath+"/elicitation/url",parentData:data8,parentDataProperty:"url",rootData}))){
-                          vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                        if(!(validate26(data8.url))){
+                          vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/elicitation/url") : vErrors.concat(__rebase(validate26.errors, instancePath+"/elicitation/url"));
                           errors = vErrors.length;
                         }
                         var valid4 = _errs18 === errors;
@@ -6775,7 +6830,8 @@ function validate132(data, {instancePath="", parentData, parentDataProperty, roo
 
 export const ClientNotification = validate139;
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate139(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6822,8 +6878,8 @@ function validate139(data, {instancePath="", parentData, parentDataProperty, roo
           if(valid0){
             if(data.params !== undefined){
               const _errs5 = errors;
-              if(!(validate126(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+              if(!(validate126(data.params))){
+                vErrors = vErrors === null ? __rebase(validate126.errors, instancePath+"/params") : vErrors.concat(__rebase(validate126.errors, instancePath+"/params"));
                 errors = vErrors.length;
               }
               var valid0 = _errs5 === errors;
@@ -6846,7 +6902,8 @@ function validate139(data, {instancePath="", parentData, parentDataProperty, roo
 
 export const ClientRequest = validate141;
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate143(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6858,8 +6915,8 @@ function validate143(data, {instancePath="", parentData, parentDataProperty, roo
       }
       else {
         if(data._meta !== undefined){
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
         }
@@ -6874,7 +6931,8 @@ function validate143(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate142(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6934,8 +6992,8 @@ function validate142(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate143(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+                if(!(validate143(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate143.errors, instancePath+"/params") : vErrors.concat(__rebase(validate143.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -6957,7 +7015,8 @@ function validate142(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate148(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -6970,8 +7029,8 @@ function validate148(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -7003,7 +7062,8 @@ function validate148(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate147(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7063,8 +7123,8 @@ function validate147(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                if(!(validate148(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7086,7 +7146,8 @@ function validate147(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate152(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7146,8 +7207,8 @@ function validate152(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                if(!(validate148(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7169,7 +7230,8 @@ function validate152(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate156(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7182,8 +7244,8 @@ function validate156(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -7217,8 +7279,8 @@ function validate156(data, {instancePath="", parentData, parentDataProperty, roo
           if(valid0){
             if(data.inputResponses !== undefined){
               const _errs4 = errors;
-              if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+              if(!(validate40(data.inputResponses))){
+                vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                 errors = vErrors.length;
               }
               var valid0 = _errs4 === errors;
@@ -7252,7 +7314,8 @@ function validate156(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate155(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7312,8 +7375,8 @@ function validate155(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate156(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+                if(!(validate156(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate156.errors, instancePath+"/params") : vErrors.concat(__rebase(validate156.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7335,7 +7398,8 @@ function validate155(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate162(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7348,8 +7412,8 @@ function validate162(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -7455,7 +7519,8 @@ function validate162(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate161(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7515,8 +7580,8 @@ function validate161(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate162(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+                if(!(validate162(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate162.errors, instancePath+"/params") : vErrors.concat(__rebase(validate162.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7538,7 +7603,8 @@ function validate161(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate166(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7598,8 +7664,8 @@ function validate166(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                if(!(validate148(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7621,7 +7687,8 @@ function validate166(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate170(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7634,8 +7701,8 @@ function validate170(data, {instancePath="", parentData, parentDataProperty, roo
       else {
         if(data._meta !== undefined){
           const _errs1 = errors;
-          if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-            vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+          if(!(validate24(data._meta))){
+            vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
             errors = vErrors.length;
           }
           var valid0 = _errs1 === errors;
@@ -7686,8 +7753,8 @@ function validate170(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.inputResponses !== undefined){
                 const _errs9 = errors;
-                if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                  vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                if(!(validate40(data.inputResponses))){
+                  vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs9 === errors;
@@ -7722,7 +7789,8 @@ function validate170(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate169(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7782,8 +7850,8 @@ function validate169(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate170(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+                if(!(validate170(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate170.errors, instancePath+"/params") : vErrors.concat(__rebase(validate170.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7805,7 +7873,8 @@ function validate169(data, {instancePath="", parentData, parentDataProperty, roo
   return errors === 0;
 }
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate175(data){
+  const instancePath = "";
   let vErrors = null;
   let errors = 0;
   if(errors === 0){
@@ -7865,8 +7934,8 @@ function validate175(data, {instancePath="", parentData, parentDataProperty, roo
             if(valid0){
               if(data.params !== undefined){
                 const _errs8 = errors;
-                if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                if(!(validate148(data.params))){
+                  vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs8 === errors;
@@ -7890,7 +7959,8 @@ function validate175(data, {instancePath="", parentData, parentDataProperty, roo
 
 const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$/i;
 
-      function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate180(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -7903,8 +7973,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -8242,7 +8312,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate179(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8302,8 +8373,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate180(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+                      if(!(validate180(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate180.errors, instancePath+"/params") : vErrors.concat(__rebase(validate180.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -8325,13 +8396,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate141(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate142(data))){
           vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
           errors = vErrors.length;
         }
@@ -8339,7 +8411,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate147(data))){
             vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
             errors = vErrors.length;
           }
@@ -8347,7 +8419,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate152(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate152(data))){
               vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
               errors = vErrors.length;
             }
@@ -8355,7 +8427,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate155(data))){
                 vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
                 errors = vErrors.length;
               }
@@ -8363,7 +8435,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate161(data))){
                   vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
                   errors = vErrors.length;
                 }
@@ -8371,7 +8443,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate166(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate166(data))){
                     vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
                     errors = vErrors.length;
                   }
@@ -8379,7 +8451,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate169(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate169(data))){
                       vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
                       errors = vErrors.length;
                     }
@@ -8387,7 +8459,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate175(data))){
                         vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
                         errors = vErrors.length;
                       }
@@ -8395,7 +8467,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs9 = errors;
-                        if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate22(data))){
                           vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
                           errors = vErrors.length;
                         }
@@ -8403,7 +8475,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs10 = errors;
-                          if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate179(data))){
                             vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
                             errors = vErrors.length;
                           }
@@ -8447,7 +8519,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ClientResult = validate184;
 
-      function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate184(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8460,8 +8533,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs2 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs2 === errors;
@@ -8495,7 +8568,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequest = validate186;
 
-      function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate186(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8555,8 +8629,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate180(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+                      if(!(validate180(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate180.errors, instancePath+"/params") : vErrors.concat(__rebase(validate180.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -8580,7 +8654,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteRequestParams = validate188;
 
-      function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate188(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8593,8 +8668,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -8934,7 +9009,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResult = validate190;
 
-      function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate190(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -8947,8 +9023,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -9069,7 +9145,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CompleteResultResponse = validate192;
 
-      function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate192(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9112,8 +9189,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate190(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+                    if(!(validate190(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate190.errors, instancePath+"/result") : vErrors.concat(__rebase(validate190.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -9136,13 +9213,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ContentBlock = validate194;
 
-      function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate194(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate43(data))){
           vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
           errors = vErrors.length;
         }
@@ -9150,7 +9228,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate46(data))){
             vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
             errors = vErrors.length;
           }
@@ -9158,7 +9236,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -9166,7 +9244,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate57(data))){
                 vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
                 errors = vErrors.length;
               }
@@ -9174,7 +9252,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate60(data))){
                   vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
                   errors = vErrors.length;
                 }
@@ -9213,7 +9291,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageRequest = validate200;
 
-      function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate200(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9243,8 +9322,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.params !== undefined){
                   const _errs3 = errors;
-                  if(!(validate95(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                    vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+                  if(!(validate95(data.params))){
+                    vErrors = vErrors === null ? __rebase(validate95.errors, instancePath+"/params") : vErrors.concat(__rebase(validate95.errors, instancePath+"/params"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs3 === errors;
@@ -9266,7 +9345,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageRequestParams = validate202;
 
-      function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate202(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9286,8 +9366,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const len0 = data0.length;
                     for(let i0=0; i0<len0; i0++){
                       const _errs3 = errors;
-                      if(!(validate96(data0[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-                        vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+                      if(!(validate96(data0[i0]))){
+                        vErrors = vErrors === null ? __rebase(validate96.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate96.errors, instancePath+"/messages/" + i0));
                         errors = vErrors.length;
                       }
                       var valid1 = _errs3 === errors;
@@ -9309,8 +9389,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.modelPreferences !== undefined){
                   const _errs4 = errors;
-                  if(!(validate104(data.modelPreferences, {instancePath:instancePath+"/modelPreferences",parentData:data,parentDataProperty:"modelPreferences",rootData}))){
-                    vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+                  if(!(validate104(data.modelPreferences))){
+                    vErrors = vErrors === null ? __rebase(validate104.errors, instancePath+"/modelPreferences") : vErrors.concat(__rebase(validate104.errors, instancePath+"/modelPreferences"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -9406,8 +9486,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.metadata !== undefined){
                               const _errs17 = errors;
-                              if(!(validate26(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData}))){
-                                vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                              if(!(validate26(data.metadata))){
+                                vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/metadata") : vErrors.concat(__rebase(validate26.errors, instancePath+"/metadata"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs17 === errors;
@@ -9425,8 +9505,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                     const len2 = data10.length;
                                     for(let i2=0; i2<len2; i2++){
                                       const _errs20 = errors;
-                                      if(!(validate107(data10[i2], {instancePath:instancePath+"/tools/" + i2,parentData:data10,parentDataProperty:i2,rootData}))){
-                                        vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+                                      if(!(validate107(data10[i2]))){
+                                        vErrors = vErrors === null ? __rebase(validate107.errors, instancePath+"/tools/" + i2) : vErrors.concat(__rebase(validate107.errors, instancePath+"/tools/" + i2));
                                         errors = vErrors.length;
                                       }
                                       var valid3 = _errs20 === errors;
@@ -9496,7 +9576,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const CreateMessageResult = validate207;
 
-      function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate207(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9543,40 +9624,40 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid3 = false;
                     const _errs9 = errors;
-                    if(!(validate43(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+                    if(!(validate43(data2))){
+                      vErrors = vErrors === null ? __rebase(validate43.errors, instancePath+"/content") : vErrors.concat(__rebase(validate43.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid3 = valid3 || _valid0;
                     if(!valid3){
                       const _errs10 = errors;
-                      if(!(validate46(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+                      if(!(validate46(data2))){
+                        vErrors = vErrors === null ? __rebase(validate46.errors, instancePath+"/content") : vErrors.concat(__rebase(validate46.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid3 = valid3 || _valid0;
                       if(!valid3){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
                         valid3 = valid3 || _valid0;
                         if(!valid3){
                           const _errs12 = errors;
-                          if(!(validate50(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                            vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+                          if(!(validate50(data2))){
+                            vErrors = vErrors === null ? __rebase(validate50.errors, instancePath+"/content") : vErrors.concat(__rebase(validate50.errors, instancePath+"/content"));
                             errors = vErrors.length;
                           }
                           var _valid0 = _errs12 === errors;
                           valid3 = valid3 || _valid0;
                           if(!valid3){
                             const _errs13 = errors;
-                            if(!(validate52(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                              vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+                            if(!(validate52(data2))){
+                              vErrors = vErrors === null ? __rebase(validate52.errors, instancePath+"/content") : vErrors.concat(__rebase(validate52.errors, instancePath+"/content"));
                               errors = vErrors.length;
                             }
                             var _valid0 = _errs13 === errors;
@@ -9589,8 +9670,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   const len0 = data2.length;
                                   for(let i0=0; i0<len0; i0++){
                                     const _errs16 = errors;
-                                    if(!(validate68(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                      vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                    if(!(validate68(data2[i0]))){
+                                      vErrors = vErrors === null ? __rebase(validate68.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate68.errors, instancePath+"/content/" + i0));
                                       errors = vErrors.length;
                                     }
                                     var valid4 = _errs16 === errors;
@@ -9686,7 +9767,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Cursor = validate214;
 
-      function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate214(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -9699,7 +9781,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const DiscoverRequest = validate215;
 
-      function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate215(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9759,8 +9842,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate143(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+                      if(!(validate143(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate143.errors, instancePath+"/params") : vErrors.concat(__rebase(validate143.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -9785,7 +9868,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const DiscoverResult = validate217;
       const schema155 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"supportedVersions":{"type":"array","items":{"type":"string"}},"capabilities":{"$ref":"#/definitions/ServerCapabilities"},"instructions":{"type":"string"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","capabilities","resultType","supportedVersions","ttlMs"]};
 
-      function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate219(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9797,8 +9881,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
                   for(const key0 in data0){
                     const _errs4 = errors;
-                    if(!(validate26(data0[key0], {instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key0,rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data0[key0]))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                       errors = vErrors.length;
                     }
                     var valid1 = _errs4 === errors;
@@ -9825,8 +9909,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
                     for(const key1 in data2){
                       const _errs8 = errors;
-                      if(!(validate26(data2[key1], {instancePath:instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key1,rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data2[key1]))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")));
                         errors = vErrors.length;
                       }
                       var valid2 = _errs8 === errors;
@@ -9848,8 +9932,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.logging !== undefined){
                   const _errs9 = errors;
-                  if(!(validate26(data.logging, {instancePath:instancePath+"/logging",parentData:data,parentDataProperty:"logging",rootData}))){
-                    vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                  if(!(validate26(data.logging))){
+                    vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/logging") : vErrors.concat(__rebase(validate26.errors, instancePath+"/logging"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs9 === errors;
@@ -9860,8 +9944,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.completions !== undefined){
                     const _errs10 = errors;
-                    if(!(validate26(data.completions, {instancePath:instancePath+"/completions",parentData:data,parentDataProperty:"completions",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data.completions))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/completions") : vErrors.concat(__rebase(validate26.errors, instancePath+"/completions"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs10 === errors;
@@ -9972,7 +10056,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate217(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -9985,8 +10070,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -10039,8 +10124,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.capabilities !== undefined){
                       const _errs9 = errors;
-                      if(!(validate219(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData}))){
-                        vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+                      if(!(validate219(data.capabilities))){
+                        vErrors = vErrors === null ? __rebase(validate219.errors, instancePath+"/capabilities") : vErrors.concat(__rebase(validate219.errors, instancePath+"/capabilities"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs9 === errors;
@@ -10117,7 +10202,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const DiscoverResultResponse = validate225;
 
-      function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate225(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10160,8 +10246,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate217(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
+                    if(!(validate217(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate217.errors, instancePath+"/result") : vErrors.concat(__rebase(validate217.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -10184,7 +10270,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequest = validate227;
 
-      function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate227(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10214,8 +10301,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.params !== undefined){
                   const _errs3 = errors;
-                  if(!(validate114(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                    vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+                  if(!(validate114(data.params))){
+                    vErrors = vErrors === null ? __rebase(validate114.errors, instancePath+"/params") : vErrors.concat(__rebase(validate114.errors, instancePath+"/params"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs3 === errors;
@@ -10237,7 +10324,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestFormParams = validate229;
 
-      function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate229(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10324,8 +10412,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
                                     for(const key0 in data5){
                                       const _errs14 = errors;
-                                      if(!(validate116(data5[key0], {instancePath:instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data5,parentDataProperty:key0,rootData}))){
-                                        vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+                                      if(!(validate116(data5[key0]))){
+                                        vErrors = vErrors === null ? __rebase(validate116.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate116.errors, instancePath+"/requestedSchema/properties/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                                         errors = vErrors.length;
                                       }
                                       var valid2 = _errs14 === errors;
@@ -10404,13 +10492,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestParams = validate231;
 
-      function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate231(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate115(data))){
           vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
           errors = vErrors.length;
         }
@@ -10561,7 +10650,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitRequestURLParams = validate233;
 
-      function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate233(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10638,7 +10728,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ElicitResult = validate234;
 
-      function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate234(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10780,7 +10871,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmbeddedResource = validate235;
 
-      function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate235(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10814,16 +10906,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   const _errs4 = errors;
                   let valid1 = false;
                   const _errs5 = errors;
-                  if(!(validate61(data1, {instancePath:instancePath+"/resource",parentData:data,parentDataProperty:"resource",rootData}))){
-                    vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+                  if(!(validate61(data1))){
+                    vErrors = vErrors === null ? __rebase(validate61.errors, instancePath+"/resource") : vErrors.concat(__rebase(validate61.errors, instancePath+"/resource"));
                     errors = vErrors.length;
                   }
                   var _valid0 = _errs5 === errors;
                   valid1 = valid1 || _valid0;
                   if(!valid1){
                     const _errs6 = errors;
-                    if(!(validate15(data1, {instancePath:instancePath+"/resource",parentData:data,parentDataProperty:"resource",rootData}))){
-                      vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                    if(!(validate15(data1))){
+                      vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/resource") : vErrors.concat(__rebase(validate15.errors, instancePath+"/resource"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs6 === errors;
@@ -10860,8 +10952,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs7 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs7 === errors;
@@ -10898,7 +10990,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EmptyResult = validate239;
 
-      function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate239(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -10911,8 +11004,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs2 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs2 === errors;
@@ -10946,7 +11039,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const EnumSchema = validate241;
 
-      function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate241(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -12158,7 +12252,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Error = validate242;
 
-      function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate242(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12207,7 +12302,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequest = validate243;
 
-      function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate243(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12267,8 +12363,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate170(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+                      if(!(validate170(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate170.errors, instancePath+"/params") : vErrors.concat(__rebase(validate170.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -12292,7 +12388,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptRequestParams = validate245;
 
-      function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate245(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12305,8 +12402,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -12357,8 +12454,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.inputResponses !== undefined){
                       const _errs9 = errors;
-                      if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                        vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                      if(!(validate40(data.inputResponses))){
+                        vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs9 === errors;
@@ -12395,7 +12492,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResult = validate248;
 
-      function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate250(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12425,8 +12523,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate53(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                  if(!(validate53(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/content") : vErrors.concat(__rebase(validate53.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -12446,7 +12544,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate248(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12459,8 +12558,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -12502,8 +12601,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           const len0 = data3.length;
                           for(let i0=0; i0<len0; i0++){
                             const _errs9 = errors;
-                            if(!(validate250(data3[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-                              vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+                            if(!(validate250(data3[i0]))){
+                              vErrors = vErrors === null ? __rebase(validate250.errors, instancePath+"/messages/" + i0) : vErrors.concat(__rebase(validate250.errors, instancePath+"/messages/" + i0));
                               errors = vErrors.length;
                             }
                             var valid2 = _errs9 === errors;
@@ -12538,7 +12637,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const GetPromptResultResponse = validate253;
 
-      function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate253(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12585,16 +12685,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs7 = errors;
                     let valid2 = false;
                     const _errs8 = errors;
-                    if(!(validate90(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+                    if(!(validate90(data2))){
+                      vErrors = vErrors === null ? __rebase(validate90.errors, instancePath+"/result") : vErrors.concat(__rebase(validate90.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs8 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs9 = errors;
-                      if(!(validate248(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                        vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+                      if(!(validate248(data2))){
+                        vErrors = vErrors === null ? __rebase(validate248.errors, instancePath+"/result") : vErrors.concat(__rebase(validate248.errors, instancePath+"/result"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs9 === errors;
@@ -12643,7 +12743,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const HeaderMismatchError = validate256;
 
-      function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate256(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12780,7 +12881,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Icon = validate257;
 
-      function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate257(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -12888,7 +12990,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Icons = validate258;
 
-      function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate258(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13027,7 +13130,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ImageContent = validate259;
 
-      function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate259(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13092,8 +13196,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.annotations !== undefined){
                       const _errs7 = errors;
-                      if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                        vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                      if(!(validate11(data.annotations))){
+                        vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs7 === errors;
@@ -13131,7 +13235,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Implementation = validate261;
 
-      function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate261(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13357,13 +13462,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputRequest = validate262;
 
-      function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate262(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate94(data))){
           vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
           errors = vErrors.length;
         }
@@ -13371,7 +13477,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate111(data))){
             vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
             errors = vErrors.length;
           }
@@ -13379,7 +13485,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate113(data))){
               vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
               errors = vErrors.length;
             }
@@ -13416,15 +13522,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputRequests = validate266;
 
-      function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate266(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
           if(data && typeof data == "object" && !Array.isArray(data)){
             for(const key0 in data){
               const _errs2 = errors;
-              if(!(validate93(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-                vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+              if(!(validate93(data[key0]))){
+                vErrors = vErrors === null ? __rebase(validate93.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate93.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                 errors = vErrors.length;
               }
               var valid0 = _errs2 === errors;
@@ -13444,7 +13551,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputRequiredResult = validate268;
 
-      function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate268(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13457,8 +13565,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -13481,8 +13589,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.inputRequests !== undefined){
                     const _errs5 = errors;
-                    if(!(validate92(data.inputRequests, {instancePath:instancePath+"/inputRequests",parentData:data,parentDataProperty:"inputRequests",rootData}))){
-                      vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+                    if(!(validate92(data.inputRequests))){
+                      vErrors = vErrors === null ? __rebase(validate92.errors, instancePath+"/inputRequests") : vErrors.concat(__rebase(validate92.errors, instancePath+"/inputRequests"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -13518,13 +13626,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputResponse = validate271;
 
-      function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate271(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate42(data))){
           vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
           errors = vErrors.length;
         }
@@ -13532,7 +13641,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate76(data))){
             vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
             errors = vErrors.length;
           }
@@ -13735,7 +13844,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputResponseRequestParams = validate274;
 
-      function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate274(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13748,8 +13858,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -13760,8 +13870,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.inputResponses !== undefined){
                   const _errs2 = errors;
-                  if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                    vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                  if(!(validate40(data.inputResponses))){
+                    vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs2 === errors;
@@ -13796,15 +13906,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InputResponses = validate277;
 
-      function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate277(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
           if(data && typeof data == "object" && !Array.isArray(data)){
             for(const key0 in data){
               const _errs2 = errors;
-              if(!(validate41(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-                vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+              if(!(validate41(data[key0]))){
+                vErrors = vErrors === null ? __rebase(validate41.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate41.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                 errors = vErrors.length;
               }
               var valid0 = _errs2 === errors;
@@ -13824,7 +13935,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InternalError = validate279;
 
-      function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate279(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13877,7 +13989,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InvalidParamsError = validate280;
 
-      function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate280(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13930,7 +14043,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const InvalidRequestError = validate281;
 
-      function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate281(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13983,7 +14097,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONArray = validate282;
 
-      function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate282(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -13992,8 +14107,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             const len0 = data.length;
             for(let i0=0; i0<len0; i0++){
               const _errs1 = errors;
-              if(!(validate27(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-                vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+              if(!(validate27(data[i0]))){
+                vErrors = vErrors === null ? __rebase(validate27.errors, instancePath+"/" + i0) : vErrors.concat(__rebase(validate27.errors, instancePath+"/" + i0));
                 errors = vErrors.length;
               }
               var valid0 = _errs1 === errors;
@@ -14013,15 +14128,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONObject = validate284;
 
-      function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate284(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
           if(data && typeof data == "object" && !Array.isArray(data)){
             for(const key0 in data){
               const _errs2 = errors;
-              if(!(validate27(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData}))){
-                vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+              if(!(validate27(data[key0]))){
+                vErrors = vErrors === null ? __rebase(validate27.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate27.errors, instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                 errors = vErrors.length;
               }
               var valid0 = _errs2 === errors;
@@ -14041,7 +14157,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCErrorResponse = validate286;
 
-      function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate286(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14146,7 +14263,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCMessage = validate287;
 
-      function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate288(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14229,7 +14347,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate291(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14242,8 +14361,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs2 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs2 === errors;
@@ -14275,7 +14394,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate290(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14318,8 +14438,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate291(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+                    if(!(validate291(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate291.errors, instancePath+"/result") : vErrors.concat(__rebase(validate291.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -14340,13 +14460,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate287(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate288(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate288(data))){
           vErrors = vErrors === null ? validate288.errors : vErrors.concat(validate288.errors);
           errors = vErrors.length;
         }
@@ -14457,7 +14578,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs12 = errors;
-            if(!(validate290(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate290(data))){
               vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
               errors = vErrors.length;
             }
@@ -14465,7 +14586,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs13 = errors;
-              if(!(validate286(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate286(data))){
                 vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
                 errors = vErrors.length;
               }
@@ -14503,7 +14624,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCNotification = validate296;
 
-      function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate296(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14574,7 +14696,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCRequest = validate297;
 
-      function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate297(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14659,13 +14782,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResponse = validate298;
 
-      function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate298(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate290(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate290(data))){
           vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
           errors = vErrors.length;
         }
@@ -14673,7 +14797,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate286(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate286(data))){
             vErrors = vErrors === null ? validate286.errors : vErrors.concat(validate286.errors);
             errors = vErrors.length;
           }
@@ -14709,7 +14833,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONRPCResultResponse = validate301;
 
-      function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate301(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14752,8 +14877,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate291(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+                    if(!(validate291(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate291.errors, instancePath+"/result") : vErrors.concat(__rebase(validate291.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -14776,13 +14901,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const JSONValue = validate303;
 
-      function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate303(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate26(data))){
           vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
           errors = vErrors.length;
         }
@@ -14790,7 +14916,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate28(data))){
             vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
             errors = vErrors.length;
           }
@@ -14841,7 +14967,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LegacyTitledEnumSchema = validate306;
 
-      function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate306(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -14982,7 +15109,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsRequest = validate307;
 
-      function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate307(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15042,8 +15170,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                      if(!(validate148(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -15068,7 +15196,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ListPromptsResult = validate309;
       const schema230 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"prompts":{"type":"array","items":{"$ref":"#/definitions/Prompt"}},"nextCursor":{"type":"string"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","prompts","resultType","ttlMs"]};
 
-      function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate311(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15363,7 +15492,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate309(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15376,8 +15506,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -15407,8 +15537,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate311(data2[i0], {instancePath:instancePath+"/prompts/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+                          if(!(validate311(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate311.errors, instancePath+"/prompts/" + i0) : vErrors.concat(__rebase(validate311.errors, instancePath+"/prompts/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs7 === errors;
@@ -15495,7 +15625,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListPromptsResultResponse = validate313;
 
-      function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate313(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15538,8 +15669,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate309(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
+                    if(!(validate309(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate309.errors, instancePath+"/result") : vErrors.concat(__rebase(validate309.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -15562,7 +15693,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesRequest = validate315;
 
-      function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate315(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15622,8 +15754,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                      if(!(validate148(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -15648,7 +15780,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ListResourceTemplatesResult = validate317;
       const schema240 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"resourceTemplates":{"type":"array","items":{"$ref":"#/definitions/ResourceTemplate"}},"nextCursor":{"type":"string"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","resourceTemplates","resultType","ttlMs"]};
 
-      function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate319(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15732,8 +15865,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       if(valid0){
                         if(data.annotations !== undefined){
                           const _errs11 = errors;
-                          if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                            vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                          if(!(validate11(data.annotations))){
+                            vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                             errors = vErrors.length;
                           }
                           var valid0 = _errs11 === errors;
@@ -15899,7 +16032,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate317(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -15912,8 +16046,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -15943,8 +16077,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate319(data2[i0], {instancePath:instancePath+"/resourceTemplates/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate319.errors : vErrors.concat(validate319.errors);
+                          if(!(validate319(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate319.errors, instancePath+"/resourceTemplates/" + i0) : vErrors.concat(__rebase(validate319.errors, instancePath+"/resourceTemplates/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs7 === errors;
@@ -16031,7 +16165,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourceTemplatesResultResponse = validate322;
 
-      function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate322(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16074,8 +16209,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate317(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
+                    if(!(validate317(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate317.errors, instancePath+"/result") : vErrors.concat(__rebase(validate317.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -16098,7 +16233,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesRequest = validate324;
 
-      function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate324(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16158,8 +16294,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                      if(!(validate148(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -16184,7 +16320,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ListResourcesResult = validate326;
       const schema249 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"resources":{"type":"array","items":{"$ref":"#/definitions/Resource"}},"nextCursor":{"type":"string"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","resources","resultType","ttlMs"]};
 
-      function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate328(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16281,8 +16418,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs13 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs13 === errors;
@@ -16449,7 +16586,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate326(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16462,8 +16600,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -16493,8 +16631,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate328(data2[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate328.errors : vErrors.concat(validate328.errors);
+                          if(!(validate328(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate328.errors, instancePath+"/resources/" + i0) : vErrors.concat(__rebase(validate328.errors, instancePath+"/resources/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs7 === errors;
@@ -16581,7 +16719,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListResourcesResultResponse = validate331;
 
-      function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate331(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16624,8 +16763,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate326(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate326.errors : vErrors.concat(validate326.errors);
+                    if(!(validate326(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate326.errors, instancePath+"/result") : vErrors.concat(__rebase(validate326.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -16648,7 +16787,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsRequest = validate333;
 
-      function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate333(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16713,7 +16853,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListRootsResult = validate334;
 
-      function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate334(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16733,8 +16874,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const len0 = data0.length;
                     for(let i0=0; i0<len0; i0++){
                       const _errs3 = errors;
-                      if(!(validate77(data0[i0], {instancePath:instancePath+"/roots/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-                        vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+                      if(!(validate77(data0[i0]))){
+                        vErrors = vErrors === null ? __rebase(validate77.errors, instancePath+"/roots/" + i0) : vErrors.concat(__rebase(validate77.errors, instancePath+"/roots/" + i0));
                         errors = vErrors.length;
                       }
                       var valid1 = _errs3 === errors;
@@ -16762,7 +16903,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsRequest = validate336;
 
-      function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate336(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16822,8 +16964,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                      if(!(validate148(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -16848,7 +16990,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ListToolsResult = validate338;
       const schema261 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"tools":{"type":"array","items":{"$ref":"#/definitions/Tool"}},"nextCursor":{"type":"string"},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","resultType","tools","ttlMs"]};
 
-      function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate338(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -16861,8 +17004,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -16892,8 +17035,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate107(data2[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+                          if(!(validate107(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate107.errors, instancePath+"/tools/" + i0) : vErrors.concat(__rebase(validate107.errors, instancePath+"/tools/" + i0));
                             errors = vErrors.length;
                           }
                           var valid2 = _errs7 === errors;
@@ -16980,7 +17123,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ListToolsResultResponse = validate341;
 
-      function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate341(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17023,8 +17167,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate338(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate338.errors : vErrors.concat(validate338.errors);
+                    if(!(validate338(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate338.errors, instancePath+"/result") : vErrors.concat(__rebase(validate338.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -17047,7 +17191,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingLevel = validate343;
 
-      function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate343(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -17064,7 +17209,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotification = validate344;
 
-      function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate345(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17077,8 +17223,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -17128,7 +17274,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate344(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17175,8 +17322,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate345(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate345.errors : vErrors.concat(validate345.errors);
+                    if(!(validate345(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate345.errors, instancePath+"/params") : vErrors.concat(__rebase(validate345.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -17199,7 +17346,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const LoggingMessageNotificationParams = validate348;
 
-      function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate348(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17212,8 +17360,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -17265,7 +17413,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const MetaObject = validate350;
 
-      function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate350(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(!(data && typeof data == "object" && !Array.isArray(data))){
@@ -17278,7 +17427,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const MethodNotFoundError = validate351;
 
-      function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate351(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17331,7 +17481,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const MissingRequiredClientCapabilityError = validate352;
 
-      function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate352(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17457,8 +17608,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                     }
                                     else {
                                       if(data6.requiredCapabilities !== undefined){
-                                        if(!(validate25(data6.requiredCapabilities, {instancePath:instancePath+"/error/data/requiredCapabilities",parentData:data6,parentDataProperty:"requiredCapabilities",rootData}))){
-                                          vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+                                        if(!(validate25(data6.requiredCapabilities))){
+                                          vErrors = vErrors === null ? __rebase(validate25.errors, instancePath+"/error/data/requiredCapabilities") : vErrors.concat(__rebase(validate25.errors, instancePath+"/error/data/requiredCapabilities"));
                                           errors = vErrors.length;
                                         }
                                       }
@@ -17504,7 +17655,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelHint = validate354;
 
-      function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate354(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17527,7 +17679,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ModelPreferences = validate355;
 
-      function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate355(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -17669,7 +17822,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const MultiSelectEnumSchema = validate356;
 
-      function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate356(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -18301,7 +18455,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Notification = validate357;
 
-      function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate357(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18354,7 +18509,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NotificationMetaObject = validate358;
 
-      function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate358(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18378,14 +18534,15 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NotificationParams = validate359;
 
-      function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate359(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
           if(data && typeof data == "object" && !Array.isArray(data)){
             if(data._meta !== undefined){
-              if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+              if(!(validate127(data._meta))){
+                vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                 errors = vErrors.length;
               }
             }
@@ -18401,7 +18558,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const NumberSchema = validate361;
 
-      function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate361(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18509,7 +18667,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequest = validate362;
 
-      function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate362(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18564,8 +18723,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate148(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+                      if(!(validate148(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate148.errors, instancePath+"/params") : vErrors.concat(__rebase(validate148.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -18589,7 +18748,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedRequestParams = validate364;
 
-      function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate364(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18602,8 +18762,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -18637,7 +18797,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PaginatedResult = validate366;
 
-      function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate366(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18650,8 +18811,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -18698,7 +18859,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ParseError = validate368;
 
-      function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate368(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -18751,7 +18913,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PrimitiveSchemaDefinition = validate369;
 
-      function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate369(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -20428,7 +20591,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotification = validate370;
 
-      function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate371(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20441,8 +20605,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -20516,7 +20680,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate370(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20563,8 +20728,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate371(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+                    if(!(validate371(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate371.errors, instancePath+"/params") : vErrors.concat(__rebase(validate371.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -20587,7 +20752,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressNotificationParams = validate374;
 
-      function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate374(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20600,8 +20766,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -20677,7 +20843,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ProgressToken = validate376;
 
-      function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate376(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -20690,7 +20857,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Prompt = validate377;
 
-      function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate377(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -20987,7 +21155,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptArgument = validate378;
 
-      function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate378(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21061,7 +21230,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptListChangedNotification = validate379;
 
-      function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate379(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21108,8 +21278,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate359(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+                    if(!(validate359(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate359.errors, instancePath+"/params") : vErrors.concat(__rebase(validate359.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -21132,7 +21302,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptMessage = validate381;
 
-      function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate381(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21162,8 +21333,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.content !== undefined){
                   const _errs4 = errors;
-                  if(!(validate53(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                    vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                  if(!(validate53(data.content))){
+                    vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/content") : vErrors.concat(__rebase(validate53.errors, instancePath+"/content"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs4 === errors;
@@ -21185,7 +21356,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const PromptReference = validate383;
 
-      function validate383(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate383(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21251,7 +21423,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequest = validate384;
 
-      function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate384(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21311,8 +21484,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate156(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+                      if(!(validate156(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate156.errors, instancePath+"/params") : vErrors.concat(__rebase(validate156.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -21336,7 +21509,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceRequestParams = validate386;
 
-      function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate386(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21349,8 +21523,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -21384,8 +21558,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.inputResponses !== undefined){
                     const _errs4 = errors;
-                    if(!(validate40(data.inputResponses, {instancePath:instancePath+"/inputResponses",parentData:data,parentDataProperty:"inputResponses",rootData}))){
-                      vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+                    if(!(validate40(data.inputResponses))){
+                      vErrors = vErrors === null ? __rebase(validate40.errors, instancePath+"/inputResponses") : vErrors.concat(__rebase(validate40.errors, instancePath+"/inputResponses"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs4 === errors;
@@ -21422,7 +21596,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
       export const ReadResourceResult = validate389;
       const schema320 = {"type":"object","properties":{"_meta":{"$ref":"#/definitions/ResultMetaObject"},"resultType":{"$ref":"#/definitions/ResultType"},"contents":{"type":"array","items":{"anyOf":[{"$ref":"#/definitions/TextResourceContents"},{"$ref":"#/definitions/BlobResourceContents"}]}},"ttlMs":{"type":"integer","minimum":0},"cacheScope":{"type":"string","enum":["private","public"]}},"required":["cacheScope","contents","resultType","ttlMs"]};
 
-      function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate389(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21435,8 +21610,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -21470,16 +21645,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           const _errs8 = errors;
                           let valid3 = false;
                           const _errs9 = errors;
-                          if(!(validate61(data3, {instancePath:instancePath+"/contents/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+                          if(!(validate61(data3))){
+                            vErrors = vErrors === null ? __rebase(validate61.errors, instancePath+"/contents/" + i0) : vErrors.concat(__rebase(validate61.errors, instancePath+"/contents/" + i0));
                             errors = vErrors.length;
                           }
                           var _valid0 = _errs9 === errors;
                           valid3 = valid3 || _valid0;
                           if(!valid3){
                             const _errs10 = errors;
-                            if(!(validate15(data3, {instancePath:instancePath+"/contents/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                              vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+                            if(!(validate15(data3))){
+                              vErrors = vErrors === null ? __rebase(validate15.errors, instancePath+"/contents/" + i0) : vErrors.concat(__rebase(validate15.errors, instancePath+"/contents/" + i0));
                               errors = vErrors.length;
                             }
                             var _valid0 = _errs10 === errors;
@@ -21579,7 +21754,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ReadResourceResultResponse = validate393;
 
-      function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate393(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21626,16 +21802,16 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs7 = errors;
                     let valid2 = false;
                     const _errs8 = errors;
-                    if(!(validate90(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+                    if(!(validate90(data2))){
+                      vErrors = vErrors === null ? __rebase(validate90.errors, instancePath+"/result") : vErrors.concat(__rebase(validate90.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs8 === errors;
                     valid2 = valid2 || _valid0;
                     if(!valid2){
                       const _errs9 = errors;
-                      if(!(validate389(data2, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                        vErrors = vErrors === null ? validate389.errors : vErrors.concat(validate389.errors);
+                      if(!(validate389(data2))){
+                        vErrors = vErrors === null ? __rebase(validate389.errors, instancePath+"/result") : vErrors.concat(__rebase(validate389.errors, instancePath+"/result"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs9 === errors;
@@ -21684,7 +21860,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Request = validate396;
 
-      function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate396(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21737,7 +21914,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestId = validate397;
 
-      function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate397(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if((typeof data !== "string") && (!(((typeof data == "number") && (!(data % 1) && !isNaN(data))) && (isFinite(data))))){
@@ -21750,7 +21928,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestMetaObject = validate398;
 
-      function validate398(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate398(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21788,8 +21967,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data["io.modelcontextprotocol/clientCapabilities"] !== undefined){
                     const _errs6 = errors;
-                    if(!(validate25(data["io.modelcontextprotocol/clientCapabilities"], {instancePath:instancePath+"/io.modelcontextprotocol~1clientCapabilities",parentData:data,parentDataProperty:"io.modelcontextprotocol/clientCapabilities",rootData}))){
-                      vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+                    if(!(validate25(data["io.modelcontextprotocol/clientCapabilities"]))){
+                      vErrors = vErrors === null ? __rebase(validate25.errors, instancePath+"/io.modelcontextprotocol~1clientCapabilities") : vErrors.concat(__rebase(validate25.errors, instancePath+"/io.modelcontextprotocol~1clientCapabilities"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -21800,8 +21979,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data["io.modelcontextprotocol/clientInfo"] !== undefined){
                       const _errs7 = errors;
-                      if(!(validate19(data["io.modelcontextprotocol/clientInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1clientInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/clientInfo",rootData}))){
-                        vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                      if(!(validate19(data["io.modelcontextprotocol/clientInfo"]))){
+                        vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1clientInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1clientInfo"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs7 === errors;
@@ -21843,7 +22022,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const RequestParams = validate401;
 
-      function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate401(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21855,8 +22035,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             }
             else {
               if(data._meta !== undefined){
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
               }
@@ -21873,7 +22053,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Resource = validate403;
 
-      function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate403(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -21970,8 +22151,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         if(valid0){
                           if(data.annotations !== undefined){
                             const _errs13 = errors;
-                            if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                              vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                            if(!(validate11(data.annotations))){
+                              vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                               errors = vErrors.length;
                             }
                             var valid0 = _errs13 === errors;
@@ -22140,7 +22321,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceContents = validate405;
 
-      function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate405(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22213,7 +22395,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceLink = validate406;
 
-      function validate406(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate406(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22327,8 +22510,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           if(valid0){
                             if(data.annotations !== undefined){
                               const _errs15 = errors;
-                              if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                                vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                              if(!(validate11(data.annotations))){
+                                vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                                 errors = vErrors.length;
                               }
                               var valid0 = _errs15 === errors;
@@ -22498,7 +22681,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceListChangedNotification = validate408;
 
-      function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate408(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22545,8 +22729,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate359(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+                    if(!(validate359(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate359.errors, instancePath+"/params") : vErrors.concat(__rebase(validate359.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -22569,7 +22753,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceRequestParams = validate410;
 
-      function validate410(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate410(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22582,8 +22767,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -22628,7 +22813,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplate = validate412;
 
-      function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate412(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22712,8 +22898,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       if(valid0){
                         if(data.annotations !== undefined){
                           const _errs11 = errors;
-                          if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                            vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                          if(!(validate11(data.annotations))){
+                            vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                             errors = vErrors.length;
                           }
                           var valid0 = _errs11 === errors;
@@ -22881,7 +23067,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceTemplateReference = validate414;
 
-      function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate414(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22945,7 +23132,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotification = validate415;
 
-      function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate416(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -22958,8 +23146,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -23002,7 +23190,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate415(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23049,8 +23238,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate416(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate416.errors : vErrors.concat(validate416.errors);
+                    if(!(validate416(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate416.errors, instancePath+"/params") : vErrors.concat(__rebase(validate416.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -23073,7 +23262,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResourceUpdatedNotificationParams = validate419;
 
-      function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate419(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23086,8 +23276,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -23132,7 +23322,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Result = validate421;
 
-      function validate421(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate421(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23145,8 +23336,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs2 = errors;
-                if(!(validate18(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+                if(!(validate18(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate18.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate18.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs2 === errors;
@@ -23180,14 +23371,15 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResultMetaObject = validate423;
 
-      function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate423(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
           if(data && typeof data == "object" && !Array.isArray(data)){
             if(data["io.modelcontextprotocol/serverInfo"] !== undefined){
-              if(!(validate19(data["io.modelcontextprotocol/serverInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1serverInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/serverInfo",rootData}))){
-                vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+              if(!(validate19(data["io.modelcontextprotocol/serverInfo"]))){
+                vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo"));
                 errors = vErrors.length;
               }
             }
@@ -23203,7 +23395,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ResultType = validate425;
 
-      function validate425(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate425(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -23216,7 +23409,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Role = validate426;
 
-      function validate426(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate426(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(typeof data !== "string"){
@@ -23233,7 +23427,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Root = validate427;
 
-      function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate427(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23306,7 +23501,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessage = validate428;
 
-      function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate428(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23353,40 +23549,40 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     const _errs8 = errors;
                     let valid3 = false;
                     const _errs9 = errors;
-                    if(!(validate43(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                      vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+                    if(!(validate43(data2))){
+                      vErrors = vErrors === null ? __rebase(validate43.errors, instancePath+"/content") : vErrors.concat(__rebase(validate43.errors, instancePath+"/content"));
                       errors = vErrors.length;
                     }
                     var _valid0 = _errs9 === errors;
                     valid3 = valid3 || _valid0;
                     if(!valid3){
                       const _errs10 = errors;
-                      if(!(validate46(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                        vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+                      if(!(validate46(data2))){
+                        vErrors = vErrors === null ? __rebase(validate46.errors, instancePath+"/content") : vErrors.concat(__rebase(validate46.errors, instancePath+"/content"));
                         errors = vErrors.length;
                       }
                       var _valid0 = _errs10 === errors;
                       valid3 = valid3 || _valid0;
                       if(!valid3){
                         const _errs11 = errors;
-                        if(!(validate12(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                          vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+                        if(!(validate12(data2))){
+                          vErrors = vErrors === null ? __rebase(validate12.errors, instancePath+"/content") : vErrors.concat(__rebase(validate12.errors, instancePath+"/content"));
                           errors = vErrors.length;
                         }
                         var _valid0 = _errs11 === errors;
                         valid3 = valid3 || _valid0;
                         if(!valid3){
                           const _errs12 = errors;
-                          if(!(validate50(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                            vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+                          if(!(validate50(data2))){
+                            vErrors = vErrors === null ? __rebase(validate50.errors, instancePath+"/content") : vErrors.concat(__rebase(validate50.errors, instancePath+"/content"));
                             errors = vErrors.length;
                           }
                           var _valid0 = _errs12 === errors;
                           valid3 = valid3 || _valid0;
                           if(!valid3){
                             const _errs13 = errors;
-                            if(!(validate52(data2, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData}))){
-                              vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+                            if(!(validate52(data2))){
+                              vErrors = vErrors === null ? __rebase(validate52.errors, instancePath+"/content") : vErrors.concat(__rebase(validate52.errors, instancePath+"/content"));
                               errors = vErrors.length;
                             }
                             var _valid0 = _errs13 === errors;
@@ -23399,8 +23595,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                                   const len0 = data2.length;
                                   for(let i0=0; i0<len0; i0++){
                                     const _errs16 = errors;
-                                    if(!(validate68(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                                      vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+                                    if(!(validate68(data2[i0]))){
+                                      vErrors = vErrors === null ? __rebase(validate68.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate68.errors, instancePath+"/content/" + i0));
                                       errors = vErrors.length;
                                     }
                                     var valid4 = _errs16 === errors;
@@ -23470,13 +23666,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SamplingMessageContentBlock = validate435;
 
-      function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate435(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate43(data))){
           vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
           errors = vErrors.length;
         }
@@ -23484,7 +23681,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate46(data))){
             vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
             errors = vErrors.length;
           }
@@ -23492,7 +23689,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate12(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate12(data))){
               vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
               errors = vErrors.length;
             }
@@ -23500,7 +23697,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate50(data))){
                 vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
                 errors = vErrors.length;
               }
@@ -23508,7 +23705,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate52(data))){
                   vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
                   errors = vErrors.length;
                 }
@@ -23547,7 +23744,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerCapabilities = validate441;
 
-      function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate441(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23559,8 +23757,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
                   for(const key0 in data0){
                     const _errs4 = errors;
-                    if(!(validate26(data0[key0], {instancePath:instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key0,rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data0[key0]))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/experimental/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")));
                       errors = vErrors.length;
                     }
                     var valid1 = _errs4 === errors;
@@ -23587,8 +23785,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
                     for(const key1 in data2){
                       const _errs8 = errors;
-                      if(!(validate26(data2[key1], {instancePath:instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key1,rootData}))){
-                        vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                      if(!(validate26(data2[key1]))){
+                        vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")) : vErrors.concat(__rebase(validate26.errors, instancePath+"/extensions/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")));
                         errors = vErrors.length;
                       }
                       var valid2 = _errs8 === errors;
@@ -23610,8 +23808,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               if(valid0){
                 if(data.logging !== undefined){
                   const _errs9 = errors;
-                  if(!(validate26(data.logging, {instancePath:instancePath+"/logging",parentData:data,parentDataProperty:"logging",rootData}))){
-                    vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                  if(!(validate26(data.logging))){
+                    vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/logging") : vErrors.concat(__rebase(validate26.errors, instancePath+"/logging"));
                     errors = vErrors.length;
                   }
                   var valid0 = _errs9 === errors;
@@ -23622,8 +23820,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.completions !== undefined){
                     const _errs10 = errors;
-                    if(!(validate26(data.completions, {instancePath:instancePath+"/completions",parentData:data,parentDataProperty:"completions",rootData}))){
-                      vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+                    if(!(validate26(data.completions))){
+                      vErrors = vErrors === null ? __rebase(validate26.errors, instancePath+"/completions") : vErrors.concat(__rebase(validate26.errors, instancePath+"/completions"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs10 === errors;
@@ -23736,7 +23934,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerNotification = validate446;
 
-      function validate451(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate451(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23749,8 +23948,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -23856,7 +24055,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate450(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23903,8 +24103,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate451(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate451.errors : vErrors.concat(validate451.errors);
+                    if(!(validate451(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate451.errors, instancePath+"/params") : vErrors.concat(__rebase(validate451.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -23925,7 +24125,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate457(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate457(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -23972,8 +24173,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate359(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+                    if(!(validate359(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate359.errors, instancePath+"/params") : vErrors.concat(__rebase(validate359.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -23994,13 +24195,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate446(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate125(data))){
           vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
           errors = vErrors.length;
         }
@@ -24008,7 +24210,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate370(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate370(data))){
             vErrors = vErrors === null ? validate370.errors : vErrors.concat(validate370.errors);
             errors = vErrors.length;
           }
@@ -24016,7 +24218,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate408(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate408(data))){
               vErrors = vErrors === null ? validate408.errors : vErrors.concat(validate408.errors);
               errors = vErrors.length;
             }
@@ -24024,7 +24226,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate450(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate450(data))){
                 vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
                 errors = vErrors.length;
               }
@@ -24032,7 +24234,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate415(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate415(data))){
                   vErrors = vErrors === null ? validate415.errors : vErrors.concat(validate415.errors);
                   errors = vErrors.length;
                 }
@@ -24040,7 +24242,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate379(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate379(data))){
                     vErrors = vErrors === null ? validate379.errors : vErrors.concat(validate379.errors);
                     errors = vErrors.length;
                   }
@@ -24048,7 +24250,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate457(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate457(data))){
                       vErrors = vErrors === null ? validate457.errors : vErrors.concat(validate457.errors);
                       errors = vErrors.length;
                     }
@@ -24056,7 +24258,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate344(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate344(data))){
                         vErrors = vErrors === null ? validate344.errors : vErrors.concat(validate344.errors);
                         errors = vErrors.length;
                       }
@@ -24098,7 +24300,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ServerResult = validate461;
 
-      function validate469(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate469(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24111,8 +24314,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data["io.modelcontextprotocol/serverInfo"] !== undefined){
                 const _errs1 = errors;
-                if(!(validate19(data["io.modelcontextprotocol/serverInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1serverInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/serverInfo",rootData}))){
-                  vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                if(!(validate19(data["io.modelcontextprotocol/serverInfo"]))){
+                  vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -24145,7 +24348,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate468(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24158,8 +24362,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate469(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate469.errors : vErrors.concat(validate469.errors);
+                if(!(validate469(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate469.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate469.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -24191,13 +24395,14 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         return errors === 0;
       }
 
-      function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate461(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
         let valid0 = false;
         const _errs1 = errors;
-        if(!(validate291(data, {instancePath,parentData,parentDataProperty,rootData}))){
+        if(!(validate291(data))){
           vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
           errors = vErrors.length;
         }
@@ -24205,7 +24410,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
         valid0 = valid0 || _valid0;
         if(!valid0){
           const _errs2 = errors;
-          if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData}))){
+          if(!(validate90(data))){
             vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
             errors = vErrors.length;
           }
@@ -24213,7 +24418,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
           valid0 = valid0 || _valid0;
           if(!valid0){
             const _errs3 = errors;
-            if(!(validate217(data, {instancePath,parentData,parentDataProperty,rootData}))){
+            if(!(validate217(data))){
               vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
               errors = vErrors.length;
             }
@@ -24221,7 +24426,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             valid0 = valid0 || _valid0;
             if(!valid0){
               const _errs4 = errors;
-              if(!(validate326(data, {instancePath,parentData,parentDataProperty,rootData}))){
+              if(!(validate326(data))){
                 vErrors = vErrors === null ? validate326.errors : vErrors.concat(validate326.errors);
                 errors = vErrors.length;
               }
@@ -24229,7 +24434,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
               valid0 = valid0 || _valid0;
               if(!valid0){
                 const _errs5 = errors;
-                if(!(validate317(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                if(!(validate317(data))){
                   vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
                   errors = vErrors.length;
                 }
@@ -24237,7 +24442,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 valid0 = valid0 || _valid0;
                 if(!valid0){
                   const _errs6 = errors;
-                  if(!(validate389(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                  if(!(validate389(data))){
                     vErrors = vErrors === null ? validate389.errors : vErrors.concat(validate389.errors);
                     errors = vErrors.length;
                   }
@@ -24245,7 +24450,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   valid0 = valid0 || _valid0;
                   if(!valid0){
                     const _errs7 = errors;
-                    if(!(validate468(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                    if(!(validate468(data))){
                       vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
                       errors = vErrors.length;
                     }
@@ -24253,7 +24458,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                     valid0 = valid0 || _valid0;
                     if(!valid0){
                       const _errs8 = errors;
-                      if(!(validate309(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                      if(!(validate309(data))){
                         vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
                         errors = vErrors.length;
                       }
@@ -24261,7 +24466,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                       valid0 = valid0 || _valid0;
                       if(!valid0){
                         const _errs9 = errors;
-                        if(!(validate248(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                        if(!(validate248(data))){
                           vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
                           errors = vErrors.length;
                         }
@@ -24269,7 +24474,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         valid0 = valid0 || _valid0;
                         if(!valid0){
                           const _errs10 = errors;
-                          if(!(validate338(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                          if(!(validate338(data))){
                             vErrors = vErrors === null ? validate338.errors : vErrors.concat(validate338.errors);
                             errors = vErrors.length;
                           }
@@ -24277,7 +24482,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                           valid0 = valid0 || _valid0;
                           if(!valid0){
                             const _errs11 = errors;
-                            if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                            if(!(validate86(data))){
                               vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
                               errors = vErrors.length;
                             }
@@ -24285,7 +24490,7 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                             valid0 = valid0 || _valid0;
                             if(!valid0){
                               const _errs12 = errors;
-                              if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData}))){
+                              if(!(validate190(data))){
                                 vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
                                 errors = vErrors.length;
                               }
@@ -24331,7 +24536,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SingleSelectEnumSchema = validate478;
 
-      function validate478(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate478(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         const _errs0 = errors;
@@ -24739,7 +24945,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const StringSchema = validate479;
 
-      function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate479(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24864,7 +25071,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionFilter = validate480;
 
-      function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate480(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24949,7 +25157,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsAcknowledgedNotification = validate481;
 
-      function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate481(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -24996,8 +25205,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate451(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate451.errors : vErrors.concat(validate451.errors);
+                    if(!(validate451(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate451.errors, instancePath+"/params") : vErrors.concat(__rebase(validate451.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -25020,7 +25229,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsAcknowledgedNotificationParams = validate483;
 
-      function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate483(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25033,8 +25243,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate127(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+                if(!(validate127(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate127.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate127.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -25142,7 +25352,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsListenRequest = validate485;
 
-      function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate485(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25202,8 +25413,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                   if(valid0){
                     if(data.params !== undefined){
                       const _errs8 = errors;
-                      if(!(validate162(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                        vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+                      if(!(validate162(data.params))){
+                        vErrors = vErrors === null ? __rebase(validate162.errors, instancePath+"/params") : vErrors.concat(__rebase(validate162.errors, instancePath+"/params"));
                         errors = vErrors.length;
                       }
                       var valid0 = _errs8 === errors;
@@ -25227,7 +25438,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsListenRequestParams = validate487;
 
-      function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate487(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25240,8 +25452,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate24(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+                if(!(validate24(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate24.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate24.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -25349,7 +25561,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsListenResult = validate489;
 
-      function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate489(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25362,8 +25575,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data._meta !== undefined){
                 const _errs1 = errors;
-                if(!(validate469(data._meta, {instancePath:instancePath+"/_meta",parentData:data,parentDataProperty:"_meta",rootData}))){
-                  vErrors = vErrors === null ? validate469.errors : vErrors.concat(validate469.errors);
+                if(!(validate469(data._meta))){
+                  vErrors = vErrors === null ? __rebase(validate469.errors, instancePath+"/_meta") : vErrors.concat(__rebase(validate469.errors, instancePath+"/_meta"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -25397,7 +25610,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsListenResultMetaObject = validate491;
 
-      function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate491(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25410,8 +25624,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
             else {
               if(data["io.modelcontextprotocol/serverInfo"] !== undefined){
                 const _errs1 = errors;
-                if(!(validate19(data["io.modelcontextprotocol/serverInfo"], {instancePath:instancePath+"/io.modelcontextprotocol~1serverInfo",parentData:data,parentDataProperty:"io.modelcontextprotocol/serverInfo",rootData}))){
-                  vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+                if(!(validate19(data["io.modelcontextprotocol/serverInfo"]))){
+                  vErrors = vErrors === null ? __rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo") : vErrors.concat(__rebase(validate19.errors, instancePath+"/io.modelcontextprotocol~1serverInfo"));
                   errors = vErrors.length;
                 }
                 var valid0 = _errs1 === errors;
@@ -25446,7 +25660,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const SubscriptionsListenResultResponse = validate493;
 
-      function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate493(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25489,8 +25704,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.result !== undefined){
                     const _errs6 = errors;
-                    if(!(validate468(data.result, {instancePath:instancePath+"/result",parentData:data,parentDataProperty:"result",rootData}))){
-                      vErrors = vErrors === null ? validate468.errors : vErrors.concat(validate468.errors);
+                    if(!(validate468(data.result))){
+                      vErrors = vErrors === null ? __rebase(validate468.errors, instancePath+"/result") : vErrors.concat(__rebase(validate468.errors, instancePath+"/result"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs6 === errors;
@@ -25513,7 +25728,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextContent = validate495;
 
-      function validate495(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate495(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25555,8 +25771,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.annotations !== undefined){
                     const _errs5 = errors;
-                    if(!(validate11(data.annotations, {instancePath:instancePath+"/annotations",parentData:data,parentDataProperty:"annotations",rootData}))){
-                      vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+                    if(!(validate11(data.annotations))){
+                      vErrors = vErrors === null ? __rebase(validate11.errors, instancePath+"/annotations") : vErrors.concat(__rebase(validate11.errors, instancePath+"/annotations"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -25593,7 +25809,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TextResourceContents = validate497;
 
-      function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate497(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25679,7 +25896,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TitledMultiSelectEnumSchema = validate498;
 
-      function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate498(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -25890,7 +26108,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const TitledSingleSelectEnumSchema = validate499;
 
-      function validate499(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate499(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26036,7 +26255,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const Tool = validate500;
 
-      function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate500(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26399,7 +26619,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolAnnotations = validate501;
 
-      function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate501(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26479,7 +26700,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolChoice = validate502;
 
-      function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate502(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26507,7 +26729,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolListChangedNotification = validate503;
 
-      function validate503(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate503(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26554,8 +26777,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                 if(valid0){
                   if(data.params !== undefined){
                     const _errs5 = errors;
-                    if(!(validate359(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-                      vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+                    if(!(validate359(data.params))){
+                      vErrors = vErrors === null ? __rebase(validate359.errors, instancePath+"/params") : vErrors.concat(__rebase(validate359.errors, instancePath+"/params"));
                       errors = vErrors.length;
                     }
                     var valid0 = _errs5 === errors;
@@ -26578,7 +26801,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolResultContent = validate505;
 
-      function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate505(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26627,8 +26851,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
                         const len0 = data2.length;
                         for(let i0=0; i0<len0; i0++){
                           const _errs7 = errors;
-                          if(!(validate53(data2[i0], {instancePath:instancePath+"/content/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-                            vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+                          if(!(validate53(data2[i0]))){
+                            vErrors = vErrors === null ? __rebase(validate53.errors, instancePath+"/content/" + i0) : vErrors.concat(__rebase(validate53.errors, instancePath+"/content/" + i0));
                             errors = vErrors.length;
                           }
                           var valid1 = _errs7 === errors;
@@ -26689,7 +26913,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const ToolUseContent = validate507;
 
-      function validate507(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate507(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26787,7 +27012,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UnsupportedProtocolVersionError = validate508;
 
-      function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate508(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -26996,7 +27222,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UntitledMultiSelectEnumSchema = validate509;
 
-      function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate509(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
@@ -27193,7 +27420,8 @@ const formats26 = /^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|
 
       export const UntitledSingleSelectEnumSchema = validate510;
 
-      function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+      function validate510(data){
+        const instancePath = "";
         let vErrors = null;
         let errors = 0;
         if(errors === 0){
