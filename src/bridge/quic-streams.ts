@@ -9,7 +9,17 @@
  * - the request frame and the FIN go to quiche in one `stream_send` call (quic-notes fault 1);
  * - after the completing frame the server's FIN gets a short grace, then the stream is reset
  *   so its state is released even if the FIN never comes;
- * - idle timeout + keep-alive always set, connecting runs under a deadline (fault 3);
+ * - idle timeout + keep-alive always set (the same values as the unary sender: `serve` passes
+ *   `--idle-timeout` to both), connecting runs under a deadline (fault 3);
+ * - connection loss (idle timeout, close from the peer, or a call deadline expiring while no
+ *   packet at all arrived for longer than the keep-alive interval — the sender's liveness check)
+ *   fails every call on the connection at once, is logged at warn level, and drops the
+ *   connection; the next call reconnects;
+ * - a `subscribe` that was established and then lost (connection loss, server ending it) is
+ *   re-established by the caller's retry; the first frame of the new subscription is then a
+ *   synthetic `event_delivery` with event type {@link RESUBSCRIBED_EVENT_TYPE}, because events
+ *   published during the gap were missed (the bridge turns it into one
+ *   `notifications/tools/list_changed`);
  * - at the orchestrator's stream limit, new streams wait in the engine's FIFO (fault 2).
  * Cancelling (abort signal, deadline) resets the stream, which the orchestrator treats as
  * `stream_cancel` / unsubscribe. A reset with code "unsupported" (5) from the server becomes
@@ -20,8 +30,10 @@
  */
 import { lookup } from "node:dns/promises";
 import net from "node:net";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { PluginRequestSchema, PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { performance } from "node:perf_hooks";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { QUIC_SENDER_DEFAULTS } from "../quic/quic-sender.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
@@ -33,6 +45,7 @@ import {
   PeerResetError,
   PeerStopError,
   QuicConnectError,
+  type CloseInfo,
   type QuicConnection,
   type QuicStream,
 } from "../quic/engine/index.js";
@@ -48,9 +61,9 @@ export interface QuicStreamClientOptions {
   certName?: string;
   tls?: TlsMaterial;
   serverName?: string;
-  /** QUIC max idle timeout, ms (default 60 000). */
+  /** QUIC max idle timeout, ms (default 15 000, as `QuicSender`). */
   idleTimeoutMs?: number;
-  /** Keep-alive interval, ms (default 15 000; below the idle timeout). */
+  /** Keep-alive interval, ms (default min(5 000, idle/3), as `QuicSender`; below the idle timeout). */
   keepAliveMs?: number;
   /** Deadline for connecting, ms (default 5 000). */
   connectTimeoutMs?: number;
@@ -60,11 +73,19 @@ export interface QuicStreamClientOptions {
   logger?: Logger;
 }
 
+/**
+ * Event type of the synthetic `event_delivery` that starts a subscription re-established after
+ * the previous one to the same topic was lost (events during the gap may have been missed).
+ */
+export const RESUBSCRIBED_EVENT_TYPE = "orchestra-stdio.resubscribed";
+
 interface Conn {
   qc: QuicConnection;
   dead: boolean;
   /** Fails every call on this connection (connection lost). */
   calls: Set<(error: SenderError) => void>;
+  /** quiche's received-packet count when last sampled (on a call deadline), and when it last changed. */
+  recvSample?: { packets: number; changedAt: number };
 }
 
 /** A QUIC client for multi-frame Orchestra RPCs. */
@@ -75,13 +96,20 @@ export class QuicStreamClient {
   private conn: Conn | undefined;
   private connecting: Promise<Conn> | undefined;
   private closed = false;
+  private readonly idleTimeoutMs: number;
+  private readonly keepAliveMs: number;
+  /** Topics whose established subscription was lost: the next one to it starts with a resync event. */
+  private readonly lostTopics = new Set<string>();
 
   constructor(private readonly opts: QuicStreamClientOptions) {
     this.address = formatHostPort(opts.host, opts.port);
     this.log = opts.logger ?? childLogger("quic-streams");
-    const idle = opts.idleTimeoutMs ?? 60_000;
-    const keepAlive = opts.keepAliveMs ?? 15_000;
+    const idle = opts.idleTimeoutMs ?? QUIC_SENDER_DEFAULTS.idleTimeoutMs;
+    const keepAlive = opts.keepAliveMs ?? Math.max(1, Math.min(QUIC_SENDER_DEFAULTS.keepAliveMs, Math.floor(idle / 3)));
+    if (!(idle > 0 && Number.isFinite(idle))) throw new RangeError(`idleTimeoutMs must be a positive number, got ${String(idle)}`);
     if (!(keepAlive > 0 && keepAlive < idle)) throw new RangeError(`keepAliveMs (${keepAlive}) must be positive and below idleTimeoutMs (${idle})`);
+    this.idleTimeoutMs = idle;
+    this.keepAliveMs = keepAlive;
   }
 
   /** See {@link StreamingSender.stream}. */
@@ -97,10 +125,13 @@ export class QuicStreamClient {
     if (payload.byteLength > MAX_FRAME_BYTES) throw this.err("frame", `request frame of ${payload.byteLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
     const conn = await this.connection();
     if (options.signal?.aborted) throw this.err("aborted", "call aborted");
+    const sub = request.request.case === "subscribe" ? request.request.value : undefined;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
       let stream: QuicStream | undefined;
+      /** A subscription whose request went out on a connection (it may be lost later). */
+      let subscribed = false;
       const signal = options.signal;
       const finish = (error: SenderError | Error | undefined, code: StreamCode = StreamCode.CANCELLED): void => {
         if (settled) return;
@@ -108,6 +139,8 @@ export class QuicStreamClient {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         conn.calls.delete(onLost);
+        // Lost (not ended by the caller): the caller's next subscription to the topic resyncs.
+        if (sub && subscribed && !signal?.aborted && !this.closed) this.lostTopics.add(sub.topic);
         if (error) {
           stream?.reset(code);
           reject(error);
@@ -122,8 +155,22 @@ export class QuicStreamClient {
       conn.calls.add(onLost);
       if (options.timeoutMs && options.timeoutMs > 0) {
         const ms = Math.min(options.timeoutMs, 2_147_483_647);
-        timer = setTimeout(() => finish(this.err("timeout", `no end of stream within ${ms} ms`), StreamCode.TIMEOUT), ms);
+        timer = setTimeout(() => {
+          finish(this.err("timeout", `no end of stream within ${ms} ms`), StreamCode.TIMEOUT);
+          this.checkLiveness(conn);
+        }, ms);
       }
+      const deliver = (response: PluginResponse): void => {
+        if (settled) return;
+        let complete: boolean | void;
+        try {
+          complete = onFrame(response);
+        } catch (e) {
+          finish(e instanceof Error ? e : new Error(String(e)), StreamCode.CANCELLED);
+          return;
+        }
+        if (complete) finish(undefined);
+      };
       // Waits (FIFO) while the orchestrator's stream limit is reached.
       conn.qc.openStream((s, error) => {
         if (!s) {
@@ -137,14 +184,14 @@ export class QuicStreamClient {
         stream = s;
         s.onFrame = (frame) => {
           if (settled) return;
-          let complete: boolean | void;
+          let response: PluginResponse;
           try {
-            complete = onFrame(fromBinary(PluginResponseSchema, frame));
+            response = fromBinary(PluginResponseSchema, frame);
           } catch (e) {
-            finish(e instanceof Error ? e : new Error(String(e)), StreamCode.CANCELLED);
+            finish(this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
             return;
           }
-          if (complete) finish(undefined);
+          deliver(response);
         };
         s.onReadEnd = (e) => {
           if (settled) return;
@@ -156,6 +203,22 @@ export class QuicStreamClient {
           s.writeFrame(payload, true);
         } catch (e) {
           finish(this.classify(e), StreamCode.INTERNAL);
+          return;
+        }
+        if (sub && !settled) {
+          subscribed = true;
+          if (this.lostTopics.delete(sub.topic)) {
+            this.log.debug({ address: this.address, topic: sub.topic }, "subscription re-established after a loss");
+            deliver(
+              create(PluginResponseSchema, {
+                requestId: request.requestId,
+                response: {
+                  case: "eventDelivery",
+                  value: { subscriptionId: sub.subscriptionId, topic: sub.topic, eventType: RESUBSCRIBED_EVENT_TYPE },
+                },
+              }),
+            );
+          }
         }
       });
     });
@@ -183,7 +246,7 @@ export class QuicStreamClient {
     if (e instanceof SenderError) return e;
     if (e instanceof PeerResetError) return this.classify(new StreamResetByPeer("read", e.code));
     if (e instanceof PeerStopError) return this.classify(new StreamResetByPeer("write", e.code));
-    if (e instanceof ConnectionClosedError) return this.err("closed", `connection lost: ${describeClose(e.info)}`, e);
+    if (e instanceof ConnectionClosedError) return this.classifyClose(e.info);
     if (e instanceof StreamResetByPeer) {
       if (e.code === StreamCode.UNSUPPORTED) {
         return new StreamUnsupportedError(`orchestrator ${this.address}: does not serve this request kind (stream reset, code 5)`, { cause: e });
@@ -194,6 +257,38 @@ export class QuicStreamClient {
     if (e instanceof FrameTooLargeError) return this.err("frame", `response frame of ${e.length} bytes exceeds the ${e.max}-byte limit`, e);
     if (e instanceof FrameError) return this.err("frame", `malformed response: ${e.message}`, e);
     return this.err("closed", msg(e), e);
+  }
+
+  /** Maps the end of a connection to the error its calls reject with (as `QuicSender`). */
+  private classifyClose(info: CloseInfo): SenderError {
+    if (info.kind === "idle-timeout") return this.err("closed", `connection timed out (no packets for ${this.idleTimeoutMs} ms)`);
+    return this.err("closed", `connection lost: ${describeClose(info)}`);
+  }
+
+  /**
+   * The sender's liveness check, run when a call on `conn` hit its deadline: if quiche received
+   * no packet at all (not even the ACK of a keep-alive PING) for longer than the keep-alive
+   * interval, the peer is gone, so the connection is dropped now rather than at the idle timeout.
+   */
+  private checkLiveness(conn: Conn): void {
+    if (conn.dead) return;
+    const now = performance.now();
+    const packets = conn.qc.packetsReceived;
+    const sample = conn.recvSample;
+    if (!sample || sample.packets !== packets) {
+      conn.recvSample = { packets, changedAt: now };
+      return;
+    }
+    if (now - sample.changedAt > this.keepAliveMs) {
+      this.lost(conn, this.err("closed", `connection lost: no packet received for ${Math.round(now - sample.changedAt)} ms`));
+    }
+  }
+
+  /** The connection ended without our asking: log it, fail its calls, drop it. */
+  private lost(conn: Conn, error: SenderError): void {
+    if (conn.dead) return;
+    this.log.warn({ address: this.address, err: error.message }, "QUIC streaming connection lost");
+    this.drop(conn, error);
   }
 
   /** Gives the server's FIN a grace period after the completing frame, then resets the stream. */
@@ -261,8 +356,8 @@ export class QuicStreamClient {
         serverName: this.opts.serverName ?? "localhost",
         tls: material,
         alpn: [ALPN],
-        idleTimeoutMs: this.opts.idleTimeoutMs ?? 60_000,
-        keepAliveMs: this.opts.keepAliveMs ?? 15_000,
+        idleTimeoutMs: this.idleTimeoutMs,
+        keepAliveMs: this.keepAliveMs,
         connectTimeoutMs,
         maxStreamsBidi: 0, // the protocol has no server-initiated streams
         maxSendUdpPayload: udp.maxSendUdpPayloadSize,
@@ -272,7 +367,7 @@ export class QuicStreamClient {
       throw this.err("connect", e instanceof QuicConnectError ? e.message : msg(e), e);
     }
     const conn: Conn = { qc, dead: false, calls: new Set() };
-    qc.onClose = (info) => this.drop(conn, this.err("closed", `connection lost: ${describeClose(info)}`));
+    qc.onClose = (info) => this.lost(conn, this.classifyClose(info));
     return conn;
   }
 

@@ -9,6 +9,8 @@
 import type { Readable, Writable } from "node:stream";
 import { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
 import { MessageWriter } from "../jsonrpc/message-writer.js";
+import { fitOutboundLine } from "../jsonrpc/outbound-limit.js";
+import { childLogger } from "../log.js";
 import type { OutboundLine } from "../jsonrpc/message.js";
 import { McpHandler, type HandlerOptions } from "./handler.js";
 import type { CaptureWriter } from "./capture.js";
@@ -16,13 +18,19 @@ import type { CaptureWriter } from "./capture.js";
 export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
   input: Readable;
   output: Writable;
-  /** Cap on one inbound line in bytes (default {@link DEFAULT_MAX_LINE_BYTES}). */
+  /**
+   * Cap on one line in bytes, both ways (default {@link DEFAULT_MAX_LINE_BYTES}): a longer inbound
+   * line gets `-32600`; a longer outbound response is replaced by `-32603` for its id, a longer
+   * notification is dropped.
+   */
   maxLineBytes?: number;
   /** On stdin EOF, how long in-flight requests may still take, ms (default 30 000). */
   shutdownGraceMs?: number;
   /** Records both directions when set (`serve --capture`). */
   capture?: CaptureWriter;
 }
+
+const log = childLogger("stdio-bridge");
 
 export class StdioBridge {
   readonly handler: McpHandler;
@@ -32,15 +40,19 @@ export class StdioBridge {
   constructor(private readonly options: StdioBridgeOptions) {
     this.writer = new MessageWriter(options.output);
     const capture = options.capture;
+    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.handler = new McpHandler({
       ...options,
       sink: (message: OutboundLine) => {
-        const text = JSON.stringify(message);
-        capture?.record("s2c", text);
-        this.writer.write(message, text);
+        const fitted = fitOutboundLine(message, JSON.stringify(message), maxLineBytes);
+        if (fitted.oversizedBytes !== undefined) {
+          log.warn({ bytes: fitted.oversizedBytes, maxLineBytes, replaced: fitted.message !== undefined }, "outgoing line over the line limit");
+        }
+        if (fitted.message === undefined || fitted.text === undefined) return;
+        capture?.record("s2c", fitted.text);
+        this.writer.write(fitted.message, fitted.text);
       },
     });
-    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.splitter = new LineSplitter((event) => {
       if (event.kind === "line") {
         if (capture) capture.record("c2s", event.line.toString("utf8"));

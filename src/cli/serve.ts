@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
+import { orchestratorAddress } from "./address-option.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -42,7 +43,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command("serve")
     .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
-    .option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator")
+    .addOption(new Option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator").argParser(orchestratorAddress))
     .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, a throwaway one without")
     .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
     .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
@@ -127,7 +128,17 @@ async function serve(opts: ServeOptions): Promise<number> {
         const { QuicStreamClient, withStreaming } = await import("../bridge/quic-streams.js");
         const target = parseHostPort(sender.address);
         const certsDir = opts.orchestratorAddr ? (opts.certsDir ?? defaultCertsDir()) : embeddedCertsDir!;
-        sender = withStreaming(sender, new QuicStreamClient({ ...target, certsDir, serverName: opts.orchestratorAddr ? opts.serverName : "localhost" }));
+        // The same idle timeout (and so keep-alive) as the unary sender: a lost orchestrator fails
+        // progress calls and the tools subscription as fast as plain calls.
+        sender = withStreaming(
+          sender,
+          new QuicStreamClient({
+            ...target,
+            certsDir,
+            serverName: opts.orchestratorAddr ? opts.serverName : "localhost",
+            ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}),
+          }),
+        );
       }
     } catch (err) {
       process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);

@@ -24,6 +24,7 @@
  *   error_code:"result_too_large"}`, anything else `FRAME_TOO_LARGE`.
  * A stream the client cancels aborts the running handler's `signal`.
  */
+import { createHmac } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
@@ -189,6 +190,9 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     maxStreamsBidi: maxStreams,
     maxSendUdpPayload: udp.maxSendUdpPayloadSize,
     maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
+    // Stable across restarts with the same key: a restarted orchestrator answers its clients'
+    // old connections with a stateless reset, so they reconnect at once (RFC 9000 §10.3).
+    statelessResetSecret: createHmac("sha256", tls.keyPem).update("orchestra-stdio stateless reset v1").digest(),
   });
 
   const services: OrchestratorServices = { tools, prompts, storage, events, stats };

@@ -12,7 +12,7 @@
  * same time on one directory never overwrite each other's CA: the loser reads the winner's.
  */
 import type * as X509 from "@peculiar/x509";
-import { createPrivateKey, KeyObject, webcrypto, randomBytes, X509Certificate as NodeX509Certificate } from "node:crypto";
+import { createPrivateKey, createPublicKey, KeyObject, webcrypto, randomBytes, X509Certificate as NodeX509Certificate } from "node:crypto";
 import { promises as fs, constants as fsConstants } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -100,11 +100,13 @@ export function validatePartyName(name: string): void {
  * - No `<name>.crt`/`<name>.key`, or an expired one: creates an Ed25519 key and a leaf signed by
  *   the CA (needs `ca.key`). A leaf created before the CA in this call is always replaced.
  * - An existing leaf that the CA did not sign is an error (it would be rejected by every peer).
+ * - A `ca.key` whose public key is not `ca.crt`'s is an error ("ca.key does not match ca.crt").
  *
  * @param dir store directory (e.g. {@link defaultCertsDir}())
  * @param name party name, e.g. {@link BRIDGE_CERT_NAME}; see {@link validatePartyName}
  * @throws CertStoreError on unreadable/invalid files, a missing `ca.key` when signing is needed,
- *   or a leaf not signed by the CA
+ *   a `ca.key` that is not the key of `ca.crt` (checked before signing, and when a leaf fails
+ *   verification), or a leaf not signed by the CA
  */
 export async function ensureCertStore(dir: string, name: string): Promise<CertStore> {
   validatePartyName(name);
@@ -137,6 +139,7 @@ export async function ensureCertStore(dir: string, name: string): Promise<CertSt
         `cannot create a certificate for ${JSON.stringify(name)}: ${paths.caKey} is missing (only the CA's owner can sign)`,
       );
     }
+    assertCaKeyMatches(caCert, caKeyPem, paths);
     const caKey = await importPrivateKey(caKeyPem, paths.caKey);
     const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem), caKey);
     await replaceFile(paths.key, leaf.keyPem, 0o600);
@@ -147,6 +150,10 @@ export async function ensureCertStore(dir: string, name: string): Promise<CertSt
   }
   const leafCert = parseCert(certPem!, paths.cert);
   if (!leafCert.verify(caCert.publicKey)) {
+    // A leaf signed with a ca.key that is not ca.crt's key can never verify: recreating it
+    // would not help, so name the real fault.
+    const caKeyPem = await readOptional(paths.caKey);
+    if (caKeyPem !== undefined) assertCaKeyMatches(caCert, caKeyPem, paths);
     throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; remove it to have it recreated`);
   }
   return { caPem, certPem: certPem!, keyPem: keyPem!, dir: root, paths, created: { ca: createdCa, cert: createdCert } };
@@ -217,6 +224,26 @@ function parseCert(pem: string, file: string): NodeX509Certificate {
     return new NodeX509Certificate(pem);
   } catch (err) {
     throw new CertStoreError(`${file} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Refuses a `ca.key` whose public key is not the one in `ca.crt`: every certificate signed with
+ * it would fail verification at every peer.
+ */
+function assertCaKeyMatches(caCert: NodeX509Certificate, caKeyPem: string, paths: { ca: string; caKey: string }): void {
+  let keyPublic: Buffer;
+  try {
+    keyPublic = createPublicKey(caKeyPem).export({ format: "der", type: "spki" });
+  } catch (err) {
+    throw new CertStoreError(`${paths.caKey} is not a private key: ${(err as Error).message}`, { cause: err });
+  }
+  const certPublic = caCert.publicKey.export({ format: "der", type: "spki" });
+  if (!keyPublic.equals(certPublic)) {
+    throw new CertStoreError(
+      `ca.key does not match ca.crt: the public key of ${paths.caKey} is not the one in ${paths.ca}; ` +
+        "restore the ca.key that belongs to this ca.crt (or replace both, then every party's certificate)",
+    );
   }
 }
 

@@ -47,6 +47,7 @@ import {
   connectQuic,
   ConnectionClosedError,
   describeClose,
+  describeTlsClose,
   PeerResetError,
   PeerStopError,
   QuicConnectError,
@@ -380,6 +381,18 @@ export class QuicSender implements Sender {
     return new SenderError(kind, text, cause === undefined ? undefined : { cause });
   }
 
+  /**
+   * A failed TLS handshake: the orchestrator was reached, so the message names the certificate
+   * problem (RFC 8446 alert) instead of calling it unreachable. Kind stays `connect`.
+   */
+  private tlsErr(info: CloseInfo, cause?: unknown): SenderError {
+    return new SenderError(
+      "connect",
+      `orchestrator ${this.address}: TLS handshake failed: ${describeTlsClose(info, this.opts.serverName)}`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+
   /** Starts as many queued calls as the connection, the local cap and the peer's credit allow. */
   private pump(): void {
     if (this.closed) return;
@@ -659,9 +672,9 @@ export class QuicSender implements Sender {
         case "timeout":
           return this.err("connect", `no QUIC handshake within ${this.opts.connectTimeoutMs} ms`, e);
         case "tls-local":
-          return this.err("connect", `TLS verification of the server failed: ${e.message}`, e);
         case "tls-peer":
-          return this.err("connect", `server rejected the TLS handshake (client certificate?): ${e.message}`, e);
+          if (e.close?.tls) return this.tlsErr(e.close, e);
+          return this.err("connect", `TLS handshake failed: ${e.message}`, e);
         default:
           return this.err("connect", e.message, e);
       }
@@ -675,10 +688,7 @@ export class QuicSender implements Sender {
     if (info.kind === "idle-timeout") {
       return this.err("closed", `connection timed out (no packets for ${this.opts.idleTimeoutMs} ms)`);
     }
-    if (info.tls && info.kind === "peer") {
-      return this.err("connect", `server rejected the TLS handshake (client certificate?): ${describeClose(info)}`);
-    }
-    if (info.tls) return this.err("connect", `TLS verification of the server failed: ${describeClose(info)}`);
+    if (info.tls) return this.tlsErr(info);
     return this.err("closed", `connection lost: ${describeClose(info)}`);
   }
 }

@@ -58,6 +58,7 @@ describe("mutual TLS", () => {
       expect(e.kind).toBe("connect");
       expect(e.message).toContain(`127.0.0.1:${server.port}`);
       expect(e.message).toMatch(/TLS/);
+      expect(e.message).toMatch(/the orchestrator does not trust our client certificate: another CA signed it \(unknown_ca, TLS alert 48\)/);
       expect(server.stats.streamsCompleted).toBe(completed);
     } finally {
       await s.close();
@@ -70,7 +71,10 @@ describe("mutual TLS", () => {
     try {
       const e = await rejection(s.send(healthRequest(), { timeoutMs: 10_000 }));
       expect(e.kind).toBe("connect");
-      expect(e.message).toMatch(new RegExp(`^orchestrator 127\\.0\\.0\\.1:${rogue.port} unreachable: TLS`));
+      expect(e.message).toBe(
+        `orchestrator 127.0.0.1:${rogue.port}: TLS handshake failed: the orchestrator's certificate is not signed by our CA (unknown_ca, TLS alert 48): check --certs-dir`,
+      );
+      expect(e.message).not.toMatch(/unreachable/);
       expect(rogue.stats.streamsOpened).toBe(0);
     } finally {
       await s.close();
@@ -89,6 +93,10 @@ describe("mutual TLS", () => {
     try {
       const e = await rejection(s.send(healthRequest(), { timeoutMs: 10_000 }));
       expect(e.kind).toBe("connect");
+      expect(e.message).toMatch(/: TLS handshake failed: the orchestrator's certificate was rejected \(bad_certificate, TLS alert 42\)/);
+      expect(e.message).toContain('"not-the-orchestrator.example"');
+      expect(e.message).toContain("--server-name");
+      expect(e.message).not.toMatch(/unreachable/);
     } finally {
       await s.close();
     }

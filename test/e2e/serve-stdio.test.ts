@@ -124,11 +124,27 @@ describe("serve over raw stdio", () => {
     expect(stderr).toContain("cannot open the capture file");
   });
 
-  it("refuses an empty --orchestrator-addr instead of silently using the embedded orchestrator", async () => {
+  it("refuses an empty --orchestrator-addr instead of silently using the embedded orchestrator (usage error, exit 2)", async () => {
     const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", ""], initialize);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stdout).toBe("");
     expect(stderr).toContain("--orchestrator-addr is empty");
+  });
+
+  it("exits 2 on a malformed --orchestrator-addr, naming the value and the problem", async () => {
+    const cases: Array<[string, RegExp]> = [
+      ["nope", /invalid address "nope": missing port/],
+      ["127.0.0.1:abc", /invalid address "127\.0\.0\.1:abc": bad port/],
+      ["[::1]", /invalid address "\[::1\]": missing port/],
+      ["127.0.0.1:0", /invalid address "127\.0\.0\.1:0": port 0 cannot be connected to/],
+    ];
+    for (const [addr, message] of cases) {
+      const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", addr], initialize);
+      expect(code, addr).toBe(2);
+      expect(stdout, addr).toBe("");
+      expect(stderr, addr).toMatch(/error: option '--orchestrator-addr <host:port>'/);
+      expect(stderr, addr).toMatch(message);
+    }
   });
 
   it("on SIGTERM answers in-flight calls with -32603 at once, exits 143 and removes its throwaway cert store", async () => {

@@ -17,6 +17,10 @@ import type { OutboundLine } from "../../src/jsonrpc/message.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
+import { PassThrough } from "node:stream";
+import { StdioBridge } from "../../src/bridge/stdio-bridge.js";
+import { DEFAULT_MAX_LINE_BYTES } from "../../src/jsonrpc/line-splitter.js";
+import { fitOutboundLine } from "../../src/jsonrpc/outbound-limit.js";
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -337,5 +341,74 @@ describe("McpHandler", () => {
     );
     await send({ jsonrpc: "2.0", id: 13, method: "tools/list" });
     expect(out[0]).toMatchObject({ id: 13, error: { code: -32603 } });
+  });
+});
+
+describe("outgoing line limit", () => {
+  it("fitOutboundLine replaces an 18.9 MB tools/call result by -32603 for the same id, under 16 MiB", () => {
+    const big = "x".repeat(9 * 1024 * 1024);
+    const response = {
+      jsonrpc: "2.0" as const,
+      id: 7,
+      result: { content: [{ type: "text" as const, text: JSON.stringify({ blob: big }) }], structuredContent: { blob: big } },
+    };
+    const text = JSON.stringify(response);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(DEFAULT_MAX_LINE_BYTES);
+    const fitted = fitOutboundLine(response, text, DEFAULT_MAX_LINE_BYTES);
+    expect(fitted.oversizedBytes).toBe(Buffer.byteLength(text));
+    expect(fitted.message).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: {
+        code: -32603,
+        message: `Internal error: result of ${Buffer.byteLength(text)} bytes exceeds the 16 MiB line limit`,
+        data: { bytes: Buffer.byteLength(text), maxLineBytes: DEFAULT_MAX_LINE_BYTES },
+      },
+    });
+    expect(fitted.text).toBe(JSON.stringify(fitted.message));
+  });
+
+  it("fitOutboundLine keeps lines within the limit, drops oversized notifications and fits batches", () => {
+    const small = { jsonrpc: "2.0" as const, id: 1, result: {} };
+    const smallText = JSON.stringify(small);
+    expect(fitOutboundLine(small, smallText, 1000)).toEqual({ message: small, text: smallText });
+    const note = { jsonrpc: "2.0" as const, method: "notifications/message", params: { level: "info", data: "y".repeat(2000) } };
+    expect(fitOutboundLine(note, JSON.stringify(note), 1000)).toEqual({ oversizedBytes: JSON.stringify(note).length });
+    const batch = [small, { jsonrpc: "2.0" as const, id: 2, result: { big: "z".repeat(2000) } }];
+    const fitted = fitOutboundLine(batch, JSON.stringify(batch), 1000);
+    expect(Buffer.byteLength(fitted.text!)).toBeLessThanOrEqual(1000);
+    expect(fitted.message).toMatchObject([small, { id: 2, error: { code: -32603, message: expect.stringMatching(/^Internal error: result of \d+ bytes exceeds the 1000-byte line limit$/) } }]);
+  });
+
+  it("StdioBridge never writes a line over its limit: a too-large tool result becomes -32603 for that id", async () => {
+    const limit = 64 * 1024;
+    const bigTool: Reply = (request) =>
+      request.request.case === "toolCall"
+        ? toolResponse(request, { success: true, result: { blob: "b".repeat(40 * 1024) } })
+        : echoOrchestrator(request);
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const chunks: Buffer[] = [];
+    output.on("data", (c: Buffer) => chunks.push(c));
+    const bridge = new StdioBridge({
+      input,
+      output,
+      sender: new FakeSender(bigTool),
+      serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
+      maxLineBytes: limit,
+      shutdownGraceMs: 5_000,
+    });
+    const done = bridge.run();
+    input.write(JSON.stringify(initialize) + "\n");
+    input.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    input.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n");
+    input.write(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } }) + "\n");
+    input.end();
+    await done;
+    const lines = Buffer.concat(chunks).toString("utf8").split("\n").filter((l) => l !== "");
+    for (const l of lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(limit);
+    const answer = lines.map((l) => JSON.parse(l) as { id?: unknown; error?: { code: number; message: string } }).find((m) => m.id === 3);
+    expect(answer?.error?.code).toBe(-32603);
+    expect(answer?.error?.message).toMatch(/^Internal error: result of \d+ bytes exceeds the 65536-byte line limit$/);
   });
 });

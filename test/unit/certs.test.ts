@@ -109,6 +109,31 @@ describe("ensureCertStore", () => {
     );
   });
 
+  it("refuses a ca.key that does not match ca.crt before issuing a cert with it", async () => {
+    const foreign = join(root, "other");
+    await ensureCertStore(foreign, ORCHESTRATOR_CERT_NAME);
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    await writeFile(join(dir, "ca.key"), await readFile(join(foreign, "ca.key")), { mode: 0o600 });
+    const err = await ensureCertStore(dir, BRIDGE_CERT_NAME).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CertStoreError);
+    expect((err as Error).message).toMatch(/^ca\.key does not match ca\.crt: /);
+    expect((err as Error).message).toContain(join(dir, "ca.key"));
+    expect((err as Error).message).not.toMatch(/remove it/);
+    // Nothing was issued with the wrong key.
+    await expect(stat(join(dir, `${BRIDGE_CERT_NAME}.crt`))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("names a mismatched ca.key, not the leaf, when a leaf it signed fails verification", async () => {
+    // The state an earlier version left behind: a leaf signed with a ca.key foreign to ca.crt.
+    const foreign = join(root, "other");
+    const other = await ensureCertStore(foreign, BRIDGE_CERT_NAME);
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    await writeFile(join(dir, "ca.key"), await readFile(join(foreign, "ca.key")), { mode: 0o600 });
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.crt`), other.certPem);
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), other.keyPem, { mode: 0o600 });
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(/^ca\.key does not match ca\.crt: /);
+  });
+
   it("cannot issue a party cert without ca.key, and says so", async () => {
     await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
     await unlink(join(dir, "ca.key"));

@@ -10,6 +10,7 @@ import {
   PeerResetError,
   QuicConnectError,
   QuicServerEndpoint,
+  statelessResetToken,
   type QuicConnection,
   type QuicStream,
 } from "../../src/quic/engine/index.js";
@@ -178,6 +179,41 @@ describe("QUIC engine", () => {
     expect(vn[0]! & 0x80).toBe(0x80);
     expect(vn.readUInt32BE(1)).toBe(0); // Version Negotiation (RFC 9000 §17.2.1)
     const conn = await client(es.port);
+    expect(await rpc(conn, new Uint8Array([7]))).toEqual(new Uint8Array([7]));
+  });
+
+  it("answers a short-header packet for an unknown connection ID with a stateless reset (RFC 9000 §10.3)", async () => {
+    const secret = new Uint8Array(32).fill(9);
+    await expect(
+      QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 10_000, statelessResetSecret: new Uint8Array(8) }),
+    ).rejects.toThrow(RangeError);
+    const server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 10_000, statelessResetSecret: secret });
+    cleanups.push(() => server.close());
+    const sock = dgram.createSocket("udp4");
+    cleanups.push(() => new Promise<void>((r) => sock.close(() => r())));
+    const replies: Buffer[] = [];
+    sock.on("message", (m) => replies.push(m));
+    const dcid = Buffer.alloc(20, 0x5a);
+    const packet = Buffer.concat([Buffer.from([0x41]), dcid, Buffer.alloc(60, 0x33)]);
+    sock.send(packet, server.address.port, "127.0.0.1");
+    sock.send(Buffer.alloc(21, 0x41), server.address.port, "127.0.0.1"); // too short to answer
+    await until(() => replies.length > 0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(replies).toHaveLength(1);
+    const reset = replies[0]!;
+    expect(reset.length).toBeLessThan(packet.length);
+    expect(reset.length).toBeGreaterThanOrEqual(21);
+    expect(reset[0]! & 0xc0).toBe(0x40); // short header, fixed bit
+    expect(reset.subarray(reset.length - 16)).toEqual(statelessResetToken(secret, dcid));
+    expect(statelessResetToken(secret, dcid)).toEqual(statelessResetToken(Uint8Array.from(secret), Buffer.from(dcid))); // stable
+    expect(server.statelessResetsSent).toBe(1);
+    // Connections still work (each gets its own token in its transport parameters).
+    server.onConnection = (conn) => {
+      conn.onStream = (st) => {
+        st.onFrame = (p) => st.writeFrame(p, true);
+      };
+    };
+    const conn = await client(server.address.port);
     expect(await rpc(conn, new Uint8Array([7]))).toEqual(new Uint8Array([7]));
   });
 

@@ -12,6 +12,7 @@ import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
 import { StreamCode } from "../quic-common.js";
 import { quiche } from "./config.js";
 import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
+import { tlsAlertName } from "./tls-alert.js";
 import type { UdpEndpoint } from "./endpoint.js";
 
 /** Why a connection ended. */
@@ -41,7 +42,7 @@ export function describeClose(info: CloseInfo): string {
   if (info.kind === "idle-timeout") return info.established ? "idle timeout" : "handshake timed out";
   const who = info.kind === "peer" ? "peer" : "local";
   const what = info.tls
-    ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START}`
+    ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START} (${tlsAlertName(info.code - quiche.CRYPTO_ERROR_START)})`
     : `${info.app ? "application" : "transport"} error ${info.code}`;
   return `${who} closed the connection: ${what}${info.reason ? ` (${info.reason})` : ""}`;
 }
@@ -328,7 +329,9 @@ export class QuicConnection {
     if (c.isTimedOut()) return { kind: "idle-timeout", app: false, code: 0, reason: "", tls: false, established };
     const peer = c.peerError();
     const err = peer ?? c.localError();
-    if (!err) return { kind: "local", app: false, code: 0, reason: "", tls: false, established };
+    // quiche ends a connection without any error only when a datagram was a stateless reset
+    // from the peer (RFC 9000 §10.3: it lost the connection's state, e.g. it restarted).
+    if (!err) return { kind: "peer", app: false, code: 0, reason: "stateless reset", tls: false, established };
     const tls = !err.isApp && err.errorCode >= quiche.CRYPTO_ERROR_START && err.errorCode <= quiche.CRYPTO_ERROR_STOP;
     return {
       kind: peer ? "peer" : "local",

@@ -9,7 +9,7 @@
  * flushed once at the end of the current event-loop turn (`setImmediate`).
  */
 import dgram from "node:dgram";
-import { randomFillSync } from "node:crypto";
+import { createHmac, randomFillSync } from "node:crypto";
 import net from "node:net";
 import type { RecvInfo } from "@matrixai/quic/native/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
@@ -233,6 +233,23 @@ export interface ListenOptions extends EngineConfig {
    * not hold state for the whole idle timeout.
    */
   handshakeTimeoutMs?: number;
+  /**
+   * Secret (at least 16 bytes) for stateless resets (RFC 9000 §10.3). When set, each
+   * connection's stateless reset token is HMAC-SHA256(secret, server connection ID) (first 16
+   * bytes, sent in the transport parameters), and a short-header packet for an unknown
+   * connection ID is answered with a stateless reset carrying that ID's token. A server that
+   * restarts with the same secret thereby ends its clients' old connections at once instead
+   * of leaving them to their idle timeout.
+   */
+  statelessResetSecret?: Uint8Array;
+}
+
+/** Stateless resets sent at most this many per second (RFC 9000 §10.3: limit them). */
+const MAX_RESETS_PER_SECOND = 100;
+
+/** The stateless reset token of connection ID `cid` (RFC 9000 §10.3.2: a keyed hash of the ID). */
+export function statelessResetToken(secret: Uint8Array, cid: Uint8Array): Buffer {
+  return createHmac("sha256", secret).update(cid).digest().subarray(0, 16);
 }
 
 /**
@@ -253,12 +270,17 @@ export class QuicServerEndpoint extends UdpEndpoint {
   private closed = false;
   private readonly local: { host: string; port: number };
   private readonly vnBuf = Buffer.allocUnsafe(1350);
+  /** Stateless resets sent in the current one-second window, and when it started. */
+  private resets = { count: 0, windowStart: 0 };
+  /** Stateless resets sent (for tests and diagnostics). */
+  statelessResetsSent = 0;
 
   private constructor(
     socket: dgram.Socket,
     private readonly limits: ReturnType<typeof resolveLimits>,
     private readonly config: ReturnType<typeof buildQuicheConfig>,
     private readonly handshakeTimeoutMs: number,
+    private readonly resetSecret: Uint8Array | undefined,
   ) {
     super(socket, limits.maxSendUdpPayload);
     const a = socket.address();
@@ -276,6 +298,8 @@ export class QuicServerEndpoint extends UdpEndpoint {
    */
   static async listen(options: ListenOptions): Promise<QuicServerEndpoint> {
     const limits = resolveLimits(options);
+    const secret = options.statelessResetSecret;
+    if (secret !== undefined && secret.byteLength < 16) throw new RangeError("statelessResetSecret must have at least 16 bytes");
     const config = buildQuicheConfig(options);
     const socket = dgram.createSocket({
       type: net.isIPv6(options.host) ? "udp6" : "udp4",
@@ -290,7 +314,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       });
     });
     const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
-    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs);
+    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret));
   }
 
   /** Bound address. */
@@ -362,6 +386,27 @@ export class QuicServerEndpoint extends UdpEndpoint {
       return;
     }
     if (long) this.newConnection(data, rinfo, key);
+    else this.statelessReset(data, rinfo);
+  }
+
+  /**
+   * Answers a short-header packet for an unknown connection ID with a stateless reset
+   * (RFC 9000 §10.3): shorter than the packet that triggered it (no reset loops between two
+   * endpoints), at least 21 bytes, `01` + unpredictable bits, then the ID's token. Rate-limited.
+   */
+  private statelessReset(data: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (!this.resetSecret || data.length <= 21 + 1) return;
+    const now = Date.now();
+    if (now - this.resets.windowStart >= 1_000) this.resets = { count: 0, windowStart: now };
+    if (this.resets.count >= MAX_RESETS_PER_SECOND) return;
+    this.resets.count++;
+    const size = Math.min(data.length - 1, 43);
+    const packet = Buffer.allocUnsafe(size);
+    randomFillSync(packet, 0, size - 16);
+    packet[0] = 0x40 | (packet[0]! & 0x3f);
+    statelessResetToken(this.resetSecret, data.subarray(1, 1 + CONN_ID_BYTES)).copy(packet, size - 16);
+    this.statelessResetsSent++;
+    this.socket.send(packet, rinfo.port, rinfo.address);
   }
 
   private newConnection(data: Buffer, rinfo: dgram.RemoteInfo, dcidKey: string): void {
@@ -388,6 +433,9 @@ export class QuicServerEndpoint extends UdpEndpoint {
     const recvInfo: RecvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
     let qc: ReturnType<typeof quiche.Connection.accept>;
     try {
+      // The token goes into this connection's transport parameters (quiche copies them from
+      // the config at accept time).
+      if (this.resetSecret) this.config.setStatelessResetToken(BigInt("0x" + statelessResetToken(this.resetSecret, scid).toString("hex")));
       qc = quiche.Connection.accept(scid, null, this.local, recvInfo.from, this.config);
     } catch {
       return;

@@ -1,0 +1,22 @@
+/**
+ * `serve --orchestrator-addr` value checking: a bad address is a usage error (exit 2, like
+ * `orchestrator --listen`), reported before anything starts.
+ */
+import { InvalidArgumentError } from "commander";
+import { parseHostPort } from "../quic/address.js";
+
+/**
+ * Accepts `host:port` or `[v6]:port` with a port in 1..65535.
+ * @throws InvalidArgumentError (commander: exit 2) naming the value and what is wrong
+ */
+export function orchestratorAddress(value: string): string {
+  if (value.trim() === "") throw new InvalidArgumentError("--orchestrator-addr is empty (omit it to use the embedded orchestrator)");
+  let port: number;
+  try {
+    ({ port } = parseHostPort(value));
+  } catch (e) {
+    throw new InvalidArgumentError(`${(e as Error).message} (expected host:port or [v6]:port)`);
+  }
+  if (port === 0) throw new InvalidArgumentError(`invalid address ${JSON.stringify(value)}: port 0 cannot be connected to (expected 1..65535)`);
+  return value;
+}

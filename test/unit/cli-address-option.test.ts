@@ -1,0 +1,17 @@
+import { InvalidArgumentError } from "commander";
+import { describe, expect, it } from "vitest";
+import { orchestratorAddress } from "../../src/cli/address-option.js";
+
+describe("serve --orchestrator-addr parsing", () => {
+  it("accepts host:port and [v6]:port", () => {
+    expect(orchestratorAddress("localhost:50100")).toBe("localhost:50100");
+    expect(orchestratorAddress("[::1]:50100")).toBe("[::1]:50100");
+  });
+
+  it("rejects malformed addresses and port 0 as usage errors", () => {
+    for (const bad of ["", " ", "nope", "127.0.0.1:abc", "[::1]", "127.0.0.1:0", "127.0.0.1:70000", ":50100"]) {
+      expect(() => orchestratorAddress(bad), bad).toThrow(InvalidArgumentError);
+    }
+    expect(() => orchestratorAddress("127.0.0.1:0")).toThrow(/port 0 cannot be connected to/);
+  });
+});
