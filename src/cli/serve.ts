@@ -103,7 +103,6 @@ async function serve(opts: ServeOptions): Promise<number> {
     let embeddedCertsDir: string | undefined;
     try {
       if (opts.orchestratorAddr !== undefined) {
-        if (opts.orchestratorAddr.trim() === "") throw new Error("--orchestrator-addr is empty (omit it to use the embedded orchestrator)");
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
