@@ -20,3 +20,15 @@ export function orchestratorAddress(value: string): string {
   if (port === 0) throw new InvalidArgumentError(`invalid address ${JSON.stringify(value)}: port 0 cannot be connected to (expected 1..65535)`);
   return value;
 }
+
+/**
+ * `serve --server-name`: the DNS name the orchestrator's certificate must carry. An empty or
+ * blank name cannot be verified (quiche refuses the handshake), so it is a usage error (exit 2).
+ * @throws InvalidArgumentError (commander: exit 2)
+ */
+export function serverNameOption(value: string): string {
+  if (value.trim() === "" || /\s/.test(value)) {
+    throw new InvalidArgumentError(`invalid server name ${JSON.stringify(value)}: expected the DNS name in the orchestrator's certificate (default localhost)`);
+  }
+  return value;
+}

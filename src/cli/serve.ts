@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
-import { orchestratorAddress } from "./address-option.js";
+import { orchestratorAddress, serverNameOption } from "./address-option.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -50,7 +50,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option("--idle-timeout <ms>", "QUIC: fail pending calls and reconnect after this long without packets (default 15000)").argParser(positiveInt))
     .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
     .addOption(new Option("--shutdown-grace <ms>", "on stdin EOF, how long in-flight calls may still take").argParser(positiveInt).default(30_000))
-    .option("--server-name <name>", "TLS server name expected in the orchestrator's certificate", "localhost")
+    .addOption(new Option("--server-name <name>", "TLS server name expected in the orchestrator's certificate").default("localhost").argParser(serverNameOption))
     .addOption(
       new Option("--transport <kind>", "transport to the orchestrator: quic (interoperable) or tls (TLS 1.3 over TCP, our extension)")
         .choices(TRANSPORTS)

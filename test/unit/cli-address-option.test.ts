@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import { describe, expect, it } from "vitest";
-import { orchestratorAddress } from "../../src/cli/address-option.js";
+import { orchestratorAddress, serverNameOption } from "../../src/cli/address-option.js";
 
 describe("serve --orchestrator-addr parsing", () => {
   it("accepts host:port and [v6]:port", () => {
@@ -13,5 +13,12 @@ describe("serve --orchestrator-addr parsing", () => {
       expect(() => orchestratorAddress(bad), bad).toThrow(InvalidArgumentError);
     }
     expect(() => orchestratorAddress("127.0.0.1:0")).toThrow(/port 0 cannot be connected to/);
+  });
+});
+
+describe("serve --server-name parsing", () => {
+  it("accepts a DNS name and rejects an empty or blank one as a usage error", () => {
+    expect(serverNameOption("orchestrator.example")).toBe("orchestrator.example");
+    for (const bad of ["", " ", "a b"]) expect(() => serverNameOption(bad), JSON.stringify(bad)).toThrow(InvalidArgumentError);
   });
 });

@@ -266,6 +266,17 @@ describe("QUIC engine", () => {
     await until(() => failures.includes(0x100 + 48)); // unknown_ca
   });
 
+  it("rejects a handshake quiche refuses at once (empty server name) and closes its UDP socket", async () => {
+    const es = await echoServer();
+    const udpSockets = (): number => process.getActiveResourcesInfo().filter((r) => r === "UDPWrap").length;
+    const before = udpSockets();
+    const err = await client(es.port, pki.client, { serverName: "" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QuicConnectError);
+    expect(err).toMatchObject({ reason: "tls-local" });
+    expect((err as Error).message).toMatch(/server name ""/);
+    await until(() => udpSockets() <= before); // a leaked socket kept `serve` alive after EOF and SIGTERM
+  });
+
   it("fires the idle timeout when the peer goes silent", async () => {
     const es = await echoServer({ idleTimeoutMs: 60_000 });
     const conn = await client(es.port, pki.client, { idleTimeoutMs: 600 });

@@ -190,7 +190,17 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
       ep.shut();
       reject(error);
     };
-    const qc = quiche.Connection.connect(options.serverName, scid, recvInfo.to, recvInfo.from, config);
+    let qc: ReturnType<typeof quiche.Connection.connect>;
+    try {
+      qc = quiche.Connection.connect(options.serverName, scid, recvInfo.to, recvInfo.from, config);
+    } catch (e) {
+      // quiche refuses some parameters at once (e.g. an empty server name: "TlsFail"): the
+      // socket must not outlive the attempt, or the process never exits.
+      settled = true;
+      ep.shut();
+      reject(new QuicConnectError("tls-local", `cannot start the TLS handshake with server name ${JSON.stringify(options.serverName)}: ${(e as Error).message}`, undefined, { cause: e }));
+      return;
+    }
     const conn: QuicConnection = new QuicConnection(ep, qc, "client", recvInfo, limits.keepAliveMs, () => {
       // Resolve after this turn's flush, so the handshake's last flight leaves before any
       // stream data: some servers (e.g. @matrixai/quic's) mishandle 1-RTT stream data that
