@@ -110,6 +110,8 @@ export const UNSUPPORTED_PROTOCOL_VERSION = McpErrorCode.UnsupportedProtocolVers
 
 /** Orchestra event topic the bridge subscribes to for tool-set changes (our convention). */
 export const TOOLS_TOPIC = "tools";
+/** Longest wait between attempts to re-subscribe to {@link TOOLS_TOPIC} after a loss (ms). */
+export const WATCH_RETRY_MAX_MS = 5_000;
 
 export interface HandlerOptions {
   sender: Sender;
@@ -882,7 +884,7 @@ export class McpHandler {
    * Subscribes (once per session) to the orchestrator's `tools` topic. Every `event_delivery`
    * invalidates the tool cache and, in initialize-family sessions, sends
    * `notifications/tools/list_changed`. A refused subscription is not retried; a lost one is
-   * retried with backoff (1 s doubling to 30 s).
+   * retried with backoff (1 s doubling to 5 s, so changes are announced within about 5 s of the orchestrator coming back).
    */
   private startWatch(): void {
     if (this.watch || this.closed || !this.watchesToolChanges) return;
@@ -925,7 +927,7 @@ export class McpHandler {
       this.log.debug({ why, delay }, "tools subscription ended; retrying");
       watch.timer = setTimeout(run, delay);
       watch.timer.unref();
-      delay = Math.min(delay * 2, 30_000);
+      delay = Math.min(delay * 2, WATCH_RETRY_MAX_MS);
     };
     run();
   }

@@ -4,7 +4,9 @@
  * tool_call when the orchestrator refuses to stream, stops on cancellation; the tools
  * subscription turns event deliveries into notifications/tools/list_changed.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { WATCH_RETRY_MAX_MS } from "../../src/bridge/handler.js";
+import { SenderError } from "../../src/quic/sender.js";
 import { StreamUnsupportedError } from "../../src/bridge/streaming.js";
 import { ToolArgumentChecker } from "../../src/bridge/tool-args.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
@@ -207,6 +209,24 @@ describe("tool-set changes", () => {
     const { FakeSender } = await import("./bridge-fakes.js");
     const { init } = harness(new FakeSender(scripted));
     expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: false } });
+  });
+
+  it("retries a lost tools subscription with backoff capped at WATCH_RETRY_MAX_MS (1, 2, 4, then every 5 s)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const sender = new FakeStreamingSender(scripted, async () => {
+        throw new SenderError("closed", "connection lost");
+      });
+      const { init, handler } = harness(sender);
+      await init(V);
+      // Attempts at 0, 1, 3, 7, 12, 17, 22 s; with the old 30 s cap only 0, 1, 3, 7, 15 s.
+      await vi.advanceTimersByTimeAsync(22_100);
+      expect(WATCH_RETRY_MAX_MS).toBe(5_000);
+      expect(sender.streamRequests).toHaveLength(7);
+      handler.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("stops watching after the orchestrator refuses subscribe", async () => {
