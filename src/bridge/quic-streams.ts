@@ -33,7 +33,7 @@ import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { QUIC_SENDER_DEFAULTS } from "../quic/quic-sender.js";
+import { defaultKeepAliveMs, QUIC_SENDER_DEFAULTS, ReceiveWatch } from "../quic/quic-sender.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
@@ -84,8 +84,8 @@ interface Conn {
   dead: boolean;
   /** Fails every call on this connection (connection lost). */
   calls: Set<(error: SenderError) => void>;
-  /** quiche's received-packet count when last sampled (on a call deadline), and when it last changed. */
-  recvSample?: { packets: number; changedAt: number };
+  /** The liveness check's samples of quiche's received-packet count (taken at call deadlines). */
+  recvWatch: ReceiveWatch;
 }
 
 /** A QUIC client for multi-frame Orchestra RPCs. */
@@ -105,7 +105,7 @@ export class QuicStreamClient {
     this.address = formatHostPort(opts.host, opts.port);
     this.log = opts.logger ?? childLogger("quic-streams");
     const idle = opts.idleTimeoutMs ?? QUIC_SENDER_DEFAULTS.idleTimeoutMs;
-    const keepAlive = opts.keepAliveMs ?? Math.max(1, Math.min(QUIC_SENDER_DEFAULTS.keepAliveMs, Math.floor(idle / 3)));
+    const keepAlive = opts.keepAliveMs ?? defaultKeepAliveMs(idle);
     if (!(idle > 0 && Number.isFinite(idle))) throw new RangeError(`idleTimeoutMs must be a positive number, got ${String(idle)}`);
     if (!(keepAlive > 0 && keepAlive < idle)) throw new RangeError(`keepAliveMs (${keepAlive}) must be positive and below idleTimeoutMs (${idle})`);
     this.idleTimeoutMs = idle;
@@ -273,14 +273,9 @@ export class QuicStreamClient {
   private checkLiveness(conn: Conn): void {
     if (conn.dead) return;
     const now = performance.now();
-    const packets = conn.qc.packetsReceived;
-    const sample = conn.recvSample;
-    if (!sample || sample.packets !== packets) {
-      conn.recvSample = { packets, changedAt: now };
-      return;
-    }
-    if (now - sample.changedAt > this.keepAliveMs) {
-      this.lost(conn, this.err("closed", `connection lost: no packet received for ${Math.round(now - sample.changedAt)} ms`));
+    const silent = conn.recvWatch.silentFor(conn.qc.packetsReceived, now);
+    if (silent > this.keepAliveMs) {
+      this.lost(conn, this.err("closed", `connection lost: no packet received for ${Math.round(silent)} ms`));
     }
   }
 
@@ -366,7 +361,7 @@ export class QuicStreamClient {
     } catch (e) {
       throw this.err("connect", e instanceof QuicConnectError ? e.message : msg(e), e);
     }
-    const conn: Conn = { qc, dead: false, calls: new Set() };
+    const conn: Conn = { qc, dead: false, calls: new Set(), recvWatch: new ReceiveWatch() };
     qc.onClose = (info) => this.lost(conn, this.classifyClose(info));
     return conn;
   }

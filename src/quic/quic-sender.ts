@@ -74,6 +74,33 @@ export const QUIC_SENDER_DEFAULTS = {
   reconnectMaxMs: 5_000,
 } as const;
 
+/**
+ * The keep-alive interval used when none is given: {@link QUIC_SENDER_DEFAULTS}.keepAliveMs, or a
+ * third of `idleTimeoutMs` when that is smaller (quiche needs it below the idle timeout). In ms.
+ */
+export function defaultKeepAliveMs(idleTimeoutMs: number): number {
+  return Math.max(1, Math.min(QUIC_SENDER_DEFAULTS.keepAliveMs, Math.floor(idleTimeoutMs / 3)));
+}
+
+/**
+ * The liveness check's memory of one connection: how long quiche's received-packet counter has
+ * stood still, judged at the moments it is sampled (call deadlines).
+ */
+export class ReceiveWatch {
+  private packets = -1;
+  private changedAt = 0;
+
+  /** Samples `packetsReceived` at `now` (ms); returns how long it has not moved (0 when it just did). */
+  silentFor(packetsReceived: number, now: number): number {
+    if (packetsReceived !== this.packets) {
+      this.packets = packetsReceived;
+      this.changedAt = now;
+      return 0;
+    }
+    return now - this.changedAt;
+  }
+}
+
 /** Options of {@link QuicSender}. */
 export interface QuicSenderOptions {
   /** Orchestrator host name or IP address. */
@@ -128,8 +155,8 @@ interface Conn {
   qc: QuicConnection;
   inflight: Set<Call>;
   dead: boolean;
-  /** quiche's received-packet count when last sampled (on a call deadline), and when it last changed. */
-  recvSample?: { packets: number; changedAt: number };
+  /** The liveness check's samples of quiche's received-packet count (taken at call deadlines). */
+  recvWatch: ReceiveWatch;
 }
 
 interface Call {
@@ -209,7 +236,7 @@ export class QuicSender implements Sender {
       certsDir: options.certsDir ?? defaultCertsDir(),
       serverName: options.serverName ?? d.serverName,
       idleTimeoutMs,
-      keepAliveMs: options.keepAliveMs ?? Math.max(1, Math.min(d.keepAliveMs, Math.floor(idleTimeoutMs / 3))),
+      keepAliveMs: options.keepAliveMs ?? defaultKeepAliveMs(idleTimeoutMs),
       reconnectMinMs: options.reconnectMinMs ?? d.reconnectMinMs,
       reconnectMaxMs: options.reconnectMaxMs ?? d.reconnectMaxMs,
       connectTimeoutMs: options.connectTimeoutMs ?? d.connectTimeoutMs,
@@ -359,17 +386,9 @@ export class QuicSender implements Sender {
    */
   private checkLiveness(conn: Conn, now: number): void {
     if (conn.dead) return;
-    const packets = conn.qc.packetsReceived;
-    const sample = conn.recvSample;
-    if (!sample || sample.packets !== packets) {
-      conn.recvSample = { packets, changedAt: now };
-      return;
-    }
-    if (now - sample.changedAt > this.opts.keepAliveMs) {
-      this.onConnectionLost(
-        conn,
-        this.err("closed", `connection lost: no packet received for ${Math.round(now - sample.changedAt)} ms`),
-      );
+    const silent = conn.recvWatch.silentFor(conn.qc.packetsReceived, now);
+    if (silent > this.opts.keepAliveMs) {
+      this.onConnectionLost(conn, this.err("closed", `connection lost: no packet received for ${Math.round(silent)} ms`));
     }
   }
 
@@ -511,7 +530,7 @@ export class QuicSender implements Sender {
     } catch (e) {
       throw this.classify(e, "connect");
     }
-    const conn: Conn = { qc, inflight: new Set(), dead: false };
+    const conn: Conn = { qc, inflight: new Set(), dead: false, recvWatch: new ReceiveWatch() };
     qc.onClose = (info) => this.onConnectionLost(conn, info);
     qc.onStreamCredit = () => this.pump();
     return conn;
