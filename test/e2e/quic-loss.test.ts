@@ -23,6 +23,7 @@ import path from "node:path";
 import Logger, { LogLevel, StreamHandler } from "@matrixai/logger";
 import { QUICClient, QUICServer, events, type QUICConnection, type QUICStream } from "@matrixai/quic";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServerCrypto } from "../../src/quic/quic-common.js";
 import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";
 
 const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
@@ -87,28 +88,6 @@ function makeCerts(dir: string): Pem {
     serverCert: r("server.crt"),
     clientKey: r("client.key"),
     clientCert: r("client.crt"),
-  };
-}
-
-/** HMAC-SHA-256 ops for the server's retry tokens; sign() must resolve to an ArrayBuffer. */
-async function serverCrypto(): Promise<{
-  key: ArrayBuffer;
-  ops: {
-    sign(key: ArrayBuffer, data: ArrayBuffer): Promise<ArrayBuffer>;
-    verify(key: ArrayBuffer, data: ArrayBuffer, sig: ArrayBuffer): Promise<boolean>;
-  };
-}> {
-  const key = webcrypto.getRandomValues(new Uint8Array(32)).buffer;
-  const hmac = await webcrypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
-  return {
-    key,
-    ops: {
-      sign: (_k, data) => webcrypto.subtle.sign("HMAC", hmac, data),
-      verify: (_k, data, sig) => webcrypto.subtle.verify("HMAC", hmac, sig, data),
-    },
   };
 }
 
@@ -235,7 +214,7 @@ describe.skipIf(!hasOpenssl)(`@matrixai/quic over a link losing ${LOSS * 100} % 
     dir = mkdtempSync(path.join(tmpdir(), "quic-loss-"));
     const pem = makeCerts(dir);
     server = new QUICServer({
-      crypto: await serverCrypto(),
+      crypto: await createServerCrypto(),
       config: {
         key: pem.serverKey,
         cert: pem.serverCert,
