@@ -602,25 +602,15 @@ function generateIndex(versions) {
   const lines = [
     banner(`${SCHEMA_DIR}/*/schema.json`, "index"),
     `import type { GeneratedProtocol } from "../../mcp/schema-meta.js";`,
+    `import { GENERATED_TABLES } from "./catalog.js";`,
   ];
-  for (const v of versions) {
-    lines.push(`import { validators as ${ident(v)}Validators } from "./${v}/validators.js";`);
-    lines.push(`import * as ${ident(v)}Meta from "./${v}/methods.js";`);
-  }
+  for (const v of versions) lines.push(`import { validators as ${ident(v)}Validators } from "./${v}/validators.js";`);
   lines.push("", `export { GENERATED_VERSIONS } from "./catalog.js";`, "");
-  lines.push(`/** Generated validators and method tables, keyed by protocol revision. */`);
+  lines.push(`/** Generated validators and method tables (catalog.ts), keyed by protocol revision. */`);
   lines.push(`export const GENERATED_PROTOCOLS: Readonly<Record<string, GeneratedProtocol>> = {`);
   for (const v of versions) {
-    const id = ident(v);
-    lines.push(
-      `  ${JSON.stringify(v)}: {`,
-      `    version: ${id}Meta.PROTOCOL_VERSION,`,
-      `    definitions: ${id}Meta.DEFINITIONS,`,
-      `    validators: ${id}Validators,`,
-      `    methods: ${id}Meta.METHODS,`,
-      `    discriminators: ${id}Meta.DISCRIMINATORS,`,
-      `  },`,
-    );
+    const key = JSON.stringify(v);
+    lines.push(`  ${key}: { ...GENERATED_TABLES[${key}]!, validators: ${ident(v)}Validators },`);
   }
   lines.push("};", "");
   return lines.join("\n");
