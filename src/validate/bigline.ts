@@ -22,7 +22,7 @@
  * no trace. Lines that are not valid UTF-8 are never split (the caller reports those).
  */
 import { isUtf8 } from "node:buffer";
-import { isBase64 } from "../mcp/formats.js";
+import { isBase64, verifiedBase64 } from "../mcp/formats.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 
 /** Lines shorter than this (bytes) are read the ordinary way. */
@@ -194,6 +194,7 @@ export class BigLineConsumer {
    * not (short, not UTF-8, no long base64 string): the caller reads it the ordinary way.
    */
   line(bytes: Buffer, start: number, end: number, lineNo: number): boolean {
+    verifiedBase64(undefined);
     const split = splitBigLine(bytes, start, end);
     if (split === undefined) return false;
     const h: NonNullable<BigLineConsumer["held"]> = { events: 0 };
@@ -205,6 +206,9 @@ export class BigLineConsumer {
     }
     const m = h.message;
     if (h.events === 1 && m !== undefined && restoreStrings(m[0], split.strings)) {
+      // The schema checks of this message (now, or after this call returns, in a --jobs worker)
+      // need not scan the payloads again; the declaration lasts until the next long line.
+      verifiedBase64(split.strings);
       this.out.message(m[0], m[1], m[2], m[3]);
     } else {
       this.reader.line(bytes.toString("utf8", start, end), lineNo);

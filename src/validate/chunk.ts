@@ -27,7 +27,6 @@
 import { isUtf8 } from "node:buffer";
 import { readSync } from "node:fs";
 import type { SchemaIssue } from "../mcp/validation.js";
-import { BigLineConsumer } from "./bigline.js";
 import { defsFor, type Defs } from "./defs.js";
 import {
   factsOf,
@@ -43,7 +42,7 @@ import {
   type MessageFacts,
   type VerdictSource,
 } from "./facts.js";
-import { lineReader } from "./file.js";
+import { byteLineReader, lineReader } from "./file.js";
 import { badUtf8 } from "./lines.js";
 import type { Dispatch } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
@@ -386,8 +385,8 @@ export class ChunkProcessor {
       },
     };
     const consumer = lineReader(format, dispatch, direction);
-    // Long lines with base64 payloads: parsed without decoding the payloads (see bigline.ts).
-    const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((out) => lineReader(format, out, direction), dispatch) : undefined;
+    // Lines read from their bytes when possible: long base64 lines, the format's fast path.
+    const byteLines = byteLineReader(format, consumer, dispatch, direction);
 
     const addLocal = (): void => {
       const b = rows.add();
@@ -521,7 +520,7 @@ export class ChunkProcessor {
         msgSession = undefined;
         const skippedBefore = skipped;
         let bad = false;
-        if (big === undefined || !big.line(bytes, textStart, textEnd, lineNo)) {
+        if (byteLines === undefined || !byteLines(bytes, textStart, textEnd, lineNo)) {
           const text = bytes.toString("utf8", textStart, textEnd);
           consumer.line(text, lineNo);
           bad = badUtf8(text, bytes, textStart, textEnd);

@@ -9,7 +9,7 @@
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
-import { BigLineConsumer } from "./bigline.js";
+import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
@@ -30,6 +30,24 @@ export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** The line consumer of a line-oriented format (`har` is not one). */
 export function lineReader(format: Exclude<InputFormat, "har">, out: Dispatch, dir: Direction): LineConsumer {
   return format === "capture" ? captureReader(out) : format === "claude-log" ? claudeLogReader(out) : jsonlReader(out, dir);
+}
+
+/**
+ * The reading of undecoded lines for a format (see `LineSplitter.byteLines`): long lines with
+ * base64 payloads parsed without decoding the payloads (`bigline.ts`; capture and JSONL), then the
+ * format reader's own fast path (`consumer.bytes`). Undefined when the format has neither.
+ */
+export function byteLineReader(
+  format: Exclude<InputFormat, "har">,
+  consumer: LineConsumer,
+  out: Dispatch,
+  dir: Direction,
+): ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined {
+  const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((o) => lineReader(format, o, dir), out) : undefined;
+  const fast = consumer.bytes === undefined ? undefined : consumer;
+  if (big === undefined && fast === undefined) return undefined;
+  return (bytes, start, end, lineNo) =>
+    (big !== undefined && end - start >= BIG_LINE_BYTES && big.line(bytes, start, end, lineNo)) || (fast !== undefined && fast.bytes!(bytes, start, end, lineNo));
 }
 
 /** The `input/invalid-utf8` message. */
@@ -273,11 +291,7 @@ export async function validateFile(
         (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
         (no) => state.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
       );
-      if (format === "capture" || format === "jsonl") {
-        // Long lines with base64 payloads: parsed without decoding the payloads (see bigline.ts).
-        const big = new BigLineConsumer((out) => lineReader(format, out, options.direction ?? "c2s"), state.dispatch);
-        splitter.bigLines = (bytes, start, end, no) => big.line(bytes, start, end, no);
-      }
+      splitter.byteLines = byteLineReader(format, consumer, state.dispatch, options.direction ?? "c2s");
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {

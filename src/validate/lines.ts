@@ -12,7 +12,6 @@
  * for lines without U+FFFD in their decoded text).
  */
 import { isUtf8 } from "node:buffer";
-import { BIG_LINE_BYTES } from "./bigline.js";
 
 /** Receives one complete line (without terminator) and its 1-based number. */
 export type LineHandler = (text: string, lineNo: number) => void;
@@ -55,11 +54,12 @@ export class LineSplitter {
   ) {}
 
   /**
-   * Optional: offered every line of at least {@link BIG_LINE_BYTES} bytes (but line 1) as bytes,
-   * before it is decoded; returns true when it has read the line itself (see `bigline.ts`), which
+   * Optional: offered every line but line 1 (which may open with a byte-order mark) as bytes,
+   * `bytes[start, end)` without terminator, before it is decoded; returns true when it has read
+   * the line itself (the long-line reader of `bigline.ts`, a format's `LineConsumer.bytes`), which
    * `onLine` (and `onBadUtf8`) then do not get.
    */
-  bigLines: ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined;
+  byteLines: ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined;
 
   /** Feeds one chunk. Calls `onLine` for every line the chunk completes. */
   push(chunk: Buffer): void {
@@ -80,7 +80,7 @@ export class LineSplitter {
         } else {
           const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
           this.lineNo++;
-          if (!this.big(chunk, start, end)) {
+          if (!this.offer(chunk, start, end)) {
             const text = chunk.toString("utf8", start, end);
             if (this.onBadUtf8 !== undefined && badUtf8(text, chunk, start, end)) this.onBadUtf8(this.lineNo);
             this.emit(text);
@@ -139,15 +139,15 @@ export class LineSplitter {
     this.carryLen = 0;
     if (buf.length > 0 && buf[buf.length - 1] === CR) buf = buf.subarray(0, buf.length - 1);
     this.lineNo++;
-    if (this.big(buf, 0, buf.length)) return;
+    if (this.offer(buf, 0, buf.length)) return;
     const text = buf.toString("utf8");
     if (this.onBadUtf8 !== undefined && badUtf8(text, buf, 0, buf.length)) this.onBadUtf8(this.lineNo);
     this.emit(text);
   }
 
-  /** Offers line `lineNo` (not line 1, which may open with a BOM) to {@link bigLines}. */
-  private big(bytes: Buffer, start: number, end: number): boolean {
-    return this.bigLines !== undefined && end - start >= BIG_LINE_BYTES && this.lineNo > 1 && this.bigLines(bytes, start, end, this.lineNo);
+  /** Offers line `lineNo` (not line 1, which may open with a BOM) to {@link byteLines}. */
+  private offer(bytes: Buffer, start: number, end: number): boolean {
+    return this.byteLines !== undefined && this.lineNo > 1 && this.byteLines(bytes, start, end, this.lineNo);
   }
 
   private emit(text: string): void {

@@ -5,21 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { BIG_LINE_BYTES, BigLineConsumer, splitBigLine } from "../../src/validate/bigline.js";
 import { lineReader } from "../../src/validate/file.js";
-import type { Dispatch } from "../../src/validate/readers/dispatch.js";
+import { dispatchRecorder } from "../helpers/dispatch-recorder.js";
 import { mulberry32 as prng } from "../helpers/prng.js";
 
 
-/** Records every event as JSON (values compared structurally, strings in full). */
-function recorder(): { out: Dispatch; events: string[] } {
-  const events: string[] = [];
-  const out: Dispatch = {
-    message: (value, origin, dir, session) => void events.push(JSON.stringify(["message", value, origin, dir, session ?? null])),
-    unparsable: (raw, error, origin, dir, session) => void events.push(JSON.stringify(["unparsable", raw, error, origin, dir, session ?? null])),
-    problem: (rule, origin, message) => void events.push(JSON.stringify(["problem", rule, origin, message])),
-    skip: () => void events.push("skip"),
-  };
-  return { out, events };
-}
+const recorder = dispatchRecorder;
 
 /** Events of `line` through the fast path, and through the reader on the full text. */
 function both(format: "capture" | "jsonl", line: string): { fast: string[]; plain: string[]; taken: boolean } {

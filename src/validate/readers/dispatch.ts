@@ -21,6 +21,13 @@ export interface Dispatch {
 /** Consumes the lines of a line-oriented format. */
 export interface LineConsumer {
   line(text: string, lineNo: number): void;
+  /**
+   * Optional fast path: reads the line `bytes[start, end)` (no terminator, no byte-order mark)
+   * without decoding all of it, and returns true, when it can give exactly the events
+   * {@link line} gives for the decoded text; returns false, having done nothing, otherwise (the
+   * caller then decodes the line, reports it if it is not valid UTF-8, and calls {@link line}).
+   */
+  bytes?(bytes: Buffer, start: number, end: number, lineNo: number): boolean;
 }
 
 /** The message of a thrown JSON.parse error, without a stack, on one line (V8 quotes the input). */
