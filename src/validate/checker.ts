@@ -716,8 +716,10 @@ export class SessionChecker {
       this.emit("session/answered-after-cancel", origin, dir, `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`, aboutId, pending.method);
     }
     if (pending.method === "initialize" && from === "c2s") {
+      // (A --jobs row carries `{}` for an object result: valueOf re-reads this one message.)
+      const result = isError ? undefined : this.valueOf(f)?.result;
       if (isError) this.phase = "failed";
-      else if (isObject(f.result)) this.onInitializeResult(f.result, origin, dir);
+      else if (isObject(result)) this.onInitializeResult(result, origin, dir);
       else this.phase = "answered";
     } else if (pending.method === "server/discover" && from === "c2s" && !isError && this.era === "stateless") {
       this.onDiscoverResult(this.valueOf(f)?.result);

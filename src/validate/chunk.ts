@@ -27,7 +27,7 @@
 import { isUtf8 } from "node:buffer";
 import { readSync } from "node:fs";
 import type { SchemaIssue } from "../mcp/validation.js";
-import { defsFor, type Defs } from "./defs.js";
+import { defsFor, type Defs, type SchemaCheck } from "./defs.js";
 import {
   factsOf,
   isId,
@@ -169,6 +169,9 @@ const T_STRING = 3;
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** Numbers the chunks a thread processes, for the keys cached on checks (`SchemaCheck.chunkKey`). */
+let chunkGeneration = 0;
+
 /** Lines at least this long get result checks against every result definition (see `compact`). */
 const CANDIDATE_MIN_BYTES = 16 * 1024;
 
@@ -215,8 +218,12 @@ interface Guess {
 
 /** Grows a Float64Array row store. */
 class Rows {
-  data = new Float64Array(COLS * 1024);
+  data: Float64Array;
   count = 0;
+  /** @param capacity rows to allocate at first (the store doubles when full). */
+  constructor(capacity: number) {
+    this.data = new Float64Array(COLS * Math.max(64, capacity));
+  }
   add(): number {
     const base = this.count * COLS;
     if (base + COLS > this.data.length) {
@@ -237,7 +244,9 @@ export class ChunkProcessor {
   private readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
   /** Read buffer of range tasks, reused from chunk to chunk (grown when a chunk needs more). */
   private scratch: Buffer | undefined;
-  private candidates = new Map<Defs, { c2s?: string[]; s2c?: string[] }>();
+  private candidates = new Map<Defs, { c2s?: SchemaCheck[]; s2c?: SchemaCheck[] }>();
+  /** Rows the largest chunk so far needed (the first allocation of the next chunk's row store). */
+  private rowsHint = 1024;
 
   constructor(private readonly setup: ValidatorSetup) {}
 
@@ -266,7 +275,8 @@ export class ChunkProcessor {
       bytes = Buffer.from(task.buffer!, 0, task.length!);
       len = task.length!;
     }
-    const rows = new Rows();
+    // As many rows as the largest chunk so far needed: no growing (and copying) as a rule.
+    const rows = new Rows(this.rowsHint);
     const strings: string[] = [];
     const interned = new Map<string, number>();
     const intern = (s: string): number => {
@@ -282,8 +292,12 @@ export class ChunkProcessor {
     const keyDefs: string[] = [];
     const messageKeys = new Map<string, number>();
     const resultKeys = new Map<string, number>();
-    const keyOf = (target: CheckTarget, def: string): number => {
+    // This chunk's key of a check is cached on the check itself (no lookup per message).
+    const generation = ++chunkGeneration;
+    const keyOf = (target: CheckTarget, check: SchemaCheck): number => {
+      if (check.chunkGeneration === generation) return check.chunkKey;
       const index = target === "message" ? messageKeys : resultKeys;
+      const def = check.definition;
       let k = index.get(def);
       if (k === undefined) {
         k = keyDefs.length;
@@ -291,11 +305,16 @@ export class ChunkProcessor {
         keyTargets.push(target);
         index.set(def, k);
       }
+      check.chunkGeneration = generation;
+      check.chunkKey = k;
       return k;
     };
     const sets: number[][] = [];
     let lastVersion = "";
     let lastVersionIndex = -1;
+    let lastSeen = "";
+    let lastMethod = "";
+    let lastMethodIndex = -1;
     const setIndex = new Map<string | number, number>();
     const failures: Array<Record<number, SchemaIssue[]>> = [];
 
@@ -347,17 +366,17 @@ export class ChunkProcessor {
     let more: number[] | undefined;
     let failed: Record<number, SchemaIssue[]> | undefined;
 
-    const run = (g: Guess, target: CheckTarget, def: string, data: unknown, onlyPasses = false): void => {
-      if (def === "") return;
+    const run = (target: CheckTarget, check: SchemaCheck, data: unknown, onlyPasses = false): void => {
+      if (check.definition === "") return;
       let issues: SchemaIssue[] | null;
       try {
-        issues = g.validators.validate(def, data);
+        issues = check.run(data);
       } catch {
         return; // not recorded: the main thread validates (and reports the unusable schema)
       }
       const bad = issues !== null && issues.length > 0;
       if (onlyPasses && bad) return;
-      const k = keyOf(target, def);
+      const k = keyOf(target, check);
       if (k1 < 0) k1 = k;
       else if (k2 < 0) k2 = k;
       else (more ??= []).push(k);
@@ -407,9 +426,12 @@ export class ChunkProcessor {
       // Requests remembered for the result guesses, whatever the row becomes.
       if (shape === SHAPE_REQUEST && isId(f.id)) {
         g.pending[dir].set(f.id, f.method);
-        if (!this.seen.has(f.method)) {
-          this.seen.add(f.method);
-          this.candidates.clear();
+        if (f.method !== lastSeen) {
+          lastSeen = f.method;
+          if (!this.seen.has(f.method)) {
+            this.seen.add(f.method);
+            this.candidates.clear();
+          }
         }
       }
       let ok = f.jsonrpcOk && (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR);
@@ -418,7 +440,16 @@ export class ChunkProcessor {
       if (ok && shape === SHAPE_REQUEST && (f.method === "initialize" || f.id === undefined)) ok = false;
       const result = shape === SHAPE_RESULT ? f.result : undefined;
       const resultObject = isObject(result);
-      if (ok && resultObject && ("protocolVersion" in result || "capabilities" in result || "serverInfo" in result)) ok = false;
+      // The method of the request a result answers, when that request is in this chunk.
+      const answers = shape === SHAPE_RESULT && bidirectional && isId(f.id) ? g.pending[from].get(f.id) : undefined;
+      // A row carries `{}` for an object result. The checker reads the members of the handshake
+      // results it acts on: with both directions in the input, it re-reads the line of a result
+      // answering initialize or server/discover (rare); the initialize result of this chunk is
+      // read here (LOCAL), so that the version guess follows it. With one direction (server-side
+      // JSONL), any result may be a handshake result (checker `serverSideResult`).
+      if (ok && resultObject) {
+        if (bidirectional ? answers === "initialize" : "protocolVersion" in result || "capabilities" in result || "serverInfo" in result) ok = false;
+      }
       if (!ok) {
         this.followHandshake(f, dir, g, switchGuess, bidirectional);
         return false;
@@ -428,27 +459,26 @@ export class ChunkProcessor {
       k2 = -1;
       more = undefined;
       failed = undefined;
-      const env = g.defs.envelope;
+      const env = g.defs.envelopeChecks;
       if (shape === SHAPE_REQUEST) {
-        run(g, "message", env.request, value);
-        const def = g.defs.method(dir, f.method).def;
-        if (def !== undefined && def.kind === "request") run(g, "message", def.definition, value);
+        run("message", env.request, value);
+        const info = g.defs.method(dir, f.method);
+        if (info.def !== undefined && info.def.kind === "request") run("message", info.defCheck!, value);
       } else if (shape === SHAPE_NOTIFICATION) {
-        run(g, "message", env.notification, value);
-        const def = g.defs.method(dir, f.method).def;
-        if (def !== undefined && def.kind === "notification") run(g, "message", def.definition, value);
+        run("message", env.notification, value);
+        const info = g.defs.method(dir, f.method);
+        if (info.def !== undefined && info.def.kind === "notification") run("message", info.defCheck!, value);
       } else {
-        run(g, "message", shape === SHAPE_ERROR ? env.error : env.result, value);
+        run("message", shape === SHAPE_ERROR ? env.error : env.result, value);
         if (shape === SHAPE_RESULT && bidirectional && isId(f.id)) {
-          const method = g.pending[from].get(f.id);
-          if (method !== undefined) {
-            const rd = g.defs.method(from, method).result;
-            if (rd !== undefined) run(g, "result", rd, result);
+          if (answers !== undefined) {
+            const rc = g.defs.method(from, answers).resultCheck;
+            if (rc !== undefined) run("result", rc, result);
           } else if (textLen >= CANDIDATE_MIN_BYTES) {
             // The request is in an earlier chunk. A large result (images, audio) is checked here
             // against every result definition, keeping the ones it passes; the main thread
             // re-validates small ones itself, and large ones only when their definition failed.
-            for (const rd of this.resultCandidates(g.defs, from)) run(g, "result", rd, result, true);
+            for (const rc of this.resultCandidates(g.defs, from)) run("result", rc, result, true);
           }
         }
       }
@@ -460,7 +490,11 @@ export class ChunkProcessor {
       d[b + C_SESSION] = session === undefined ? -1 : intern(session);
       d[b + C_ID] = encode(f.id, idType, strings);
       if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION) {
-        d[b + C_METHOD] = intern(f.method);
+        if (f.method !== lastMethod) {
+          lastMethod = f.method;
+          lastMethodIndex = intern(f.method);
+        }
+        d[b + C_METHOD] = lastMethodIndex;
         const tokenType = f.token === undefined ? T_ABSENT : typeOf(f.token);
         code |= tokenType << TOKEN_SHIFT;
         d[b + C_TOKEN] = encode(f.token, tokenType, strings);
@@ -551,6 +585,7 @@ export class ChunkProcessor {
       rows.data[b + C_ID] = tailTooLong;
     }
 
+    if (rows.count > this.rowsHint) this.rowsHint = rows.count;
     return {
       id: task.id,
       buffer: fileStart === undefined ? task.buffer! : new ArrayBuffer(0),
@@ -592,8 +627,8 @@ export class ChunkProcessor {
     }
   }
 
-  /** Every result definition of requests sent in `dir` under `defs` (cached). */
-  private resultCandidates(defs: Defs, dir: Direction): string[] {
+  /** Every result definition of requests sent in `dir` under `defs`, as checks (cached). */
+  private resultCandidates(defs: Defs, dir: Direction): SchemaCheck[] {
     let entry = this.candidates.get(defs);
     if (entry === undefined) {
       entry = {};
@@ -601,12 +636,12 @@ export class ChunkProcessor {
     }
     let list = entry[dir];
     if (list === undefined) {
-      const found = new Set<string>();
+      const found = new Map<string, SchemaCheck>();
       for (const m of this.seen) {
         const info = defs.method(dir, m);
-        if (info.def?.kind === "request" && info.result !== undefined) found.add(info.result);
+        if (info.def?.kind === "request" && info.result !== undefined && !found.has(info.result)) found.set(info.result, info.resultCheck!);
       }
-      list = [...found];
+      list = [...found.values()];
       entry[dir] = list;
     }
     return list;

@@ -24,6 +24,13 @@ type MessageDef = NonNullable<ReturnType<ProtocolValidators["messageDefinition"]
 export class SchemaCheck {
   /** null: not resolved yet; undefined: no fast path (no `lookup`, or an unknown definition). */
   private fn: ((data: unknown) => boolean) | undefined | null = null;
+  /**
+   * Scratch of the `--jobs` chunk processor (chunk.ts), which numbers the checks each chunk runs:
+   * this check's number in the chunk `chunkGeneration` (chunks are processed one at a time per
+   * thread, and every thread has its own checks).
+   */
+  chunkGeneration = -1;
+  chunkKey = -1;
 
   constructor(
     /** The definition name; "" when the schema lacks it (callers skip the check). */

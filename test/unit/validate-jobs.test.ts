@@ -43,6 +43,10 @@ function mixedCapture(): string {
   c({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: OLD, capabilities: { roots: {} }, clientInfo: { name: "t", version: "1" } } });
   s({ jsonrpc: "2.0", id: 0, result: { protocolVersion: OLD, capabilities: { tools: {}, logging: {} }, serverInfo: { name: "s", version: "1" } } });
   c({ jsonrpc: "2.0", method: "notifications/initialized" });
+  // Needs the resources capability, which the initialize result above does not advertise: only
+  // found when the main thread reads that result's capabilities (also when the result is a row).
+  c({ jsonrpc: "2.0", id: 4242, method: "resources/list" });
+  s({ jsonrpc: "2.0", id: 4242, result: { resources: [] } });
   const late: Array<() => void> = [];
   for (let i = 1; i <= 150; i++) {
     const id: string | number = i % 7 === 0 ? `q-${i}` : i % 23 === 0 ? i + 0.5 : i;
@@ -127,6 +131,7 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
       "session/reinitialize",
       "session/batch-not-allowed",
       "session/unanswered-request",
+      "session/missing-capability",
     ]) {
       expect(rules, rule).toContain(rule);
     }
