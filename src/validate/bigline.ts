@@ -22,7 +22,7 @@
  * no trace. Lines that are not valid UTF-8 are never split (the caller reports those).
  */
 import { isUtf8 } from "node:buffer";
-import { isBase64, verifiedBase64 } from "../mcp/formats.js";
+import { isLatin1Base64, verifiedBase64 } from "../mcp/formats.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 
 /** Lines shorter than this (bytes) are read the ordinary way. */
@@ -86,7 +86,7 @@ export function splitBigLine(bytes: Buffer, start: number, end: number): SplitLi
       if (backslash !== -1 && backslash <= open) backslash = line.indexOf(BACKSLASH, open + 1);
       if ((backslash === -1 || backslash > close) && !keyFollows(line, close + 1)) {
         const value = line.toString("latin1", open + 1, close);
-        if (isBase64(value)) {
+        if (isLatin1Base64(value)) {
           parts.push(line.toString("utf8", from, open + 1), PLACEHOLDER_JSON, String(strings.length));
           strings.push(value);
           from = close;

@@ -61,7 +61,10 @@ export class LineSplitter {
    */
   byteLines: ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined;
 
-  /** Feeds one chunk. Calls `onLine` for every line the chunk completes. */
+  /**
+   * Feeds one chunk. Calls `onLine` for every line the chunk completes. The chunk must not be
+   * changed afterwards (a line left open keeps a view of it).
+   */
   push(chunk: Buffer): void {
     let start = 0;
     const len = chunk.length;
@@ -121,8 +124,9 @@ export class LineSplitter {
       this.carryLen = 0;
       return;
     }
-    // Copy: a subarray would pin the whole (large) chunk for as long as the line stays open.
-    this.carry.push(Buffer.from(chunk.subarray(start, end)));
+    // A view, not a copy (the line is copied once, when complete): it pins the chunk while the
+    // line stays open, which costs at most the two partly used chunks at the ends of a long line.
+    this.carry.push(chunk.subarray(start, end));
     this.carryLen += n;
   }
 

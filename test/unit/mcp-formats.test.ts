@@ -5,7 +5,7 @@
  */
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { describe, expect, it } from "vitest";
-import { isBase64, isUri, MCP_FORMATS } from "../../src/mcp/formats.js";
+import { isBase64, isLatin1Base64, isUri, MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { mulberry32 as prng } from "../helpers/prng.js";
 
@@ -117,6 +117,24 @@ describe("format byte: the fast check for long strings has exactly the regex's v
         }
       }
     }
+  });
+
+  it("isLatin1Base64 gives the regex's verdicts on strings of Latin-1 characters (decoded from bytes)", () => {
+    const rand = prng(13);
+    const latin1Stray = STRAY.filter((c) => c.length === 1 && c.charCodeAt(0) <= 0xff).concat(["\u00c1", "\u00ff", "\u00aa"]);
+    let rejected = 0;
+    for (let i = 0; i < 5_000; i++) {
+      let s = Buffer.from(Array.from({ length: 190 + Math.floor(rand() * 600) }, () => Math.floor(rand() * 256))).toString("base64");
+      for (let r = Math.floor(rand() * 3); r > 0; r--) {
+        const at = Math.floor(rand() * s.length);
+        s = s.slice(0, at) + latin1Stray[Math.floor(rand() * latin1Stray.length)]! + s.slice(at + 1);
+      }
+      const bytes = Buffer.from(s, "latin1"); // the long-line reader's way to the string
+      const decoded = bytes.toString("latin1");
+      expect(isLatin1Base64(decoded), JSON.stringify(decoded)).toBe(reference(decoded));
+      if (!reference(decoded)) rejected++;
+    }
+    expect(rejected).toBeGreaterThan(1_000);
   });
 
   it("accepts what Buffer encodes at the 256-character boundary and beyond", () => {
