@@ -44,7 +44,7 @@ import {
 } from "./facts.js";
 import { byteLineReader, lineReader } from "./file.js";
 import { badUtf8 } from "./lines.js";
-import type { Dispatch } from "./readers/dispatch.js";
+import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
 import type { Direction, InputFormat, ProtocolValidators } from "./types.js";
 
@@ -236,24 +236,56 @@ class Rows {
   }
 }
 
+/** The format reader of a processor for one (format, direction), fed line by line. */
+interface ChunkReader {
+  consumer: LineConsumer;
+  byteLines: ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined;
+}
+
 /**
  * Worker side: turns chunks into {@link ChunkResult}s. One instance per worker (it caches
  * definitions across chunks). Pure computation; `process` is synchronous.
+ *
+ * Everything that runs per line is a method (of this class or of {@link ChunkRun}, the state of
+ * the chunk being processed), and the format readers are built once per processor over a
+ * dispatch that forwards to the current chunk: functions created anew for every chunk would give
+ * the compiler new call targets every chunk, and cost it recompilations.
  */
 export class ChunkProcessor {
-  private readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
+  /** @internal Request methods seen so far (for result candidates). */
+  readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
   /** Read buffer of range tasks, reused from chunk to chunk (grown when a chunk needs more). */
   private scratch: Buffer | undefined;
   private candidates = new Map<Defs, { c2s?: SchemaCheck[]; s2c?: SchemaCheck[] }>();
   /** Rows the largest chunk so far needed (the first allocation of the next chunk's row store). */
   private rowsHint = 1024;
+  /** The chunk being processed: where the readers' events go. */
+  private current: ChunkRun | undefined;
+  private readonly readers = new Map<string, ChunkReader>();
+  private readonly forward: Dispatch = {
+    message: (value, _origin, dir, session) => this.current!.onMessage(value, dir, session),
+    unparsable: () => this.current!.onLocal(),
+    problem: () => this.current!.onLocal(),
+    skip: () => this.current!.onSkip(),
+  };
 
-  constructor(private readonly setup: ValidatorSetup) {}
+  constructor(readonly setup: ValidatorSetup) {}
+
+  private reader(format: Exclude<InputFormat, "har">, direction: Direction): ChunkReader {
+    const key = `${format} ${direction}`;
+    let r = this.readers.get(key);
+    if (r === undefined) {
+      const consumer = lineReader(format, this.forward, direction);
+      // Lines read from their bytes when possible: long base64 lines, the format's fast path.
+      r = { consumer, byteLines: byteLineReader(format, consumer, this.forward, direction) };
+      this.readers.set(key, r);
+    }
+    return r;
+  }
 
   /** Processes `task`. Never throws for bad traffic; schema errors become LOCAL lines or misses. */
   process(task: ChunkTask): ChunkResult {
     const { format, direction, maxLineBytes } = task.file;
-    const bidirectional = format !== "jsonl";
     let bytes: Buffer;
     let len: number;
     let fileStart: number | undefined;
@@ -275,312 +307,60 @@ export class ChunkProcessor {
       bytes = Buffer.from(task.buffer!, 0, task.length!);
       len = task.length!;
     }
+    const { consumer, byteLines } = this.reader(format, direction);
     // As many rows as the largest chunk so far needed: no growing (and copying) as a rule.
-    const rows = new Rows(this.rowsHint);
-    const strings: string[] = [];
-    const interned = new Map<string, number>();
-    const intern = (s: string): number => {
-      let i = interned.get(s);
-      if (i === undefined) {
-        i = strings.length;
-        strings.push(s);
-        interned.set(s, i);
-      }
-      return i;
-    };
-    const keyTargets: CheckTarget[] = [];
-    const keyDefs: string[] = [];
-    const messageKeys = new Map<string, number>();
-    const resultKeys = new Map<string, number>();
-    // This chunk's key of a check is cached on the check itself (no lookup per message).
-    const generation = ++chunkGeneration;
-    const keyOf = (target: CheckTarget, check: SchemaCheck): number => {
-      if (check.chunkGeneration === generation) return check.chunkKey;
-      const index = target === "message" ? messageKeys : resultKeys;
-      const def = check.definition;
-      let k = index.get(def);
-      if (k === undefined) {
-        k = keyDefs.length;
-        keyDefs.push(def);
-        keyTargets.push(target);
-        index.set(def, k);
-      }
-      check.chunkGeneration = generation;
-      check.chunkKey = k;
-      return k;
-    };
-    const sets: number[][] = [];
-    let lastVersion = "";
-    let lastVersionIndex = -1;
-    let lastSeen = "";
-    let lastMethod = "";
-    let lastMethodIndex = -1;
-    const setIndex = new Map<string | number, number>();
-    const failures: Array<Record<number, SchemaIssue[]>> = [];
-
-    const guesses = new Map<string, Guess>();
-    const hints = new Map(task.hints);
-    let lastGuessKey: string | undefined;
-    let lastGuess: Guess | undefined;
-    const guessFor = (session: string): Guess => {
-      if (session === lastGuessKey && lastGuess !== undefined) return lastGuess;
-      let g = guesses.get(session);
-      if (g === undefined) {
-        const wanted = this.setup.forcedVersion ?? hints.get(session) ?? this.setup.defaultVersion;
-        let version = wanted;
-        let validators = this.setup.resolve(wanted);
-        if (validators === undefined) {
-          version = this.setup.forcedVersion ?? this.setup.defaultVersion;
-          validators = this.setup.resolve(version)!;
-        }
-        g = { validators, defs: defsFor(validators), version, pending: { c2s: new Map(), s2c: new Map() } };
-        guesses.set(session, g);
-      }
-      lastGuessKey = session;
-      lastGuess = g;
-      return g;
-    };
-    const switchGuess = (g: Guess, version: string): void => {
-      if (this.setup.forcedVersion !== undefined || version === g.version) return;
-      const v = this.setup.resolve(version);
-      if (v === undefined) return;
-      g.validators = v;
-      g.defs = defsFor(v);
-      g.version = version;
-    };
-
-    // The line being read, and what the reader said about it.
-    let lineNo = 0;
-    let textOff = 0;
-    let textLen = 0;
-    let events = 0;
-    let local = false;
-    let skipped = 0;
-    let msgValue: unknown;
-    let msgDir: Direction = "c2s";
-    let msgSession: string | undefined;
-    const facts: MessageFacts = newFacts();
-    // Checks run on the current message: the first two keys, then any others.
-    let k1 = -1;
-    let k2 = -1;
-    let more: number[] | undefined;
-    let failed: Record<number, SchemaIssue[]> | undefined;
-
-    const run = (target: CheckTarget, check: SchemaCheck, data: unknown, onlyPasses = false): void => {
-      if (check.definition === "") return;
-      let issues: SchemaIssue[] | null;
-      try {
-        issues = check.run(data);
-      } catch {
-        return; // not recorded: the main thread validates (and reports the unusable schema)
-      }
-      const bad = issues !== null && issues.length > 0;
-      if (onlyPasses && bad) return;
-      const k = keyOf(target, check);
-      if (k1 < 0) k1 = k;
-      else if (k2 < 0) k2 = k;
-      else (more ??= []).push(k);
-      if (bad) (failed ??= {})[k] = issues!;
-    };
-
-    const dispatch: Dispatch = {
-      message: (value, _origin, dir, session) => {
-        events++;
-        msgValue = value;
-        msgDir = dir;
-        msgSession = session;
-      },
-      unparsable: () => {
-        events++;
-        local = true;
-      },
-      problem: () => {
-        events++;
-        local = true;
-      },
-      skip: () => {
-        events++;
-        skipped++;
-      },
-    };
-    const consumer = lineReader(format, dispatch, direction);
-    // Lines read from their bytes when possible: long base64 lines, the format's fast path.
-    const byteLines = byteLineReader(format, consumer, dispatch, direction);
-
-    const addLocal = (): void => {
-      const b = rows.add();
-      const d = rows.data;
-      d[b + C_LINE] = lineNo;
-      d[b + C_CODE] = KIND_LOCAL;
-      d[b + C_OFF] = textOff;
-      d[b + C_LEN] = textLen;
-    };
-
-    /** Encodes a compactable message and runs its schema checks; false when it is not compactable. */
-    const compact = (value: unknown, dir: Direction, session: string | undefined): boolean => {
-      if (Array.isArray(value)) return false;
-      const f = factsOf(value, facts);
-      const g = guessFor(session ?? "");
-      const shape = f.shape;
-      const from: Direction = dir === "c2s" ? "s2c" : "c2s";
-      // Requests remembered for the result guesses, whatever the row becomes.
-      if (shape === SHAPE_REQUEST && isId(f.id)) {
-        g.pending[dir].set(f.id, f.method);
-        if (f.method !== lastSeen) {
-          lastSeen = f.method;
-          if (!this.seen.has(f.method)) {
-            this.seen.add(f.method);
-            this.candidates.clear();
+    const c = new ChunkRun(this, task, format !== "jsonl", this.rowsHint);
+    const rows = c.rows;
+    this.current = c;
+    try {
+      let start = 0;
+      while (start < len) {
+        const nl = bytes.indexOf(LF, start);
+        const end = nl === -1 ? len : nl;
+        const lineNo = ++c.lineNo;
+        if (end - start > maxLineBytes) {
+          const b = rows.add();
+          rows.data[b + C_LINE] = lineNo;
+          rows.data[b + C_CODE] = KIND_TOOLONG;
+          rows.data[b + C_ID] = end - start;
+        } else {
+          let textStart = start;
+          const textEnd = end > start && bytes[end - 1] === CR ? end - 1 : end;
+          if (task.first && lineNo === 1 && textEnd - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
+            textStart += 3;
+          }
+          c.startLine(textStart, textEnd - textStart);
+          const skippedBefore = c.skipped;
+          let bad = false;
+          if (byteLines === undefined || !byteLines(bytes, textStart, textEnd, lineNo)) {
+            const text = bytes.toString("utf8", textStart, textEnd);
+            consumer.line(text, lineNo);
+            bad = badUtf8(text, bytes, textStart, textEnd);
+          }
+          if (bad) {
+            // Not valid UTF-8: the main thread reports it (pipeline.ts) and redoes the line.
+            c.skipped = skippedBefore;
+            c.addLocal();
+          } else if (c.events !== 1) {
+            // Not one event per line (never expected): let the main thread redo the line.
+            c.skipped = skippedBefore;
+            c.addLocal();
+          } else if (c.local) {
+            c.addLocal();
+          } else if (c.skipped === skippedBefore && !c.compact(c.msgValue, c.msgDir, c.msgSession)) {
+            c.addLocal();
           }
         }
+        if (nl === -1) break;
+        start = nl + 1;
       }
-      let ok = f.jsonrpcOk && (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR);
-      const idType = typeOf(f.id);
-      if (ok && idType < 0) ok = false;
-      if (ok && shape === SHAPE_REQUEST && (f.method === "initialize" || f.id === undefined)) ok = false;
-      const result = shape === SHAPE_RESULT ? f.result : undefined;
-      const resultObject = isObject(result);
-      // The method of the request a result answers, when that request is in this chunk.
-      const answers = shape === SHAPE_RESULT && bidirectional && isId(f.id) ? g.pending[from].get(f.id) : undefined;
-      // A row carries `{}` for an object result. The checker reads the members of the handshake
-      // results it acts on: with both directions in the input, it re-reads the line of a result
-      // answering initialize or server/discover (rare); the initialize result of this chunk is
-      // read here (LOCAL), so that the version guess follows it. With one direction (server-side
-      // JSONL), any result may be a handshake result (checker `serverSideResult`).
-      if (ok && resultObject) {
-        if (bidirectional ? answers === "initialize" : "protocolVersion" in result || "capabilities" in result || "serverInfo" in result) ok = false;
-      }
-      if (!ok) {
-        this.followHandshake(f, dir, g, switchGuess, bidirectional);
-        return false;
-      }
-
-      k1 = -1;
-      k2 = -1;
-      more = undefined;
-      failed = undefined;
-      const env = g.defs.envelopeChecks;
-      if (shape === SHAPE_REQUEST) {
-        run("message", env.request, value);
-        const info = g.defs.method(dir, f.method);
-        if (info.def !== undefined && info.def.kind === "request") run("message", info.defCheck!, value);
-      } else if (shape === SHAPE_NOTIFICATION) {
-        run("message", env.notification, value);
-        const info = g.defs.method(dir, f.method);
-        if (info.def !== undefined && info.def.kind === "notification") run("message", info.defCheck!, value);
-      } else {
-        run("message", shape === SHAPE_ERROR ? env.error : env.result, value);
-        if (shape === SHAPE_RESULT && bidirectional && isId(f.id)) {
-          if (answers !== undefined) {
-            const rc = g.defs.method(from, answers).resultCheck;
-            if (rc !== undefined) run("result", rc, result);
-          } else if (textLen >= CANDIDATE_MIN_BYTES) {
-            // The request is in an earlier chunk. A large result (images, audio) is checked here
-            // against every result definition, keeping the ones it passes; the main thread
-            // re-validates small ones itself, and large ones only when their definition failed.
-            for (const rc of this.resultCandidates(g.defs, from)) run("result", rc, result, true);
-          }
-        }
-      }
-
-      const b = rows.add();
-      const d = rows.data;
-      let code = KIND_COMPACT | (dir === "s2c" ? F_S2C : 0) | (shape << SHAPE_SHIFT) | (idType << ID_SHIFT);
-      d[b + C_LINE] = lineNo;
-      d[b + C_SESSION] = session === undefined ? -1 : intern(session);
-      d[b + C_ID] = encode(f.id, idType, strings);
-      if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION) {
-        if (f.method !== lastMethod) {
-          lastMethod = f.method;
-          lastMethodIndex = intern(f.method);
-        }
-        d[b + C_METHOD] = lastMethodIndex;
-        const tokenType = f.token === undefined ? T_ABSENT : typeOf(f.token);
-        code |= tokenType << TOKEN_SHIFT;
-        d[b + C_TOKEN] = encode(f.token, tokenType, strings);
-      }
-      if (shape === SHAPE_NOTIFICATION) {
-        if (f.paramsObject) code |= F_PARAMS_OBJECT;
-        const reqType = isId(f.requestId) ? typeOf(f.requestId) : T_ABSENT;
-        code |= reqType << REQID_SHIFT;
-        d[b + C_REQID] = encode(f.requestId, reqType, strings);
-        if (typeof f.progress === "number") {
-          code |= F_PROGRESS;
-          d[b + C_PROGRESS] = f.progress;
-        }
-      }
-      if (resultObject) code |= F_RESULT_OBJECT;
-      d[b + C_CODE] = code;
-      if (g.version !== lastVersion) {
-        lastVersion = g.version;
-        lastVersionIndex = intern(g.version);
-      }
-      d[b + C_VER] = lastVersionIndex;
-      d[b + C_K1] = k1;
-      d[b + C_K2] = k2;
-      d[b + C_SET] = more === undefined ? -1 : internSet(more, sets, setIndex);
-      if (failed !== undefined) {
-        d[b + C_FAIL] = failures.length;
-        failures.push(failed);
-      } else {
-        d[b + C_FAIL] = -1;
-      }
-      d[b + C_OFF] = textOff;
-      d[b + C_LEN] = textLen;
-      return true;
-    };
-
-    let start = 0;
-    while (start < len) {
-      const nl = bytes.indexOf(LF, start);
-      const end = nl === -1 ? len : nl;
-      lineNo++;
-      if (end - start > maxLineBytes) {
-        const b = rows.add();
-        rows.data[b + C_LINE] = lineNo;
-        rows.data[b + C_CODE] = KIND_TOOLONG;
-        rows.data[b + C_ID] = end - start;
-      } else {
-        let textStart = start;
-        const textEnd = end > start && bytes[end - 1] === CR ? end - 1 : end;
-        if (task.first && lineNo === 1 && textEnd - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) {
-          textStart += 3;
-        }
-        textOff = textStart;
-        textLen = textEnd - textStart;
-        events = 0;
-        local = false;
-        msgValue = undefined;
-        msgSession = undefined;
-        const skippedBefore = skipped;
-        let bad = false;
-        if (byteLines === undefined || !byteLines(bytes, textStart, textEnd, lineNo)) {
-          const text = bytes.toString("utf8", textStart, textEnd);
-          consumer.line(text, lineNo);
-          bad = badUtf8(text, bytes, textStart, textEnd);
-        }
-        if (bad) {
-          // Not valid UTF-8: the main thread reports it (pipeline.ts) and redoes the line.
-          skipped = skippedBefore;
-          addLocal();
-        } else if (events !== 1) {
-          // Not one event per line (never expected): let the main thread redo the line.
-          skipped = skippedBefore;
-          addLocal();
-        } else if (local) {
-          addLocal();
-        } else if (skipped === skippedBefore && !compact(msgValue, msgDir, msgSession)) {
-          addLocal();
-        }
-      }
-      if (nl === -1) break;
-      start = nl + 1;
+    } finally {
+      this.current = undefined;
     }
 
     if (tailTooLong >= 0) {
-      lineNo++;
       const b = rows.add();
-      rows.data[b + C_LINE] = lineNo;
+      rows.data[b + C_LINE] = ++c.lineNo;
       rows.data[b + C_CODE] = KIND_TOOLONG;
       rows.data[b + C_ID] = tailTooLong;
     }
@@ -591,44 +371,46 @@ export class ChunkProcessor {
       buffer: fileStart === undefined ? task.buffer! : new ArrayBuffer(0),
       length: fileStart === undefined ? len : 0,
       ...(fileStart === undefined ? {} : { fileStart }),
-      lines: lineNo,
-      skipped,
+      lines: c.lineNo,
+      skipped: c.skipped,
       rows: rows.data,
       count: rows.count,
-      strings,
-      keyTargets,
-      keyDefs,
-      sets,
-      failures,
+      strings: c.strings,
+      keyTargets: c.keyTargets,
+      keyDefs: c.keyDefs,
+      sets: c.sets,
+      failures: c.failures,
     };
   }
 
-  /** Follows version changes and initialize requests in messages the main thread will redo. */
-  private followHandshake(
-    f: MessageFacts,
-    dir: Direction,
-    g: Guess,
-    switchGuess: (g: Guess, version: string) => void,
-    bidirectional: boolean,
-  ): void {
+  /** @internal A new request method was seen: the result candidates are computed again. */
+  sawMethod(method: string): void {
+    if (!this.seen.has(method)) {
+      this.seen.add(method);
+      this.candidates.clear();
+    }
+  }
+
+  /** @internal Follows version changes and initialize requests in messages the main thread will redo. */
+  followHandshake(f: MessageFacts, dir: Direction, g: Guess, run: ChunkRun): void {
     if (f.shape === SHAPE_REQUEST && f.method === "initialize" && dir === "c2s") {
       // As the checker: the requested version when it is initialize-based, else the newest such one.
       const initializeBased = (v: string): boolean => this.setup.resolve(v)?.messageDefinition("c2s", "initialize") !== undefined;
       const requested = f.requestedVersion;
       const guess = requested !== undefined && initializeBased(requested) ? requested : LEGACY_GUESSES.find(initializeBased);
-      switchGuess(g, guess ?? this.setup.defaultVersion);
+      run.switchGuess(g, guess ?? this.setup.defaultVersion);
     } else if (f.shape === SHAPE_RESULT && isObject(f.result) && typeof f.result.protocolVersion === "string") {
       const from: Direction = dir === "c2s" ? "s2c" : "c2s";
       const answersInitialize = isId(f.id) && g.pending[from].get(f.id) === "initialize";
       const negotiated = f.result.protocolVersion;
-      if ((answersInitialize || (!bidirectional && dir === "s2c")) && this.setup.resolve(negotiated)?.messageDefinition("c2s", "initialize") !== undefined) {
-        switchGuess(g, negotiated);
+      if ((answersInitialize || (!run.bidirectional && dir === "s2c")) && this.setup.resolve(negotiated)?.messageDefinition("c2s", "initialize") !== undefined) {
+        run.switchGuess(g, negotiated);
       }
     }
   }
 
-  /** Every result definition of requests sent in `dir` under `defs`, as checks (cached). */
-  private resultCandidates(defs: Defs, dir: Direction): SchemaCheck[] {
+  /** @internal Every result definition of requests sent in `dir` under `defs`, as checks (cached). */
+  resultCandidates(defs: Defs, dir: Direction): SchemaCheck[] {
     let entry = this.candidates.get(defs);
     if (entry === undefined) {
       entry = {};
@@ -645,6 +427,282 @@ export class ChunkProcessor {
       entry[dir] = list;
     }
     return list;
+  }
+}
+
+/**
+ * The state of one chunk being processed by a {@link ChunkProcessor}: the rows and tables of its
+ * result, the sessions' guesses, and the line being read (see the module comment).
+ */
+class ChunkRun {
+  readonly rows: Rows;
+  readonly strings: string[] = [];
+  readonly keyTargets: CheckTarget[] = [];
+  readonly keyDefs: string[] = [];
+  readonly sets: number[][] = [];
+  readonly failures: Array<Record<number, SchemaIssue[]>> = [];
+  private readonly interned = new Map<string, number>();
+  private readonly messageKeys = new Map<string, number>();
+  private readonly resultKeys = new Map<string, number>();
+  private readonly setIndex = new Map<string | number, number>();
+  /** This chunk's number: its key of a check is cached on the check (no lookup per message). */
+  private readonly generation = ++chunkGeneration;
+  private lastVersion = "";
+  private lastVersionIndex = -1;
+  private lastSeen = "";
+  private lastMethod = "";
+  private lastMethodIndex = -1;
+  private readonly guesses = new Map<string, Guess>();
+  private readonly hints: Map<string, string>;
+  private lastGuessKey: string | undefined = undefined;
+  private lastGuess: Guess | undefined = undefined;
+
+  // The line being read, and what the reader said about it.
+  lineNo = 0;
+  private textOff = 0;
+  private textLen = 0;
+  events = 0;
+  local = false;
+  skipped = 0;
+  msgValue: unknown = undefined;
+  msgDir: Direction = "c2s";
+  msgSession: string | undefined = undefined;
+  private readonly facts: MessageFacts = newFacts();
+  // Checks run on the current message: the first two keys, then any others.
+  private k1 = -1;
+  private k2 = -1;
+  private more: number[] | undefined = undefined;
+  private failed: Record<number, SchemaIssue[]> | undefined = undefined;
+
+  constructor(
+    private readonly p: ChunkProcessor,
+    task: ChunkTask,
+    readonly bidirectional: boolean,
+    rowsCapacity: number,
+  ) {
+    this.rows = new Rows(rowsCapacity);
+    this.hints = new Map(task.hints);
+  }
+
+  startLine(textOff: number, textLen: number): void {
+    this.textOff = textOff;
+    this.textLen = textLen;
+    this.events = 0;
+    this.local = false;
+    this.msgValue = undefined;
+    this.msgSession = undefined;
+  }
+
+  // Reader events.
+  onMessage(value: unknown, dir: Direction, session: string | undefined): void {
+    this.events++;
+    this.msgValue = value;
+    this.msgDir = dir;
+    this.msgSession = session;
+  }
+  onLocal(): void {
+    this.events++;
+    this.local = true;
+  }
+  onSkip(): void {
+    this.events++;
+    this.skipped++;
+  }
+
+  private intern(s: string): number {
+    let i = this.interned.get(s);
+    if (i === undefined) {
+      i = this.strings.length;
+      this.strings.push(s);
+      this.interned.set(s, i);
+    }
+    return i;
+  }
+
+  private keyOf(target: CheckTarget, check: SchemaCheck): number {
+    if (check.chunkGeneration === this.generation) return check.chunkKey;
+    const index = target === "message" ? this.messageKeys : this.resultKeys;
+    const def = check.definition;
+    let k = index.get(def);
+    if (k === undefined) {
+      k = this.keyDefs.length;
+      this.keyDefs.push(def);
+      this.keyTargets.push(target);
+      index.set(def, k);
+    }
+    check.chunkGeneration = this.generation;
+    check.chunkKey = k;
+    return k;
+  }
+
+  private guessFor(session: string): Guess {
+    if (session === this.lastGuessKey && this.lastGuess !== undefined) return this.lastGuess;
+    let g = this.guesses.get(session);
+    if (g === undefined) {
+      const setup = this.p.setup;
+      const wanted = setup.forcedVersion ?? this.hints.get(session) ?? setup.defaultVersion;
+      let version = wanted;
+      let validators = setup.resolve(wanted);
+      if (validators === undefined) {
+        version = setup.forcedVersion ?? setup.defaultVersion;
+        validators = setup.resolve(version)!;
+      }
+      g = { validators, defs: defsFor(validators), version, pending: { c2s: new Map(), s2c: new Map() } };
+      this.guesses.set(session, g);
+    }
+    this.lastGuessKey = session;
+    this.lastGuess = g;
+    return g;
+  }
+
+  /** @internal */
+  switchGuess(g: Guess, version: string): void {
+    const setup = this.p.setup;
+    if (setup.forcedVersion !== undefined || version === g.version) return;
+    const v = setup.resolve(version);
+    if (v === undefined) return;
+    g.validators = v;
+    g.defs = defsFor(v);
+    g.version = version;
+  }
+
+  private run(target: CheckTarget, check: SchemaCheck, data: unknown, onlyPasses = false): void {
+    if (check.definition === "") return;
+    let issues: SchemaIssue[] | null;
+    try {
+      issues = check.run(data);
+    } catch {
+      return; // not recorded: the main thread validates (and reports the unusable schema)
+    }
+    const bad = issues !== null && issues.length > 0;
+    if (onlyPasses && bad) return;
+    const k = this.keyOf(target, check);
+    if (this.k1 < 0) this.k1 = k;
+    else if (this.k2 < 0) this.k2 = k;
+    else (this.more ??= []).push(k);
+    if (bad) (this.failed ??= {})[k] = issues!;
+  }
+
+  addLocal(): void {
+    const b = this.rows.add();
+    const d = this.rows.data;
+    d[b + C_LINE] = this.lineNo;
+    d[b + C_CODE] = KIND_LOCAL;
+    d[b + C_OFF] = this.textOff;
+    d[b + C_LEN] = this.textLen;
+  }
+
+  /** Encodes a compactable message and runs its schema checks; false when it is not compactable. */
+  compact(value: unknown, dir: Direction, session: string | undefined): boolean {
+    if (Array.isArray(value)) return false;
+    const bidirectional = this.bidirectional;
+    const f = factsOf(value, this.facts);
+    const g = this.guessFor(session ?? "");
+    const shape = f.shape;
+    const from: Direction = dir === "c2s" ? "s2c" : "c2s";
+    // Requests remembered for the result guesses, whatever the row becomes.
+    if (shape === SHAPE_REQUEST && isId(f.id)) {
+      g.pending[dir].set(f.id, f.method);
+      if (f.method !== this.lastSeen) {
+        this.lastSeen = f.method;
+        this.p.sawMethod(f.method);
+      }
+    }
+    let ok = f.jsonrpcOk && (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR);
+    const idType = typeOf(f.id);
+    if (ok && idType < 0) ok = false;
+    if (ok && shape === SHAPE_REQUEST && (f.method === "initialize" || f.id === undefined)) ok = false;
+    const result = shape === SHAPE_RESULT ? f.result : undefined;
+    const resultObject = isObject(result);
+    // The method of the request a result answers, when that request is in this chunk.
+    const answers = shape === SHAPE_RESULT && bidirectional && isId(f.id) ? g.pending[from].get(f.id) : undefined;
+    // A row carries `{}` for an object result. The checker reads the members of the handshake
+    // results it acts on: with both directions in the input, it re-reads the line of a result
+    // answering initialize or server/discover (rare); the initialize result of this chunk is
+    // read here (LOCAL), so that the version guess follows it. With one direction (server-side
+    // JSONL), any result may be a handshake result (checker `serverSideResult`).
+    if (ok && resultObject) {
+      if (bidirectional ? answers === "initialize" : "protocolVersion" in result || "capabilities" in result || "serverInfo" in result) ok = false;
+    }
+    if (!ok) {
+      this.p.followHandshake(f, dir, g, this);
+      return false;
+    }
+
+    this.k1 = -1;
+    this.k2 = -1;
+    this.more = undefined;
+    this.failed = undefined;
+    const env = g.defs.envelopeChecks;
+    if (shape === SHAPE_REQUEST) {
+      this.run("message", env.request, value);
+      const info = g.defs.method(dir, f.method);
+      if (info.def !== undefined && info.def.kind === "request") this.run("message", info.defCheck!, value);
+    } else if (shape === SHAPE_NOTIFICATION) {
+      this.run("message", env.notification, value);
+      const info = g.defs.method(dir, f.method);
+      if (info.def !== undefined && info.def.kind === "notification") this.run("message", info.defCheck!, value);
+    } else {
+      this.run("message", shape === SHAPE_ERROR ? env.error : env.result, value);
+      if (shape === SHAPE_RESULT && bidirectional && isId(f.id)) {
+        if (answers !== undefined) {
+          const rc = g.defs.method(from, answers).resultCheck;
+          if (rc !== undefined) this.run("result", rc, result);
+        } else if (this.textLen >= CANDIDATE_MIN_BYTES) {
+          // The request is in an earlier chunk. A large result (images, audio) is checked here
+          // against every result definition, keeping the ones it passes; the main thread
+          // re-validates small ones itself, and large ones only when their definition failed.
+          for (const rc of this.p.resultCandidates(g.defs, from)) this.run("result", rc, result, true);
+        }
+      }
+    }
+
+    const strings = this.strings;
+    const b = this.rows.add();
+    const d = this.rows.data;
+    let code = KIND_COMPACT | (dir === "s2c" ? F_S2C : 0) | (shape << SHAPE_SHIFT) | (idType << ID_SHIFT);
+    d[b + C_LINE] = this.lineNo;
+    d[b + C_SESSION] = session === undefined ? -1 : this.intern(session);
+    d[b + C_ID] = encode(f.id, idType, strings);
+    if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION) {
+      if (f.method !== this.lastMethod) {
+        this.lastMethod = f.method;
+        this.lastMethodIndex = this.intern(f.method);
+      }
+      d[b + C_METHOD] = this.lastMethodIndex;
+      const tokenType = f.token === undefined ? T_ABSENT : typeOf(f.token);
+      code |= tokenType << TOKEN_SHIFT;
+      d[b + C_TOKEN] = encode(f.token, tokenType, strings);
+    }
+    if (shape === SHAPE_NOTIFICATION) {
+      if (f.paramsObject) code |= F_PARAMS_OBJECT;
+      const reqType = isId(f.requestId) ? typeOf(f.requestId) : T_ABSENT;
+      code |= reqType << REQID_SHIFT;
+      d[b + C_REQID] = encode(f.requestId, reqType, strings);
+      if (typeof f.progress === "number") {
+        code |= F_PROGRESS;
+        d[b + C_PROGRESS] = f.progress;
+      }
+    }
+    if (resultObject) code |= F_RESULT_OBJECT;
+    d[b + C_CODE] = code;
+    if (g.version !== this.lastVersion) {
+      this.lastVersion = g.version;
+      this.lastVersionIndex = this.intern(g.version);
+    }
+    d[b + C_VER] = this.lastVersionIndex;
+    d[b + C_K1] = this.k1;
+    d[b + C_K2] = this.k2;
+    d[b + C_SET] = this.more === undefined ? -1 : internSet(this.more, this.sets, this.setIndex);
+    if (this.failed !== undefined) {
+      d[b + C_FAIL] = this.failures.length;
+      this.failures.push(this.failed);
+    } else {
+      d[b + C_FAIL] = -1;
+    }
+    d[b + C_OFF] = this.textOff;
+    d[b + C_LEN] = this.textLen;
+    return true;
   }
 }
 
