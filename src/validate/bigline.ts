@@ -4,9 +4,8 @@
  * JSON.parse over the payloads costs about as much as everything else in the line's validation.
  *
  * For a line of at least {@link BIG_LINE_BYTES} bytes, {@link splitBigLine} finds, in the raw
- * bytes, the JSON string values of at least {@link BIG_STRING_BYTES} bytes that are well-formed
- * base64 (`isBase64`, the `byte` format check, on their bytes read as Latin-1: the alphabet is
- * ASCII) and contain no escape, and replaces each with a short placeholder string (`"\u0000…#i"`,
+ * bytes, the JSON string values of at least {@link BIG_STRING_BYTES} bytes that are ASCII and
+ * well-formed base64 (the `byte` format check, `isLatin1Base64`) and contain no escape, and replaces each with a short placeholder string (`"\u0000…#i"`,
  * which no string of the line can equal: the line contains no `\u0000` escape). The reader
  * parses the much shorter text; {@link BigLineConsumer} then puts the payload strings back into
  * the parsed message, so the checker gets exactly the value `JSON.parse` of the whole line gives.
@@ -21,7 +20,7 @@
  * — the line is read again the ordinary way, from its full text, and the placeholder run leaves
  * no trace. Lines that are not valid UTF-8 are never split (the caller reports those).
  */
-import { isUtf8 } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import { isLatin1Base64, verifiedBase64 } from "../mcp/formats.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 
@@ -85,8 +84,13 @@ export function splitBigLine(bytes: Buffer, start: number, end: number): SplitLi
     if (close - open - 1 >= BIG_STRING_BYTES) {
       if (backslash !== -1 && backslash <= open) backslash = line.indexOf(BACKSLASH, open + 1);
       if ((backslash === -1 || backslash > close) && !keyFollows(line, close + 1)) {
-        const value = line.toString("latin1", open + 1, close);
-        if (isLatin1Base64(value)) {
+        // Base64 is ASCII: only an ASCII payload can pass, and for ASCII bytes UTF-8 decoding
+        // (JSON's reading of them) gives one-byte characters. (Not "latin1": Node makes a Latin-1
+        // string over ~1 MB an external string, whose header V8 allocates in the old space; a run
+        // over many large payloads then fills the old space and triggers full GCs.)
+        const payload = line.subarray(open + 1, close);
+        const value = isAscii(payload) ? payload.toString("utf8") : undefined;
+        if (value !== undefined && isLatin1Base64(value)) {
           parts.push(line.toString("utf8", from, open + 1), PLACEHOLDER_JSON, String(strings.length));
           strings.push(value);
           from = close;
@@ -207,7 +211,8 @@ export class BigLineConsumer {
     const m = h.message;
     if (h.events === 1 && m !== undefined && restoreStrings(m[0], split.strings)) {
       // The schema checks of this message (now, or after this call returns, in a --jobs worker)
-      // need not scan the payloads again; the declaration lasts until the next long line.
+      // need not scan the payloads again; the declaration lasts until the next line is read
+      // (`byteLineReader` in file.ts clears it).
       verifiedBase64(split.strings);
       this.out.message(m[0], m[1], m[2], m[3]);
     } else {

@@ -9,6 +9,7 @@
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
+import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
 import { captureReader } from "./readers/capture.js";
@@ -46,8 +47,13 @@ export function byteLineReader(
   const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((o) => lineReader(format, o, dir), out) : undefined;
   const fast = consumer.bytes === undefined ? undefined : consumer;
   if (big === undefined && fast === undefined) return undefined;
-  return (bytes, start, end, lineNo) =>
-    (big !== undefined && end - start >= BIG_LINE_BYTES && big.line(bytes, start, end, lineNo)) || (fast !== undefined && fast.bytes!(bytes, start, end, lineNo));
+  return (bytes, start, end, lineNo) => {
+    // The payloads the long-line reader declared checked belong to the previous line, whose
+    // checks are done: let them go now (held longer, every payload would outlive a young-space GC
+    // and be promoted, and the old space would fill with them: many more full GCs).
+    verifiedBase64(undefined);
+    return (big !== undefined && end - start >= BIG_LINE_BYTES && big.line(bytes, start, end, lineNo)) || (fast !== undefined && fast.bytes!(bytes, start, end, lineNo));
+  };
 }
 
 /** The `input/invalid-utf8` message. */

@@ -2,9 +2,11 @@
  * The long-line fast path (`src/validate/bigline.ts`): for every line, the events the capture and
  * JSONL readers give through it must be exactly those they give for the line's full text.
  */
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { BIG_LINE_BYTES, BigLineConsumer, splitBigLine } from "../../src/validate/bigline.js";
 import { lineReader } from "../../src/validate/file.js";
+import { validateFiles } from "../../src/validate/index.js";
 import { dispatchRecorder } from "../helpers/dispatch-recorder.js";
 import { mulberry32 as prng } from "../helpers/prng.js";
 
@@ -63,7 +65,7 @@ describe("long-line fast path", () => {
       };
       let line = JSON.stringify(pick([{ ts: "t", dir: pick(["s2c", "c2s", "up"]), msg }, { ts: "t", dir: "s2c", raw: big }, msg, [msg, msg]]));
       // Mutations: breaks of the JSON, of the base64, escapes, duplicate keys, keys that are payloads, NULs.
-      switch (Math.floor(rand() * 14)) {
+      switch (Math.floor(rand() * 15)) {
         case 0:
           line = line.replace(big, `${big.slice(0, 100)}\\"${big.slice(100)}`);
           break;
@@ -100,6 +102,10 @@ describe("long-line fast path", () => {
         case 11:
           line = line.replace("{", `{"x": "${small}", "y" : "${small}" ,`);
           break;
+        case 12:
+          // Characters above U+00FF whose low byte is a base64 character (Œ is U+0152: "R").
+          line = line.replace(big, `${big.slice(0, 70)}${pick(["Œ", "ł", "Ł"])}${big.slice(71)}`);
+          break;
         default:
           break;
       }
@@ -122,5 +128,33 @@ describe("long-line fast path", () => {
     expect(splitBigLine(bad, 0, bad.length)).toBeUndefined();
     const ok = Buffer.from(`{"a":"${data}"}`);
     expect(splitBigLine(ok, 0, ok.length)?.strings).toEqual([data]);
+  });
+});
+
+describe("long-line fast path: schema verdicts", () => {
+  /** A capture whose one long result carries `data` as its image payload. */
+  const capture = (data: string): string =>
+    [
+      { ts: "2025-06-18T10:00:00.000Z", dir: "c2s", msg: { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } } },
+      { ts: "2025-06-18T10:00:00.001Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } } },
+      { ts: "2025-06-18T10:00:00.002Z", dir: "c2s", msg: { jsonrpc: "2.0", method: "notifications/initialized" } },
+      { ts: "2025-06-18T10:00:00.003Z", dir: "c2s", msg: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot", arguments: {} } } },
+      { ts: "2025-06-18T10:00:00.004Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data, mimeType: "image/png" }] } } },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
+
+  it("a payload with a character above U+00FF whose low byte is a base64 character still fails the byte format", async () => {
+    const good = b64(BIG_LINE_BYTES, prng(8));
+    const run = async (data: string, jobs: number) =>
+      (await validateFiles(["-"], { inputFormat: "capture", jobs, stdin: Readable.from([Buffer.from(capture(data))]) })).findings.map((f) => `${f.rule} ${f.pointer ?? ""}`);
+    for (const jobs of [1, 2]) {
+      expect(await run(good, jobs)).toEqual([]);
+      for (const c of ["Œ", "ł", "é"]) {
+        // Œ is U+0152, read by Node's base64 decoder as its low byte "R"; ł U+0142 as "B".
+        const bad = `${good.slice(0, 70)}${c}${good.slice(71)}`;
+        expect(await run(bad, jobs), `${c} jobs ${jobs}`).toContain("schema/result /result/content/0/data");
+      }
+    }
   });
 });
