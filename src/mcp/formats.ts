@@ -37,9 +37,9 @@ export function isBase64(value: string): boolean {
 
 /**
  * {@link isBase64} for a string known to hold no character above U+00FF (one decoded from bytes
- * as Latin-1, like the long-line reader's payloads): the same verdict, without the scan for such
- * characters (step 1 below); characters U+0080-U+00FF are not in the alphabet, so the decoder's
- * count catches them as it catches any other stray character.
+ * as Latin-1, or from ASCII bytes, like the long-line reader's payloads): the same verdict,
+ * without the scan for such characters (step 1 below); characters U+0080-U+00FF are not in the
+ * alphabet, so the decoder's count catches them as it catches any other stray character.
  */
 export function isLatin1Base64(value: string): boolean {
   return base64Check(value, true);
