@@ -252,8 +252,8 @@ interface ChunkReader {
  * the compiler new call targets every chunk, and cost it recompilations.
  */
 export class ChunkProcessor {
-  /** @internal Request methods seen so far (for result candidates). */
-  readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
+  /** Request methods seen so far (for result candidates). */
+  private readonly seen = new Set<string>(KNOWN_REQUEST_METHODS);
   /** Read buffer of range tasks, reused from chunk to chunk (grown when a chunk needs more). */
   private scratch: Buffer | undefined;
   private candidates = new Map<Defs, { c2s?: SchemaCheck[]; s2c?: SchemaCheck[] }>();
