@@ -2,16 +2,19 @@
 /**
  * Benchmark of the offline validator (`orchestra-stdio validate`) on a generated capture.
  *
- *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR]
+ *   npm run build && node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR] [--no-cli]
  *
  * Writes a `serve --capture`-style file of about `sizeMB` MB into os.tmpdir() (or uses `--file`),
  * then measures, in the same run and on the same file:
  *   1. read + split      (chunked reads, our LineSplitter, lines decoded to strings),
  *   2. read + split + JSON.parse of every line,
  *   3. full validation on one thread (validateFiles: parse, schema checks, session rules),
- *   4. read + split + JSON.parse on N worker threads at once (bench/parse-worker.mjs; start-up
- *      included): the machine's ceiling for `--jobs N`, whose parsing is spread the same way,
- *   5. full validation with `jobs: N` (the calling thread and N - 1 worker threads; default 2),
+ *   4. read + split + JSON.parse on N worker threads at once (bench/parse-worker.mjs, workers kept
+ *      between rounds): the machine's ceiling for `--jobs N`,
+ *   5. full validation with `jobs: N` (the calling thread and N - 1 worker threads; default 2;
+ *      the workers are kept between runs, as `validateFiles` keeps them),
+ * all measured warm (one unmeasured round first); then the CLI, one process per run, with
+ * `--jobs 1` and `--jobs N` (start-up included; `--no-cli` skips it),
  * and reports MB/s, messages/s (capture lines = JSON-RPC messages), and the ratios the targets
  * are stated in (full vs split+parse, jobs N vs split+parse). Each stage runs `R` times, stages
  * interleaved round by round so that a noisy neighbour hits all of them alike; the median is
@@ -41,6 +44,7 @@ const option = (name, fallback) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : fallback;
 };
 const positional = args.filter((a, i) => !a.startsWith("--") && !(i > 0 && ["--jobs", "--runs", "--file", "--dist"].includes(args[i - 1])));
+// (--no-cli: skip the one-process-per-run CLI stages)
 const sizeMB = Number(positional[0] ?? 200);
 const jobs = Number(option("--jobs", 2));
 const runs = Number(option("--runs", 3));
@@ -48,7 +52,7 @@ const given = option("--file", undefined);
 const dist = option("--dist", undefined);
 const keep = flag("--keep") || given !== undefined;
 if (!Number.isFinite(sizeMB) || sizeMB <= 0 || !Number.isInteger(jobs) || jobs < 1 || !Number.isInteger(runs) || runs < 1) {
-  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR]");
+  console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR] [--no-cli]");
   process.exit(2);
 }
 
@@ -61,6 +65,7 @@ try {
   process.exit(2);
 }
 const { LineSplitter, validateFiles } = lib;
+const { threadStats } = await import(new URL("validate/pipeline.js", distBase).href).catch(() => ({ threadStats: undefined }));
 
 // ---- generate ------------------------------------------------------------------------------
 const file = given ?? join(tmpdir(), `orchestra-validate-bench-${process.pid}.capture.jsonl`);
@@ -242,26 +247,67 @@ async function splitStage(parse) {
  * share of 1 MiB ranges (read as `--jobs` reads them), worker start-up included: what this machine
  * gives for the parsing alone with that many threads, the ceiling for `--jobs`.
  */
+/** The parse-only workers, started once and kept between rounds (as `--jobs` keeps its workers). */
+let parseWorkers;
 async function parallelParseStage(threads) {
   const { Worker } = await import("node:worker_threads");
   const size = statSync(file).size;
   const chunk = 1 << 20;
+  if (parseWorkers === undefined) {
+    parseWorkers = await Promise.all(
+      Array.from({ length: threads }, () => {
+        const w = new Worker(new URL("./parse-worker.mjs", import.meta.url), { workerData: { dist: distBase.href, file, chunk } });
+        w.unref();
+        return new Promise((resolveReady, reject) => {
+          w.once("message", () => resolveReady(w));
+          w.once("error", reject);
+        });
+      }),
+    );
+  }
   const chunks = Math.ceil(size / chunk);
   const per = Math.ceil(chunks / threads);
   const counts = await Promise.all(
-    Array.from(
-      { length: threads },
-      (_, i) =>
-        new Promise((resolveRun, reject) => {
-          const w = new Worker(new URL("./parse-worker.mjs", import.meta.url), {
-            workerData: { dist: distBase.href, file, start: Math.min(size, i * per * chunk), end: Math.min(size, (i + 1) * per * chunk), chunk },
-          });
-          w.once("message", (n) => void w.terminate().then(() => resolveRun(n)));
-          w.once("error", reject);
+    parseWorkers.map(
+      (w, i) =>
+        new Promise((resolveRun) => {
+          w.once("message", resolveRun);
+          w.postMessage({ start: Math.min(size, i * per * chunk), end: Math.min(size, (i + 1) * per * chunk) });
         }),
     ),
   );
   return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The CLI as a user runs it, one process per run (start-up, loading and cold code included):
+ * `validate --format json FILE` with `--jobs 1` and `--jobs N`, interleaved, `runs` times each;
+ * prints the medians and their ratio.
+ */
+async function cliStages() {
+  const { execFile } = await import("node:child_process");
+  const cli = new URL("cli/main.js", distBase);
+  const once = (jobCount) =>
+    new Promise((resolveRun, reject) => {
+      const t0 = performance.now();
+      execFile(process.execPath, [cli.pathname, "validate", "--format", "json", "--input-format", "capture", "--jobs", String(jobCount), file], { maxBuffer: 256 << 20 }, (err) => {
+        // Exit code 1: the planted faults were found.
+        if (err !== null && err.code !== 1) reject(err);
+        else resolveRun((performance.now() - t0) / 1000);
+      });
+    });
+  const one = [];
+  const many = [];
+  for (let i = 0; i < runs; i++) {
+    one.push(await once(1));
+    many.push(await once(jobs));
+  }
+  const a = median(one);
+  const b = median(many);
+  console.log(
+    `\nCLI, one process per run (node start-up and cold code included), median of ${runs}: --jobs 1 ${a.toFixed(2)} s, --jobs ${jobs} ${b.toFixed(2)} s ` +
+      `(${(a / b).toFixed(2)}x); runs: ${one.map((x) => x.toFixed(2)).join(" ")} / ${many.map((x) => x.toFixed(2)).join(" ")}`,
+  );
 }
 
 let plantedFaults;
@@ -342,6 +388,10 @@ try {
     [`full validation, --jobs ${jobs}`, () => fullStage(jobs)],
   ];
   await splitStage(false); // warm the page cache
+  // One unmeasured round: every stage is measured warm (compiled code, loaded validators, and the
+  // worker threads that --jobs and the parallel parse stage keep between runs). A one-shot CLI
+  // run pays the start-up: see the CLI stages below.
+  for (const [, fn] of stages) await fn();
   const capacityBefore = await parallelCapacity();
   const times = stages.map(() => []);
   const cpuTimes = stages.map(() => []);
@@ -368,6 +418,7 @@ try {
     );
   }
   console.log(`\nall runs (s): ${stages.map((s, i) => `${s[0]}: ${times[i].map((x) => x.toFixed(2)).join(" ")}`).join("; ")}`);
+  if (threadStats !== undefined) console.log(`--jobs ${jobs}, last run: the calling thread validated ${threadStats.front} chunks, the workers ${threadStats.back}`);
   const capacityAfter = await parallelCapacity();
   console.log(
     `machine: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}; ` +
@@ -382,6 +433,7 @@ try {
       `where split+parse alone on ${jobs} threads reached ${ceiling.toFixed(2)}x (${(100 * (many / ceiling)).toFixed(0)}% of that)`,
   );
   console.log(`messages validated: ${counts[2].toLocaleString("en-US")}`);
+  if (!flag("--no-cli")) await cliStages();
 } finally {
   if (!keep) {
     try {

@@ -86,6 +86,63 @@ export interface ChunkTask {
   hints: Array<[string, string]>;
 }
 
+/**
+ * A regular file shared out by chunk index between the calling thread and the workers (`--jobs`,
+ * see `pipeline.ts`): chunk k is the lines that start in `[k * chunkBytes, (k + 1) * chunkBytes)`.
+ * The calling thread takes chunks from the front and validates them itself, in order; the workers
+ * take them from the back and return {@link ChunkResult}s; the two meet where the next chunk is
+ * already taken. Structured-cloneable: the claim tables are shared memory.
+ */
+export interface RangeJob {
+  id: number;
+  /** The file, open in the calling thread (a process-wide descriptor). */
+  fd: number;
+  /** File size when opened, bytes (its EOF here). */
+  size: number;
+  chunkBytes: number;
+  /** Chunks in the file: ceil(size / chunkBytes). */
+  count: number;
+  /** One Int32 per chunk: {@link CLAIM_FREE}, {@link CLAIM_FRONT} or {@link CLAIM_BACK}. */
+  claims: SharedArrayBuffer;
+  /** One Int32: the workers' next chunk index plus one (they count it down). */
+  back: SharedArrayBuffer;
+  file: ChunkFileContext;
+  hints: Array<[string, string]>;
+}
+
+/** Claim states of a {@link RangeJob} chunk. */
+export const CLAIM_FREE = 0;
+export const CLAIM_FRONT = 1;
+export const CLAIM_BACK = 2;
+
+/** Takes chunk `k` for the calling thread; false when a worker has it already (the meeting point). */
+export function claimFront(claims: Int32Array, k: number): boolean {
+  return Atomics.compareExchange(claims, k, CLAIM_FREE, CLAIM_FRONT) === CLAIM_FREE;
+}
+
+/**
+ * Takes the last free chunk for a worker: its index, or -1 when none is left (the indices are
+ * handed out downwards once each; the claim fails where the calling thread got there first, and
+ * it only takes chunks upwards, so no chunk below is free either).
+ */
+export function claimBack(claims: Int32Array, back: Int32Array): number {
+  const k = Atomics.sub(back, 0, 1) - 1;
+  if (k < 0) return -1;
+  return Atomics.compareExchange(claims, k, CLAIM_FREE, CLAIM_BACK) === CLAIM_FREE ? k : -1;
+}
+
+/** The task of chunk `k` of `job`, as a worker processes it. */
+export function rangeTask(job: RangeJob, k: number): ChunkTask {
+  const start = k * job.chunkBytes;
+  return {
+    id: k,
+    range: { fd: job.fd, start, end: Math.min(job.size, start + job.chunkBytes), size: job.size },
+    first: k === 0,
+    file: job.file,
+    hints: job.hints,
+  };
+}
+
 /** A worker's summary of a chunk. */
 export interface ChunkResult {
   id: number;

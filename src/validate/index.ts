@@ -12,13 +12,14 @@ import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { CHUNK_BYTES, validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
-import { InlinePool, runPipeline, startThreads } from "./pipeline.js";
+import { finishThreads, InlinePool, runPipeline, startThreads } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
 export { LineSplitter } from "./lines.js";
+export { closeIdleWorkers, IDLE_WORKERS_MS } from "./pipeline.js";
 export { detectFormat } from "./readers/detect.js";
 export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type ReportFormat, type ReporterOptions } from "./report/index.js";
 
@@ -29,7 +30,8 @@ export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type Repor
  * `findings` is empty). Files are processed in order; with `options.jobs > 1`, `jobs - 1` worker
  * threads and this thread parse and schema-check chunks of the inputs while this thread also
  * applies the session rules in order (see `pipeline.ts`); findings are the same and in the same
- * order as with one thread.
+ * order as with one thread. The workers stay idle for the next call with the same options for
+ * `IDLE_WORKERS_MS` without keeping the process alive (`closeIdleWorkers` stops them).
  *
  * @returns all findings (unless streamed) and the run's summary.
  * @throws ValidateUsageError for an unsupported `protocolVersion`, an unusable schema, or `-`
@@ -56,10 +58,15 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
       throw err;
     }
     threads?.useCallingThread(new ChunkProcessor(setup));
-    await runPipeline(paths, options, setup, threads ?? new InlinePool(setup), jobs, onFinding, (file) => {
-      files.push(file);
-      options.onFileDone?.(file);
-    });
+    try {
+      const onFileDone = (file: FileSummary): void => {
+        files.push(file);
+        options.onFileDone?.(file);
+      };
+      await runPipeline(paths, options, setup, threads ?? new InlinePool(setup), jobs, onFinding, onFileDone, threads !== undefined);
+    } finally {
+      if (threads !== undefined) await finishThreads(threads);
+    }
   } else {
     const setup = await prepareValidators(options); // rejects bad options before any input is read
     for (const path of paths) {

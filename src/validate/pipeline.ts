@@ -2,15 +2,25 @@
  * `--jobs N`: validation of one or more inputs by N threads working on chunks of lines: N − 1
  * worker threads and the main thread, which also applies the session rules.
  *
- * The main thread runs two loops. The producer cuts each regular file into 1 MiB byte ranges
- * (a chunk is the lines that start in its range; the worker reads them itself) and streams
- * (stdin, pipes) into 1 MiB buffers cut at their last newline (the buffer is transferred, not
- * copied). Chunks go to a ready worker with room, or are processed by the main thread when its
- * event loop is free (see {@link ThreadPool}); at most `2N + 2` chunks are in flight, so memory
- * stays flat. A chunk is decoded, parsed and schema-checked into one row of numbers per line
- * (see `chunk.ts`). The consumer takes the chunks back in file order and runs the session rules
- * on the rows, so findings come out in the same order, with the same content, as without
- * `--jobs`; the rare lines the rows cannot describe are re-read and checked on the main thread.
+ * Regular files are shared by chunk index (1 MiB byte ranges; a chunk is the lines that start in
+ * its range): the main thread validates chunks from the front itself, exactly as without
+ * `--jobs` (no rows), while the workers take chunks from the back, each claim one atomic
+ * operation on a shared table (see `RangeJob` in `chunk.ts`); where the two meet, the main thread
+ * applies the workers' rows in file order. The split thus follows the threads' real speeds: a
+ * worker still loading takes part when it is ready, or not at all in a small file.
+ *
+ * Streams (stdin, pipes) go through two loops on the main thread: the producer cuts them into
+ * 1 MiB buffers at their last newline (transferred, not copied) and hands them to a ready worker
+ * with room, or to the main thread when its event loop is free (see {@link ThreadPool}); at most
+ * `2N + 2` chunks are in flight, so memory stays flat. (A pool without the main thread's help
+ * treats regular files that way too, by byte ranges the workers read themselves.) A chunk is
+ * decoded, parsed and schema-checked into one row of numbers per line (see `chunk.ts`). The
+ * consumer takes the chunks back in file order and runs the session rules on the rows, so
+ * findings come out in the same order, with the same content, as without `--jobs`; the rare
+ * lines the rows cannot describe are re-read and checked on the main thread.
+ *
+ * Worker threads outlive a run: {@link finishThreads} keeps them idle (unreferenced, so they
+ * never hold the process) for the next run with the same set-up, for {@link IDLE_WORKERS_MS}.
  *
  * HAR inputs are one JSON document: they are validated on the main thread. Inputs are consumed
  * in the order given, but the producer reads ahead across file boundaries, so many small files
@@ -26,8 +36,11 @@ import { open, type FileHandle } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import {
+  CLAIM_BACK,
   ChunkProcessor,
   ChunkView,
+  claimBack,
+  claimFront,
   KIND_COMPACT,
   KIND_LOCAL,
   KIND_TOOLONG,
@@ -35,9 +48,13 @@ import {
   type ChunkRange,
   type ChunkResult,
   type ChunkTask,
+  rangeTask,
+  readRange,
+  type RangeJob,
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
-import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
+import { BAD_UTF8_MESSAGE, byteLineReader, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
+import { LineSplitter } from "./lines.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
@@ -50,6 +67,81 @@ export interface ChunkPool {
   run(task: ChunkTask): Promise<ChunkResult>;
   /** Stops the workers. */
   close(): Promise<void>;
+  /**
+   * Shares out a regular file's chunks ({@link RangeJob}: the calling thread from the front, the
+   * workers from the back); only when {@link sharesRanges}, else every chunk goes through
+   * {@link run}.
+   */
+  shareRanges(job: RangeJob): RangeShare;
+  /** True when {@link shareRanges} may be used: the calling thread takes part. */
+  sharesRanges(): boolean;
+}
+
+/** The workers' side of a {@link RangeJob}, as the calling thread sees it. */
+export interface RangeShare {
+  /** The result of chunk `k`, which a worker has claimed. @throws (rejects with) a worker failure. */
+  result(k: number): Promise<ChunkResult>;
+  /** Results returned so far. */
+  readonly arrived: number;
+  /** In-process pools: claim and process one chunk from the back now; threads: nothing. */
+  step(): void;
+  /** The job is over (every claimed result was taken). */
+  close(): void;
+}
+
+/** Results of a {@link RangeJob} by chunk index, awaited in any order, resolved in any order. */
+class RangeResults implements RangeShare {
+  private readonly entries = new Map<
+    number,
+    { promise: Promise<ChunkResult>; resolve: (r: ChunkResult) => void; reject: (e: Error) => void; taken: boolean; settled: boolean }
+  >();
+  private failure: Error | undefined;
+  arrived = 0;
+
+  constructor(private readonly onClose: () => void = () => {}) {}
+
+  private entry(k: number) {
+    let e = this.entries.get(k);
+    if (e === undefined) {
+      let resolve!: (r: ChunkResult) => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<ChunkResult>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => {}); // observed by `result`; no unhandled rejection meanwhile
+      e = { promise, resolve, reject, taken: false, settled: false };
+      if (this.failure !== undefined) reject(this.failure);
+      this.entries.set(k, e);
+    }
+    return e;
+  }
+
+  result(k: number): Promise<ChunkResult> {
+    const e = this.entry(k);
+    if (e.settled) this.entries.delete(k);
+    else e.taken = true;
+    return e.promise;
+  }
+
+  resolve(k: number, r: ChunkResult): void {
+    this.arrived++;
+    const e = this.entry(k);
+    e.resolve(r);
+    if (e.taken) this.entries.delete(k);
+    else e.settled = true;
+  }
+
+  fail(err: Error): void {
+    this.failure ??= err;
+    for (const e of this.entries.values()) e.reject(this.failure);
+  }
+
+  step(): void {}
+
+  close(): void {
+    this.onClose();
+  }
 }
 
 /** Options a worker thread receives (structured-cloneable). */
@@ -60,13 +152,14 @@ export interface WorkerInit {
 }
 
 /** Main → worker messages. */
-export type WorkerRequest = { type: "chunk"; task: ChunkTask };
+export type WorkerRequest = { type: "chunk"; task: ChunkTask } | { type: "ranges"; job: RangeJob };
 
 /** Worker → main messages. */
 export type WorkerReply =
   | { type: "ready" }
   | { type: "result"; result: ChunkResult }
-  | { type: "failed"; id: number; error: string; usage: boolean };
+  | { type: "range-result"; job: number; result: ChunkResult }
+  | { type: "failed"; id: number; error: string; usage: boolean; job?: number };
 
 /** The chunk processing on the calling thread (tests from sources, injected validators). */
 export class InlinePool implements ChunkPool {
@@ -82,6 +175,20 @@ export class InlinePool implements ChunkPool {
     }
   }
   async close(): Promise<void> {}
+  sharesRanges(): boolean {
+    return true;
+  }
+  /** Emulates one worker: {@link RangeShare.step} takes and processes one chunk from the back. */
+  shareRanges(job: RangeJob): RangeShare {
+    const results = new RangeResults();
+    const claims = new Int32Array(job.claims);
+    const back = new Int32Array(job.back);
+    results.step = () => {
+      const k = claimBack(claims, back);
+      if (k >= 0) results.resolve(k, this.processor.process(rangeTask(job, k)));
+    };
+    return results;
+  }
 }
 
 interface WorkerSlot {
@@ -116,15 +223,29 @@ export class ThreadPool implements ChunkPool {
   private inlineScheduled = false;
 
   private inline: ChunkProcessor | undefined;
+  private readonly shares = new Map<number, RangeResults>();
 
   /** Starts `workers` threads at once (they load their validators meanwhile). */
   constructor(script: URL, workers: number, init: WorkerInit) {
     for (let i = 0; i < workers; i++) this.spawn(script, init);
   }
 
-  /** Lets the calling thread process tasks too, with `processor` (see the class comment). */
-  useCallingThread(processor: ChunkProcessor): void {
+  /** Lets the calling thread process tasks too, with `processor` (see the class comment); undefined: no more. */
+  useCallingThread(processor: ChunkProcessor | undefined): void {
     this.inline = processor;
+  }
+
+  /** True when the pool can take more work: no worker failed, not closed, nothing running or queued. */
+  get reusable(): boolean {
+    return this.broken === undefined && !this.closed && this.running.size === 0 && this.queued.length === 0 && this.shares.size === 0;
+  }
+
+  /** Whether the workers keep the process alive (`Worker.ref`/`unref`): only while in use. */
+  hold(ref: boolean): void {
+    for (const s of this.slots) {
+      if (ref) s.worker.ref();
+      else s.worker.unref();
+    }
   }
 
   run(task: ChunkTask): Promise<ChunkResult> {
@@ -134,6 +255,20 @@ export class ThreadPool implements ChunkPool {
       this.queued.push({ task, resolve, reject });
       this.pump();
     });
+  }
+
+  /** True once the calling thread takes part ({@link useCallingThread}). */
+  sharesRanges(): boolean {
+    return this.inline !== undefined && this.slots.length > 0;
+  }
+
+  /** Sends `job` to every worker (one still loading takes part once ready). */
+  shareRanges(job: RangeJob): RangeShare {
+    const results = new RangeResults(() => this.shares.delete(job.id));
+    if (this.broken !== undefined) results.fail(this.broken);
+    this.shares.set(job.id, results);
+    for (const s of this.slots) s.worker.postMessage({ type: "ranges", job } satisfies WorkerRequest);
+    return results;
   }
 
   async close(): Promise<void> {
@@ -174,12 +309,21 @@ export class ThreadPool implements ChunkPool {
 
   private spawn(script: URL, init: WorkerInit): void {
     const worker = new Worker(script, { workerData: init });
+    threadStats.workersStarted++;
     const slot: WorkerSlot = { worker, ready: false, outstanding: 0 };
     this.slots.push(slot);
     worker.on("message", (reply: WorkerReply) => {
       if (reply.type === "ready") {
         slot.ready = true;
         this.pump();
+        return;
+      }
+      if (reply.type === "range-result") {
+        this.shares.get(reply.job)?.resolve(reply.result.id, reply.result);
+        return;
+      }
+      if (reply.type === "failed" && reply.job !== undefined) {
+        this.fail(reply.usage ? new ValidateUsageError(reply.error) : new Error(reply.error));
         return;
       }
       const id = reply.type === "result" ? reply.result.id : reply.id;
@@ -203,7 +347,25 @@ export class ThreadPool implements ChunkPool {
     const jobs = [...[...this.running.values()].map((r) => r.job), ...this.queued.splice(0)];
     this.running.clear();
     for (const j of jobs) j.reject(this.broken);
+    for (const share of this.shares.values()) share.fail(this.broken);
   }
+}
+
+/** Numbers {@link RangeJob}s (one per shared file). */
+let rangeJobs = 0;
+
+/**
+ * Diagnostics (tests, benchmarks): how the last file shared out by chunk index was split — chunks
+ * the calling thread validated itself (`front`) and chunks the workers did (`back`) — and how many
+ * worker threads this process has started for `--jobs` so far (idle ones are reused).
+ */
+export const threadStats = { front: 0, back: 0, workersStarted: 0 };
+
+/** Session key → protocol version of a file's checkers so far (the workers' version guesses). */
+function hintsOf(state: FileState): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const [key, c] of state.checkers) out.push([key, c.protocolVersion]);
+  return out;
 }
 
 /** The compiled worker script, when this module runs from `dist/`; undefined from sources. */
@@ -212,11 +374,21 @@ export function workerScript(): URL | undefined {
   return import.meta.url.endsWith(".js") && existsSync(fileURLToPath(script)) ? script : undefined;
 }
 
+/** How long finished workers wait for the next run before they are stopped, ms. */
+export const IDLE_WORKERS_MS = 5000;
+
+/** The workers of the last finished run, kept for the next one with the same set-up. */
+let idle: { key: string; pool: ThreadPool; timer: NodeJS.Timeout } | undefined;
+/** The set-up key of each pool handed out by {@link startThreads} (undefined: not to be kept). */
+const poolKeys = new WeakMap<ThreadPool, string>();
+
 /**
  * The pool of a `jobs`-thread run when worker threads can be used (see the module comment):
- * `jobs - 1` workers, started at once; the caller adds itself with
- * {@link ThreadPool.useCallingThread} once its validators are loaded. Undefined when the chunks
- * must be processed in-process only ({@link InlinePool}).
+ * `jobs - 1` workers, started at once, or the idle workers of the previous run when it had the
+ * same set-up (warm: their validators are loaded and their code is compiled); the caller adds
+ * itself with {@link ThreadPool.useCallingThread} once its validators are loaded, and hands the
+ * pool back with {@link finishThreads}. Undefined when the chunks must be processed in-process
+ * only ({@link InlinePool}).
  */
 export function startThreads(options: ValidateOptions, jobs: number): ThreadPool | undefined {
   const script = workerScript();
@@ -225,7 +397,53 @@ export function startThreads(options: ValidateOptions, jobs: number): ThreadPool
   if (options.protocolVersion !== undefined) init.protocolVersion = options.protocolVersion;
   if (options.schema !== undefined) init.schema = options.schema;
   if (options.schemaPath !== undefined) init.schemaPath = options.schemaPath;
-  return new ThreadPool(script, jobs - 1, init);
+  // Workers that read a schema keep what they read: not kept for another run.
+  const key = options.schema === undefined && options.schemaPath === undefined ? `${jobs - 1} ${options.protocolVersion ?? ""}` : undefined;
+  if (idle !== undefined && idle.key === key) {
+    const { pool, timer } = idle;
+    idle = undefined;
+    clearTimeout(timer);
+    pool.hold(true);
+    poolKeys.set(pool, key);
+    return pool;
+  }
+  const pool = new ThreadPool(script, jobs - 1, init);
+  if (key !== undefined) poolKeys.set(pool, key);
+  return pool;
+}
+
+/**
+ * Hands back a pool from {@link startThreads} after its run: kept idle for the next run (for
+ * {@link IDLE_WORKERS_MS}, without keeping the process alive) when it is reusable, else closed.
+ */
+export async function finishThreads(pool: ThreadPool): Promise<void> {
+  const key = poolKeys.get(pool);
+  pool.useCallingThread(undefined);
+  if (key === undefined || !pool.reusable) {
+    await pool.close();
+    return;
+  }
+  const previous = idle;
+  pool.hold(false);
+  const timer = setTimeout(() => {
+    if (idle?.pool === pool) idle = undefined;
+    void pool.close();
+  }, IDLE_WORKERS_MS);
+  timer.unref();
+  idle = { key, pool, timer };
+  if (previous !== undefined) {
+    clearTimeout(previous.timer);
+    await previous.pool.close();
+  }
+}
+
+/** Stops the idle workers kept from the last `--jobs` run now (they stop by themselves after {@link IDLE_WORKERS_MS}). */
+export async function closeIdleWorkers(): Promise<void> {
+  const kept = idle;
+  idle = undefined;
+  if (kept === undefined) return;
+  clearTimeout(kept.timer);
+  await kept.pool.close();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,6 +454,7 @@ type Item =
   | { type: "har"; text: string }
   | { type: "chunk"; result: Promise<ChunkResult>; consumed?: () => void; progress?: { bytes: number; total: number }; fd?: number }
   | { type: "toolong"; bytes: number }
+  | { type: "ranges"; fh: FileHandle; size: number; file: ChunkFileContext; done: () => void }
   | { type: "end"; bytes: number; error?: unknown; close?: () => Promise<void> };
 
 /** An unbounded FIFO with one consumer that awaits items; closing ends (or fails) it. */
@@ -369,7 +588,8 @@ const MIN_CHUNK_BYTES = 256;
 
 /**
  * Validates `paths` with `pool` (see the module comment). `emit` gets every finding in file order;
- * `onFileDone` each file's summary after its last finding. Returns the summaries in input order.
+ * `onFileDone` each file's summary after its last finding. Closes `pool` at the end unless
+ * `keepPool` (it is closed on a failure in any case). Returns the summaries in input order.
  * @throws the first worker failure (a ValidateUsageError stays one).
  */
 export async function runPipeline(
@@ -380,8 +600,11 @@ export async function runPipeline(
   jobs: number,
   emit: (finding: Finding) => void,
   onFileDone: (file: FileSummary) => void,
+  keepPool = false,
 ): Promise<FileSummary[]> {
   const chunkBytes = Math.max(MIN_CHUNK_BYTES, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+  /** Regular files are shared out by chunk index (`consumeRanges`) when the calling thread takes part. */
+  const shared = pool.sharesRanges();
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const queue = new Queue<Item>();
   const slots = new Slots(2 * jobs + 2);
@@ -487,6 +710,13 @@ export async function runPipeline(
     }
     queue.push({ type: "open", index, path, format });
     const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
+    if (shared) {
+      // The consumer validates this file itself with the workers (`consumeRanges`); the next
+      // input is produced once it is done.
+      await new Promise<void>((done) => queue.push({ type: "ranges", fh, size, file, done }));
+      queue.push({ type: "end", bytes: size, close });
+      return;
+    }
     for (let start = 0; start < size && !aborted; start += chunkBytes) {
       await dispatch(index, { range: { fd: fh.fd, start, end: Math.min(size, start + chunkBytes), size } }, start === 0, file);
     }
@@ -636,6 +866,94 @@ export async function runPipeline(
     lineBase += view.result.lines;
   };
 
+  /**
+   * Validates a regular file with the workers (see {@link RangeJob}): this thread takes chunks from
+   * the front and validates them the single-threaded way (a {@link LineSplitter} into the file's
+   * reader, no rows), the workers take chunks from the back and return rows; where the two meet,
+   * this thread applies the workers' rows in file order. So this thread never builds rows, and the
+   * split follows the threads' actual speeds (a worker still loading its validators takes part
+   * when ready, or not at all for a small file). Returns false when the file became unreadable.
+   */
+  const consumeRanges = async (item: Extract<Item, { type: "ranges" }>): Promise<boolean> => {
+    const st = state!;
+    const { fh, size, file } = item;
+    const count = Math.ceil(size / chunkBytes);
+    const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count)));
+    const back = new Int32Array(new SharedArrayBuffer(4));
+    back[0] = count;
+    const splitter = new LineSplitter(
+      (text, no) => consumer!.line(text, no),
+      maxLineBytes,
+      (no, bytes) => st.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLineBytes)),
+      (no) => st.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
+    );
+    splitter.byteLines = byteLineReader(file.format, consumer!, st.dispatch, file.direction);
+    let share: RangeShare | undefined;
+    let scratch: Buffer | undefined;
+    let readable = true;
+    let mine = 0;
+    const progress = (): void => {
+      const done = mine + (share?.arrived ?? 0);
+      options.onProgress?.({ file: st.summary.file, bytesRead: Math.min(size, done * chunkBytes), totalBytes: size });
+    };
+    let k = 0;
+    try {
+      for (; k < count && claimFront(claims, k); k++) {
+        let read;
+        try {
+          read = readRange({ fd: fh.fd, start: k * chunkBytes, end: Math.min(size, (k + 1) * chunkBytes), size }, maxLineBytes, scratch);
+        } catch (err) {
+          st.unreadable(err);
+          readable = false;
+          break;
+        }
+        // A line left open (the input's last, without LF) keeps a view of the buffer: not reused then.
+        scratch = read.length > 0 && read.buffer[read.length - 1] !== LF ? undefined : read.buffer;
+        if (read.length > 0) splitter.push(read.buffer.subarray(0, read.length));
+        if (read.tooLong >= 0) {
+          splitter.lineNo++;
+          st.dispatch.problem("input/line-too-long", { line: splitter.lineNo }, tooLongMessage(read.tooLong, maxLineBytes));
+        }
+        mine++;
+        // After the first chunk (which usually fixes the protocol version: the workers' hints).
+        if (k === 0 && count > 1) share = pool.shareRanges({ id: rangeJobs++, fd: fh.fd, size, chunkBytes, count, claims: claims.buffer as SharedArrayBuffer, back: back.buffer as SharedArrayBuffer, file, hints: hintsOf(st) });
+        progress();
+        share?.step();
+        // Let the workers' results (and progress output) through.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      if (readable) splitter.end();
+      lineBase = splitter.lineNo;
+      if (!readable) {
+        // Stop the workers: what they hold is awaited (they read the file), and ignored.
+        for (let j = k + 1; j < count; j++) claimFront(claims, j);
+      }
+      for (let j = k; j < count; j++) {
+        if (share === undefined || Atomics.load(claims, j) !== CLAIM_BACK) continue;
+        const result = await share.result(j);
+        if (readable && result.readError !== undefined) {
+          st.unreadable(new Error(result.readError));
+          readable = false;
+        }
+        if (readable) {
+          try {
+            applyChunk(new ChunkView(result, reread!, fh.fd));
+          } catch (err) {
+            st.unreadable(err);
+            readable = false;
+          }
+        }
+        progress();
+      }
+    } finally {
+      share?.close();
+      threadStats.front = mine;
+      threadStats.back = 0;
+      for (let j = 0; j < count; j++) if (Atomics.load(claims, j) === CLAIM_BACK) threadStats.back++;
+    }
+    return readable;
+  };
+
   try {
     for (;;) {
       const next = await queue.next();
@@ -690,6 +1008,13 @@ export async function runPipeline(
           item.consumed?.();
           break;
         }
+        case "ranges":
+          try {
+            if (ok) ok = await consumeRanges(item);
+          } finally {
+            item.done();
+          }
+          break;
         case "toolong":
           if (ok) {
             lineBase++;
@@ -724,7 +1049,7 @@ export async function runPipeline(
     throw err;
   }
   await producing;
-  await pool.close();
+  if (!keepPool) await pool.close();
   return summaries;
 }
 

@@ -118,10 +118,14 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * - `maxIssuesPerMessage`: schema issues reported per message (default 20);
  * - `jobs`: threads that parse and schema-check chunks of the inputs — the calling thread and
  *   `jobs - 1` worker threads — while the calling thread also runs the session rules in file
- *   order (default 1: no chunking, everything on the calling thread). Findings are the same, in
- *   the same order, whatever `jobs`. Worker threads are used from the compiled code only and not
- *   with injected `validators`; otherwise the same chunked processing runs in-process. Capped at
- *   the number of chunks of the inputs and at `os.availableParallelism()` (see `usableJobs`);
+ *   order (default 1: no chunking, everything on the calling thread). A regular file is shared
+ *   by chunk index: the calling thread validates chunks from the front, the workers take them
+ *   from the back. Findings are the same, in the same order, whatever `jobs`. Worker threads are
+ *   used from the compiled code only and not with injected `validators`; otherwise the same
+ *   chunked processing runs in-process. Finished workers stay idle for `IDLE_WORKERS_MS` for the
+ *   next call with the same options (they never keep the process alive; `closeIdleWorkers`).
+ *   Capped at the number of chunks of the inputs and at `os.availableParallelism()` (see
+ *   `usableJobs`);
  * - `chunkBytes`: size of the chunks handed to `jobs` workers (default 1 MiB, at least 256 bytes;
  *   the first chunk of a file is at least 64 KiB); a tuning and testing knob.
  */

@@ -6,7 +6,7 @@
  * buffer, for chunks sent as bytes). Chunks are processed one at a time, in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { ChunkProcessor, type ChunkResult, type ChunkTask } from "./chunk.js";
+import { ChunkProcessor, claimBack, rangeTask, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
 import type { WorkerInit, WorkerReply, WorkerRequest } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type ValidateOptions } from "./types.js";
@@ -46,26 +46,50 @@ async function handle(task: ChunkTask, setup: ValidatorSetup, processor: ChunkPr
   return result;
 }
 
-// Chunks are processed one at a time, in the order received.
+/** Posts a chunk's result, transferring its row table (and the chunk's buffer, for buffer tasks). */
+function reply(message: WorkerReply & { result: ChunkResult }): void {
+  const result = message.result;
+  const transfer: ArrayBuffer[] = [result.rows.buffer as ArrayBuffer];
+  if (result.buffer.byteLength > 0) transfer.push(result.buffer);
+  port!.postMessage(message, transfer);
+}
+
+function failure(err: unknown, id: number, job?: number): WorkerReply {
+  return {
+    type: "failed",
+    id,
+    error: err instanceof Error ? err.message : String(err),
+    usage: err instanceof ValidateUsageError,
+    ...(job === undefined ? {} : { job }),
+  };
+}
+
+/** A shared file: takes chunks from the back until none is left (see `RangeJob`). */
+async function shareOf(job: RangeJob, setup: ValidatorSetup, processor: ChunkProcessor): Promise<void> {
+  const claims = new Int32Array(job.claims);
+  const back = new Int32Array(job.back);
+  for (;;) {
+    const k = claimBack(claims, back);
+    if (k < 0) return;
+    reply({ type: "range-result", job: job.id, result: await handle(rangeTask(job, k), setup, processor) });
+  }
+}
+
+// Requests are served one at a time, in the order received.
 let previous: Promise<unknown> = Promise.resolve();
 port.on("message", (request: WorkerRequest) => {
+  if (request.type === "ranges") {
+    const job = request.job;
+    previous = previous
+      .then(() => ready)
+      .then(({ setup, processor }) => shareOf(job, setup, processor))
+      .catch((err: unknown) => port.postMessage(failure(err, -1, job.id)));
+    return;
+  }
   const task = request.task;
   previous = previous
     .then(() => ready)
     .then(({ setup, processor }) => handle(task, setup, processor))
-    .then((result) => {
-      const reply: WorkerReply = { type: "result", result };
-      const transfer: ArrayBuffer[] = [result.rows.buffer as ArrayBuffer];
-      if (result.buffer.byteLength > 0) transfer.push(result.buffer);
-      port.postMessage(reply, transfer);
-    })
-    .catch((err: unknown) => {
-      const reply: WorkerReply = {
-        type: "failed",
-        id: task.id,
-        error: err instanceof Error ? err.message : String(err),
-        usage: err instanceof ValidateUsageError,
-      };
-      port.postMessage(reply);
-    });
+    .then((result) => reply({ type: "result", result }))
+    .catch((err: unknown) => port.postMessage(failure(err, task.id)));
 });

@@ -7,7 +7,7 @@
  * real worker threads are used. Validators are the built-in generated ones (no ../shared needed).
  */
 import { execFile } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +18,8 @@ import { validatorsFor } from "../../src/mcp/validation.js";
 import { ChunkProcessor, ChunkView, KIND_COMPACT, KIND_LOCAL, KIND_TOOLONG, readRange, type ChunkTask } from "../../src/validate/chunk.js";
 import { MISS } from "../../src/validate/facts.js";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
-import { LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
+import { IDLE_WORKERS_MS, LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
+import { threadStats } from "../../src/validate/pipeline.js";
 import { prepareValidators } from "../../src/validate/setup.js";
 import { ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
 
@@ -141,6 +142,18 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   it.each([256, 700, 4096, 1 << 20])("with chunks of %i bytes", async (chunkBytes) => {
     const many = await validateFiles([capture], { jobs: 2, chunkBytes });
     expect(strip(many)).toEqual(strip(single));
+  });
+
+  it("splits a regular file between the calling thread (from the front) and the workers (from the back)", async () => {
+    // From sources the pool is in-process and takes one chunk from the back per chunk the calling
+    // thread validates, so both halves are exercised: direct validation and rows from chunks.
+    for (const chunkBytes of [256, 700, 4096]) {
+      const many = await validateFiles([capture], { jobs: 2, chunkBytes });
+      expect(strip(many)).toEqual(strip(single));
+      expect(threadStats.front, `front, chunks of ${chunkBytes}`).toBeGreaterThan(1);
+      expect(threadStats.back, `back, chunks of ${chunkBytes}`).toBeGreaterThan(1);
+      expect(Math.abs(threadStats.front - threadStats.back), `balance, chunks of ${chunkBytes}`).toBeLessThanOrEqual(1);
+    }
   });
 
   it("with over-long lines dropped (maxLineBytes smaller than some lines, larger than the chunks)", async () => {
@@ -389,10 +402,27 @@ describe("LineSplitter over-long lines", () => {
   });
 });
 
+/**
+ * Runs `script` (an ES module, written to `name` in the test directory) in a child process, where
+ * the compiled modules load without the test runner's transforms; env ROOT_URL (the checkout) and
+ * INPUT. @returns its stdout. @throws when it fails or runs over 60 s.
+ */
+async function runScript(name: string, script: string, input: string): Promise<string> {
+  const scriptPath = join(dir, name);
+  await writeFile(scriptPath, script);
+  return new Promise<string>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [scriptPath],
+      { env: { ...process.env, ROOT_URL: pathToFileURL(`${ROOT}/`).href, INPUT: input }, maxBuffer: 64 << 20, timeout: 60_000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+    );
+  });
+}
+
 describe("compiled code with worker threads", () => {
   it("a pool of worker threads alone (no help from the calling thread) gives the single-threaded findings", async () => {
     requireBuiltCli();
-    // In a child process: the compiled modules load there without the test runner's transforms.
     const script = `
       const dist = new URL("dist/validate/", process.env.ROOT_URL);
       const pipeline = await import(new URL("pipeline.js", dist));
@@ -402,21 +432,46 @@ describe("compiled code with worker threads", () => {
       const findings = [];
       const files = await pipeline.runPipeline([process.env.INPUT], { chunkBytes: 4096 }, setup, pool, 3, (f) => findings.push(f), () => {});
       process.stdout.write(JSON.stringify({ findings, files }));`;
-    const scriptPath = join(dir, "thread-pool.mjs");
-    await writeFile(scriptPath, script);
-    const out = await new Promise<string>((resolve, reject) => {
-      execFile(
-        process.execPath,
-        [scriptPath],
-        { env: { ...process.env, ROOT_URL: pathToFileURL(`${ROOT}/`).href, INPUT: capture }, maxBuffer: 64 << 20 },
-        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
-      );
-    });
+    const out = await runScript("thread-pool.mjs", script, capture);
     const threaded = JSON.parse(out) as { findings: Finding[]; files: unknown };
     const one = await validateFiles([capture], {});
     expect(threaded.findings.length).toBeGreaterThan(0);
     expect(threaded.findings).toEqual(one.findings);
     expect(threaded.files).toEqual(one.summary.files);
+  });
+
+  it("shares files with warm workers: reused by the next run, and never keeping the process alive", async () => {
+    requireBuiltCli();
+    // About 5 MB in 16 KiB chunks: a warm worker takes part in every run.
+    const big = join(dir, "warm.capture.jsonl");
+    const body = mixedCapture().slice(1);
+    await writeFile(big, `${Array.from({ length: 30 }, () => body).join("\n")}\n`);
+    const script = `
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const { threadStats } = await import(new URL("dist/validate/pipeline.js", process.env.ROOT_URL));
+      const strip = (r) => JSON.stringify({ findings: r.findings, files: r.summary.files.map((f) => ({ ...f })) });
+      const one = strip(await lib.validateFiles([process.env.INPUT], {}));
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        const many = strip(await lib.validateFiles([process.env.INPUT], { jobs: 2, chunkBytes: 16384 }));
+        runs.push({ same: many === one, front: threadStats.front, back: threadStats.back, started: threadStats.workersStarted });
+      }
+      process.stdout.write(JSON.stringify({ runs, findings: JSON.parse(one).findings.length, end: Date.now() }));`;
+    const out = await runScript("warm-pool.mjs", script, big);
+    const exited = Date.now();
+    const r = JSON.parse(out) as { runs: Array<{ same: boolean; front: number; back: number; started: number }>; findings: number; end: number };
+    expect(r.findings).toBeGreaterThan(100);
+    for (const run of r.runs) {
+      expect(run.same).toBe(true);
+      expect(run.front).toBeGreaterThan(0);
+      expect(run.front + run.back).toBe(Math.ceil(statSync(big).size / 16384));
+    }
+    // One worker for all three runs (started by the first, idle and reused by the others)...
+    expect(r.runs.map((x) => x.started)).toEqual([1, 1, 1]);
+    // ...which, warm, takes chunks from the back...
+    expect(r.runs[1]!.back + r.runs[2]!.back).toBeGreaterThan(0);
+    // ...and does not hold the process until its idle timeout (IDLE_WORKERS_MS, 5 s).
+    expect(exited - r.end).toBeLessThan(IDLE_WORKERS_MS - 1000);
   });
 
   it("validate --jobs 2 prints the same report and exit code as without --jobs", async () => {
