@@ -403,9 +403,11 @@ export function startThreads(options: ValidateOptions, jobs: number): ThreadPool
     const { pool, timer } = idle;
     idle = undefined;
     clearTimeout(timer);
-    pool.hold(true);
-    poolKeys.set(pool, key);
-    return pool;
+    if (pool.reusable) {
+      pool.hold(true);
+      return pool;
+    }
+    void pool.close(); // a worker died while idle
   }
   const pool = new ThreadPool(script, jobs - 1, init);
   if (key !== undefined) poolKeys.set(pool, key);
