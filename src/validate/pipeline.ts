@@ -3,11 +3,12 @@
  * worker threads and the main thread, which also applies the session rules.
  *
  * Regular files are shared by chunk index (1 MiB byte ranges; a chunk is the lines that start in
- * its range): the main thread validates chunks from the front itself, exactly as without
- * `--jobs` (no rows), while the workers take chunks from the back, each claim one atomic
- * operation on a shared table (see `RangeJob` in `chunk.ts`); where the two meet, the main thread
- * applies the workers' rows in file order. The split thus follows the threads' real speeds: a
- * worker still loading takes part when it is ready, or not at all in a small file.
+ * its range): the main thread goes through the chunks in order, validating each free one itself
+ * exactly as without `--jobs` (no rows) and applying the rows of each one a worker took; the
+ * workers take chunks a few ahead of the main thread, and near the end from the back, each claim
+ * one atomic operation on a shared table (see `RangeJob` in `chunk.ts`). The split thus follows
+ * the threads' real speeds (a worker still loading takes part when it is ready, or not at all in
+ * a small file), and the main thread rarely waits.
  *
  * Streams (stdin, pipes) go through two loops on the main thread: the producer cuts them into
  * 1 MiB buffers at their last newline (transferred, not copied) and hands them to a ready worker
@@ -36,11 +37,11 @@ import { open, type FileHandle } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import {
-  CLAIM_BACK,
   ChunkProcessor,
   ChunkView,
-  claimBack,
   claimFront,
+  LOOKAHEAD_CHUNKS,
+  RangeClaims,
   KIND_COMPACT,
   KIND_LOCAL,
   KIND_TOOLONG,
@@ -68,9 +69,8 @@ export interface ChunkPool {
   /** Stops the workers. */
   close(): Promise<void>;
   /**
-   * Shares out a regular file's chunks ({@link RangeJob}: the calling thread from the front, the
-   * workers from the back); only when {@link sharesRanges}, else every chunk goes through
-   * {@link run}.
+   * Shares out a regular file's chunks ({@link RangeJob}: the calling thread in order, the workers
+   * ahead of it); only when {@link sharesRanges}, else every chunk goes through {@link run}.
    */
   shareRanges(job: RangeJob): RangeShare;
   /** True when {@link shareRanges} may be used: the calling thread takes part. */
@@ -83,7 +83,7 @@ export interface RangeShare {
   result(k: number): Promise<ChunkResult>;
   /** Results returned so far. */
   readonly arrived: number;
-  /** In-process pools: claim and process one chunk from the back now; threads: nothing. */
+  /** In-process pools: claim and process one chunk now, as a worker would; threads: nothing. */
   step(): void;
   /** The job is over (every claimed result was taken). */
   close(): void;
@@ -178,13 +178,12 @@ export class InlinePool implements ChunkPool {
   sharesRanges(): boolean {
     return true;
   }
-  /** Emulates one worker: {@link RangeShare.step} takes and processes one chunk from the back. */
+  /** Emulates one worker: {@link RangeShare.step} takes and processes one chunk as a worker would. */
   shareRanges(job: RangeJob): RangeShare {
     const results = new RangeResults();
-    const claims = new Int32Array(job.claims);
-    const back = new Int32Array(job.back);
+    const claims = new RangeClaims(job);
     results.step = () => {
-      const k = claimBack(claims, back);
+      const k = claims.next();
       if (k >= 0) results.resolve(k, this.processor.process(rangeTask(job, k)));
     };
     return results;
@@ -869,20 +868,21 @@ export async function runPipeline(
   };
 
   /**
-   * Validates a regular file with the workers (see {@link RangeJob}): this thread takes chunks from
-   * the front and validates them the single-threaded way (a {@link LineSplitter} into the file's
-   * reader, no rows), the workers take chunks from the back and return rows; where the two meet,
-   * this thread applies the workers' rows in file order. So this thread never builds rows, and the
-   * split follows the threads' actual speeds (a worker still loading its validators takes part
-   * when ready, or not at all for a small file). Returns false when the file became unreadable.
+   * Validates a regular file with the workers (see {@link RangeJob}): this thread goes through the
+   * chunks in order, validating each free one the single-threaded way (a {@link LineSplitter} into
+   * the file's reader, no rows) and applying the rows of each one a worker took; the workers take
+   * chunks {@link LOOKAHEAD_CHUNKS} ahead of this thread, and near the end from the back, so that
+   * this thread rarely waits for them and both are busy to the end. Rows are built only for what a
+   * worker did, and the split follows the threads' real speeds (a worker still loading its
+   * validators takes part when ready, or not at all in a small file). Returns false when the file
+   * became unreadable.
    */
   const consumeRanges = async (item: Extract<Item, { type: "ranges" }>): Promise<boolean> => {
     const st = state!;
     const { fh, size, file } = item;
     const count = Math.ceil(size / chunkBytes);
     const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count)));
-    const back = new Int32Array(new SharedArrayBuffer(4));
-    back[0] = count;
+    const position = new Int32Array(new SharedArrayBuffer(4));
     const splitter = new LineSplitter(
       (text, no) => consumer!.line(text, no),
       maxLineBytes,
@@ -894,64 +894,68 @@ export async function runPipeline(
     let scratch: Buffer | undefined;
     let readable = true;
     let mine = 0;
+    let theirs = 0;
     const progress = (): void => {
-      const done = mine + (share?.arrived ?? 0);
-      options.onProgress?.({ file: st.summary.file, bytesRead: Math.min(size, done * chunkBytes), totalBytes: size });
+      options.onProgress?.({ file: st.summary.file, bytesRead: Math.min(size, (mine + theirs) * chunkBytes), totalBytes: size });
     };
-    let k = 0;
     try {
-      for (; k < count && claimFront(claims, k); k++) {
-        let read;
-        try {
-          read = readRange({ fd: fh.fd, start: k * chunkBytes, end: Math.min(size, (k + 1) * chunkBytes), size }, maxLineBytes, scratch);
-        } catch (err) {
-          st.unreadable(err);
-          readable = false;
-          break;
-        }
-        // A line left open (the input's last, without LF) keeps a view of the buffer: not reused then.
-        scratch = read.length > 0 && read.buffer[read.length - 1] !== LF ? undefined : read.buffer;
-        if (read.length > 0) splitter.push(read.buffer.subarray(0, read.length));
-        if (read.tooLong >= 0) {
-          splitter.lineNo++;
-          st.dispatch.problem("input/line-too-long", { line: splitter.lineNo }, tooLongMessage(read.tooLong, maxLineBytes));
-        }
-        mine++;
-        // After the first chunk (which usually fixes the protocol version: the workers' hints).
-        if (k === 0 && count > 1) share = pool.shareRanges({ id: rangeJobs++, fd: fh.fd, size, chunkBytes, count, claims: claims.buffer as SharedArrayBuffer, back: back.buffer as SharedArrayBuffer, file, hints: hintsOf(st) });
-        progress();
-        share?.step();
-        // Let the workers' results (and progress output) through.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      if (readable) splitter.end();
-      lineBase = splitter.lineNo;
-      if (!readable) {
-        // Stop the workers: what they hold is awaited (they read the file), and ignored.
-        for (let j = k + 1; j < count; j++) claimFront(claims, j);
-      }
-      for (let j = k; j < count; j++) {
-        if (share === undefined || Atomics.load(claims, j) !== CLAIM_BACK) continue;
-        const result = await share.result(j);
-        if (readable && result.readError !== undefined) {
-          st.unreadable(new Error(result.readError));
-          readable = false;
-        }
-        if (readable) {
+      for (let k = 0; k < count; k++) {
+        Atomics.store(position, 0, k);
+        if (claimFront(claims, k)) {
+          if (!readable) continue; // taken only to keep the workers off the rest of the file
+          let read;
           try {
-            applyChunk(new ChunkView(result, reread!, fh.fd));
+            read = readRange({ fd: fh.fd, start: k * chunkBytes, end: Math.min(size, (k + 1) * chunkBytes), size }, maxLineBytes, scratch);
           } catch (err) {
             st.unreadable(err);
             readable = false;
+            continue;
           }
+          scratch = read.buffer;
+          if (read.length > 0) splitter.push(read.buffer.subarray(0, read.length));
+          // A chunk is whole lines: this only reads the input's last line when it has no LF (or a
+          // line of a file that changed under us), so no line is left open in the reused buffer.
+          splitter.end();
+          if (read.tooLong >= 0) {
+            splitter.lineNo++;
+            st.dispatch.problem("input/line-too-long", { line: splitter.lineNo }, tooLongMessage(read.tooLong, maxLineBytes));
+          }
+          mine++;
+          // After the first chunk (which usually fixes the protocol version: the workers' hints).
+          if (k === 0 && count > 1) {
+            const job: RangeJob = { id: rangeJobs++, fd: fh.fd, size, chunkBytes, count, file, hints: hintsOf(st), lookahead: LOOKAHEAD_CHUNKS, claims: claims.buffer as SharedArrayBuffer, position: position.buffer as SharedArrayBuffer };
+            share = pool.shareRanges(job);
+          }
+          progress();
+          share?.step();
+          // Let the workers' results (and progress output) through.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        } else {
+          // A worker's chunk (it read the file: awaited even when the rest is not used).
+          const result = await share!.result(k);
+          theirs++;
+          if (readable && result.readError !== undefined) {
+            st.unreadable(new Error(result.readError));
+            readable = false;
+          }
+          if (readable) {
+            lineBase = splitter.lineNo;
+            try {
+              applyChunk(new ChunkView(result, reread!, fh.fd));
+            } catch (err) {
+              st.unreadable(err);
+              readable = false;
+            }
+            splitter.lineNo = lineBase;
+          }
+          progress();
         }
-        progress();
       }
+      lineBase = splitter.lineNo;
     } finally {
       share?.close();
       threadStats.front = mine;
-      threadStats.back = 0;
-      for (let j = 0; j < count; j++) if (Atomics.load(claims, j) === CLAIM_BACK) threadStats.back++;
+      threadStats.back = theirs;
     }
     return readable;
   };

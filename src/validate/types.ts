@@ -119,8 +119,8 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * - `jobs`: threads that parse and schema-check chunks of the inputs — the calling thread and
  *   `jobs - 1` worker threads — while the calling thread also runs the session rules in file
  *   order (default 1: no chunking, everything on the calling thread). A regular file is shared
- *   by chunk index: the calling thread validates chunks from the front, the workers take them
- *   from the back. Findings are the same, in the same order, whatever `jobs`. Worker threads are
+ *   by chunk index: the calling thread validates chunks in order, the workers take chunks
+ *   ahead of it. Findings are the same, in the same order, whatever `jobs`. Worker threads are
  *   used from the compiled code only and not with injected `validators`; otherwise the same
  *   chunked processing runs in-process. Finished workers stay idle for `IDLE_WORKERS_MS` for the
  *   next call with the same options (they never keep the process alive; `closeIdleWorkers`).

@@ -6,7 +6,7 @@
  * buffer, for chunks sent as bytes). Chunks are processed one at a time, in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { ChunkProcessor, claimBack, rangeTask, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
+import { ChunkProcessor, RangeClaims, rangeTask, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
 import type { WorkerInit, WorkerReply, WorkerRequest } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type ValidateOptions } from "./types.js";
@@ -64,12 +64,11 @@ function failure(err: unknown, id: number, job?: number): WorkerReply {
   };
 }
 
-/** A shared file: takes chunks from the back until none is left (see `RangeJob`). */
+/** A shared file: takes chunks ahead of the calling thread until none is left (see `RangeJob`). */
 async function shareOf(job: RangeJob, setup: ValidatorSetup, processor: ChunkProcessor): Promise<void> {
-  const claims = new Int32Array(job.claims);
-  const back = new Int32Array(job.back);
+  const claims = new RangeClaims(job);
   for (;;) {
-    const k = claimBack(claims, back);
+    const k = claims.next();
     if (k < 0) return;
     reply({ type: "range-result", job: job.id, result: await handle(rangeTask(job, k), setup, processor) });
   }

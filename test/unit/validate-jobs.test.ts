@@ -15,13 +15,27 @@ import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { ChunkProcessor, ChunkView, KIND_COMPACT, KIND_LOCAL, KIND_TOOLONG, readRange, type ChunkTask } from "../../src/validate/chunk.js";
+import {
+  CLAIM_BACK,
+  CLAIM_FREE,
+  CLAIM_FRONT,
+  claimForWorker,
+  claimFront,
+  ChunkProcessor,
+  ChunkView,
+  KIND_COMPACT,
+  KIND_LOCAL,
+  KIND_TOOLONG,
+  readRange,
+  type ChunkTask,
+} from "../../src/validate/chunk.js";
 import { MISS } from "../../src/validate/facts.js";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
 import { IDLE_WORKERS_MS, LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { threadStats } from "../../src/validate/pipeline.js";
 import { prepareValidators } from "../../src/validate/setup.js";
 import { ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
+import { mulberry32 } from "../helpers/prng.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const OLD = "2025-03-26";
@@ -144,9 +158,9 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
     expect(strip(many)).toEqual(strip(single));
   });
 
-  it("splits a regular file between the calling thread (from the front) and the workers (from the back)", async () => {
-    // From sources the pool is in-process and takes one chunk from the back per chunk the calling
-    // thread validates, so both halves are exercised: direct validation and rows from chunks.
+  it("shares a regular file between the calling thread (in order) and the workers (chunks ahead of it)", async () => {
+    // From sources the pool is in-process and takes one chunk, as a worker would, per chunk the
+    // calling thread validates, so both paths are exercised: direct validation and rows from chunks.
     for (const chunkBytes of [256, 700, 4096]) {
       const many = await validateFiles([capture], { jobs: 2, chunkBytes });
       expect(strip(many)).toEqual(strip(single));
@@ -294,6 +308,58 @@ describe("file byte ranges (what a worker reads)", () => {
 });
 
 describe("request id bookkeeping", () => {
+  it("hands every chunk of a shared file to exactly one thread: workers ahead of the calling thread, then from the back", () => {
+    const table = (n: number) => ({ claims: new Int32Array(new SharedArrayBuffer(4 * n)), position: new Int32Array(new SharedArrayBuffer(4)) });
+    // The first free chunk at least `lookahead` ahead, at or after the worker's cursor...
+    const t = table(40);
+    t.position[0] = 3;
+    expect(claimForWorker(t.claims, t.position, 16, 0)).toBe(19);
+    expect(claimForWorker(t.claims, t.position, 16, 20)).toBe(20);
+    expect(claimFront(t.claims, 19)).toBe(false);
+    // ...else the last free one after the calling thread...
+    t.position[0] = 30;
+    expect(claimForWorker(t.claims, t.position, 16, 21)).toBe(39);
+    expect(claimForWorker(t.claims, t.position, 16, 40)).toBe(38);
+    // ...and none at or before its position.
+    for (let j = 31; j < 38; j++) expect(claimFront(t.claims, j)).toBe(true);
+    expect(claimForWorker(t.claims, t.position, 16, 40)).toBe(-1);
+    expect(Atomics.load(t.claims, 30)).toBe(CLAIM_FREE);
+
+    // Random interleavings of the calling thread and 1-3 workers: each chunk is taken once, by
+    // the calling thread exactly when its claim wins, and a worker never takes a chunk the
+    // calling thread has passed.
+    const random = mulberry32(7);
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 1 + Math.floor(random() * 80);
+      const workers = 1 + Math.floor(random() * 3);
+      const lookahead = 1 + Math.floor(random() * 20);
+      const { claims, position } = table(n);
+      const from = new Array<number>(workers).fill(0);
+      const owner = new Array<string>(n).fill("");
+      let k = 0;
+      const done = new Array<boolean>(workers).fill(false);
+      while (k < n) {
+        const w = Math.floor(random() * (workers + 1)) - 1;
+        if (w < 0 || done[w]) {
+          Atomics.store(position, 0, k);
+          if (claimFront(claims, k)) owner[k] = owner[k] === "" ? "front" : "twice";
+          else expect(owner[k]).toMatch(/^w/);
+          k++;
+        } else {
+          const j = claimForWorker(claims, position, lookahead, from[w]!);
+          if (j < 0) done[w] = true;
+          else {
+            expect(j).toBeGreaterThan(Atomics.load(position, 0));
+            owner[j] = owner[j] === "" ? `w${w}` : "twice";
+            from[w] = j + 1;
+          }
+        }
+      }
+      expect(owner.filter((o) => o === "" || o === "twice")).toEqual([]);
+      for (let j = 0; j < n; j++) expect(Atomics.load(claims, j)).toBe(owner[j] === "front" ? CLAIM_FRONT : CLAIM_BACK);
+    }
+  });
+
   it("remembers sequential, large, negative, fractional and string ids with their first line", () => {
     const ids = new IdRegistry();
     const all: Array<string | number> = [0, 1, 2, 5000, 3_000_000_000, -4, 2.5, "a", "2"];
