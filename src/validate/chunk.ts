@@ -1013,7 +1013,7 @@ export class ChunkView implements VerdictSource {
     let n = 0;
     while (n < len) {
       const got = readSync(this.fd!, buf, n, len - n, fileStart + off + n);
-      if (got === 0) throw new Error(`file shrank while being read (line ${this.line(row)})`);
+      if (got === 0) throw new Error("file shrank while being read");
       n += got;
     }
     return buf;

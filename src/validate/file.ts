@@ -252,6 +252,7 @@ export async function validateFile(
   const progress = options.onProgress;
   const report = (): void => progress?.({ file: path, bytesRead: summary.bytes, totalBytes: input.size });
   let ok = true;
+  let splitter: LineSplitter | undefined;
   try {
     const iter = input.chunks[Symbol.asyncIterator]();
     const head: Buffer[] = [];
@@ -291,7 +292,7 @@ export async function validateFile(
     } else {
       const consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");
       const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-      const splitter = new LineSplitter(
+      splitter = new LineSplitter(
         (text, no) => consumer.line(text, no),
         maxLine,
         (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
@@ -314,6 +315,8 @@ export async function validateFile(
       summary.lines = splitter.lineNo;
     }
   } catch (err) {
+    // The lines read before the error were checked: they are counted.
+    if (splitter !== undefined) summary.lines = splitter.lineNo;
     state.unreadable(err);
     ok = false;
   }

@@ -12,14 +12,14 @@ import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { CHUNK_BYTES, validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
-import { finishThreads, InlinePool, runPipeline, startThreads } from "./pipeline.js";
+import { finishThreads, idleThreadsFor, InlinePool, MIN_CHUNKS_FOR_NEW_THREADS, runPipeline, startThreads, threadsWouldStart } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
 export { LineSplitter } from "./lines.js";
-export { closeIdleWorkers, IDLE_WORKERS_MS } from "./pipeline.js";
+export { closeIdleWorkers, IDLE_WORKERS_MS, MIN_CHUNKS_FOR_NEW_THREADS } from "./pipeline.js";
 export { detectFormat } from "./readers/detect.js";
 export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type ReportFormat, type ReporterOptions } from "./report/index.js";
 
@@ -81,17 +81,21 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
 /**
  * The threads worth starting for `options.jobs`: no more than the inputs have chunks (a regular
  * file of S bytes has at most ceil(S / chunkBytes); stdin, pipes and other streams count as
- * unbounded) and no more than `os.availableParallelism()`; at least 1.
+ * unbounded) and no more than `os.availableParallelism()`; at least 1. One when new worker
+ * threads would have to be started for inputs of fewer than {@link MIN_CHUNKS_FOR_NEW_THREADS}
+ * chunks (idle workers of an earlier run with the same options are used whatever the size).
  */
 export async function usableJobs(paths: readonly string[], options: ValidateOptions): Promise<number> {
   const wanted = Math.max(1, Math.floor(options.jobs ?? 1));
   if (wanted === 1) return 1;
   const chunkBytes = Math.max(256, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+  // Counted up to what decides: `wanted`, and whether new worker threads would pay off.
+  const enough = Math.max(wanted, MIN_CHUNKS_FOR_NEW_THREADS);
   let chunks = 0;
   for (const path of paths) {
-    if (chunks >= wanted) break;
+    if (chunks >= enough) break;
     if (path === "-") {
-      chunks = wanted;
+      chunks = enough;
       break;
     }
     try {
@@ -101,7 +105,12 @@ export async function usableJobs(paths: readonly string[], options: ValidateOpti
       chunks += 1; // unreadable: reported as such, nothing to share out
     }
   }
-  return Math.max(1, Math.min(wanted, chunks, availableParallelism()));
+  const jobs = Math.max(1, Math.min(wanted, chunks, availableParallelism()));
+  // New worker threads cost ~0.1 s of start-up and compile their code cold: for a smaller input
+  // they make a one-shot run slower than one thread (BENCHMARKS.md, "validate"). Idle warm ones
+  // (an earlier run in this process) are used whatever the size.
+  if (jobs > 1 && chunks < MIN_CHUNKS_FOR_NEW_THREADS && threadsWouldStart(options, jobs) && !idleThreadsFor(options, jobs)) return 1;
+  return jobs;
 }
 
 /** Adds up per-file summaries. */

@@ -373,6 +373,29 @@ export function workerScript(): URL | undefined {
   return import.meta.url.endsWith(".js") && existsSync(fileURLToPath(script)) ? script : undefined;
 }
 
+/**
+ * Inputs of fewer chunks than this (160 MiB with the default 1 MiB chunks) run on one thread
+ * rather than start worker threads: measured on the 2-vCPU benchmark machine, a one-shot
+ * `--jobs 2` run was slower than `--jobs 1` up to ~100 MB and faster from ~200 MB.
+ */
+export const MIN_CHUNKS_FOR_NEW_THREADS = 160;
+
+/** True when a `jobs`-thread run with `options` would use worker threads (compiled code, built-in or schema validators). */
+export function threadsWouldStart(options: ValidateOptions, jobs: number): boolean {
+  return jobs > 1 && workerScript() !== undefined && options.validators === undefined;
+}
+
+/** True when idle workers of an earlier run can serve a `jobs`-thread run with `options` now. */
+export function idleThreadsFor(options: ValidateOptions, jobs: number): boolean {
+  const key = poolKey(options, jobs);
+  return key !== undefined && idle !== undefined && idle.key === key && idle.pool.reusable;
+}
+
+/** The key under which a pool for `options` is kept idle; undefined: not kept (a schema was read). */
+function poolKey(options: ValidateOptions, jobs: number): string | undefined {
+  return options.schema === undefined && options.schemaPath === undefined ? `${jobs - 1} ${options.protocolVersion ?? ""}` : undefined;
+}
+
 /** How long finished workers wait for the next run before they are stopped, ms. */
 export const IDLE_WORKERS_MS = 5000;
 
@@ -397,7 +420,7 @@ export function startThreads(options: ValidateOptions, jobs: number): ThreadPool
   if (options.schema !== undefined) init.schema = options.schema;
   if (options.schemaPath !== undefined) init.schemaPath = options.schemaPath;
   // Workers that read a schema keep what they read: not kept for another run.
-  const key = options.schema === undefined && options.schemaPath === undefined ? `${jobs - 1} ${options.protocolVersion ?? ""}` : undefined;
+  const key = poolKey(options, jobs);
   if (idle !== undefined && idle.key === key) {
     const { pool, timer } = idle;
     idle = undefined;
@@ -451,7 +474,7 @@ export async function closeIdleWorkers(): Promise<void> {
 // producer → consumer sequence
 
 type Item =
-  | { type: "open"; index: number; path: string; format?: InputFormat; error?: unknown }
+  | { type: "open"; index: number; path: string; format?: InputFormat; error?: unknown; bytes?: number }
   | { type: "har"; text: string }
   | { type: "chunk"; result: Promise<ChunkResult>; consumed?: () => void; progress?: { bytes: number; total: number }; fd?: number }
   | { type: "toolong"; bytes: number }
@@ -729,6 +752,9 @@ export async function runPipeline(
   const produceStream = async (index: number, path: string, source: StreamSource): Promise<void> => {
     let bytes = 0;
     const progress = options.onProgress;
+    let opened = false;
+    /** After a read error: sends the whole lines read before it (as without --jobs). */
+    let flush: (() => Promise<void>) | undefined;
     try {
       let buf = take(Math.max(chunkBytes, SNIFF_BYTES)); // the format is sniffed from the first 64 KiB
       let used = 0;
@@ -748,6 +774,7 @@ export async function runPipeline(
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
         queue.push({ type: "open", index, path, format });
+        opened = true;
         const parts: Buffer[] = [Buffer.from(buf.subarray(0, used))];
         while (!eof) {
           used = 0;
@@ -760,12 +787,17 @@ export async function runPipeline(
         return;
       }
       queue.push({ type: "open", index, path, format });
+      opened = true;
       const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
       const send = (b: Buffer, length: number, first: boolean): Promise<void> =>
         dispatch(index, { buffer: b.buffer as ArrayBuffer, length }, first, file);
       let first = true;
       let skipping = false;
       let skipped = 0;
+      flush = async () => {
+        const last = skipping || used === 0 ? -1 : buf.lastIndexOf(LF, used - 1);
+        if (last >= 0) await send(buf, last + 1, first);
+      };
       for (;;) {
         if (aborted) {
           await source.close().catch(() => {});
@@ -819,7 +851,19 @@ export async function runPipeline(
         used = tail;
       }
     } catch (err) {
-      queue.push({ type: "end", bytes, error: err, close: () => source.close().catch(() => {}) });
+      const close = (): Promise<void> => source.close().catch(() => {});
+      if (!opened) {
+        // While sniffing the format: unreadable from the start, as without --jobs.
+        queue.push({ type: "open", index, path, error: err, bytes });
+        await close();
+        return;
+      }
+      try {
+        await flush?.();
+      } catch {
+        // aborted meanwhile: the consumer is gone
+      }
+      queue.push({ type: "end", bytes, error: err, close });
       return;
     }
     queue.push({ type: "end", bytes, close: () => source.close().catch(() => {}) });
@@ -972,6 +1016,7 @@ export async function runPipeline(
           lineBase = 0;
           ok = true;
           if (item.error !== undefined) {
+            state.summary.bytes = item.bytes ?? 0;
             state.unreadable(item.error);
             const summary = state.finish(false);
             summaries.push(summary);

@@ -206,6 +206,41 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
     expect(many.summary.files.map((f) => f.format ?? "unreadable")).toEqual(["capture", "har", "unreadable", "claude-log", "capture", "jsonl"]);
   });
 
+  it("for a stdin that fails with a read error, before and after the format is sniffed and chunks were sent", async () => {
+    // Regression: with --jobs an early error crashed (TypeError, no summary), and a later one lost
+    // the lines read before it. Now both runs check the whole lines read and end unreadable.
+    const data = Buffer.from(Array.from({ length: 40 }, () => mixedCapture().slice(1)).join("\n"));
+    const failing = (at: number): Readable => {
+      let pos = 0;
+      return new Readable({
+        highWaterMark: 1,
+        read() {
+          if (pos >= at) {
+            this.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
+            return;
+          }
+          const n = Math.min(4096, at - pos);
+          this.push(data.subarray(pos, pos + n));
+          pos += n;
+        },
+      });
+    };
+    for (const at of [0, 1000, 100_000, 300_000]) {
+      const one = await validateFiles(["-"], { stdin: failing(at) });
+      const many = await validateFiles(["-"], { jobs: 2, chunkBytes: 65536, stdin: failing(at) });
+      expect(strip(many), `error after ${at} bytes`).toEqual(strip(one));
+      const file = one.summary.files[0]!;
+      expect(file.unreadable).toMatch(/ECONNRESET/);
+      expect(file.bytes).toBe(at);
+      if (at >= 100_000) {
+        // Past the sniffed head: the lines read were checked, and counted.
+        expect(one.findings.length).toBeGreaterThan(10);
+        expect(file.lines).toBeGreaterThan(100);
+        expect(file.messages).toBeGreaterThan(100);
+      }
+    }
+  });
+
   it("for a Claude Desktop log interleaving two servers", async () => {
     const lines: string[] = [];
     for (const server of ["alpha", "beta"]) {
