@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { CHUNK_BYTES, validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
 import { finishThreads, idleThreadsFor, InlinePool, MIN_CHUNKS_FOR_NEW_THREADS, runPipeline, startThreads, threadsWouldStart } from "./pipeline.js";
-import { prepareValidators, type ValidatorSetup } from "./setup.js";
+import { loadSchema, prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
@@ -38,8 +38,9 @@ export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type Repor
  *   given more than once. I/O
  *   errors on inputs never throw: they become `input/unreadable` findings (exit code 2).
  */
-export async function validateFiles(paths: readonly string[], options: ValidateOptions = {}): Promise<ValidateResult> {
+export async function validateFiles(paths: readonly string[], given: ValidateOptions = {}): Promise<ValidateResult> {
   const started = performance.now();
+  let options = given;
   const findings: Finding[] = [];
   const onFinding = options.onFinding ?? ((f: Finding) => void findings.push(f));
   const files: FileSummary[] = [];
@@ -48,6 +49,9 @@ export async function validateFiles(paths: readonly string[], options: ValidateO
   const jobs = await usableJobs(paths, options);
 
   if (jobs > 1) {
+    // The schema file is read once, here: the workers and this thread compile the same text even
+    // if the file changes meanwhile. (Its path stays the label of the findings.)
+    if (options.schemaPath !== undefined && options.schema === undefined) options = { ...options, schema: await loadSchema(options.schemaPath) };
     // Workers start loading their validators while this thread loads its own.
     const threads = startThreads(options, jobs);
     let setup: ValidatorSetup;

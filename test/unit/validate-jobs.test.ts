@@ -314,6 +314,28 @@ describe("chunk processing (what a worker hands the main thread)", () => {
 });
 
 describe("file byte ranges (what a worker reads)", () => {
+  it("re-reads a line of a range task from the file, and says so without a chunk-relative line number when the file shrank", async () => {
+    const setup = await prepareValidators({});
+    const path = join(dir, "shrinks.capture.jsonl");
+    const head = `${rec("c2s", { jsonrpc: "2.0", id: 9, method: "ping" })}\n`;
+    const init = rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } });
+    await writeFile(path, `${head}${head}${init}\n`);
+    const fd = openSync(path, "r");
+    try {
+      // The chunk starting in the second line's range: lines 2 and 3 of the file.
+      const size = statSync(path).size;
+      const task: ChunkTask = { id: 1, range: { fd, start: head.length, end: size, size }, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 1 << 20 }, hints: [["", V]] };
+      const result = new ChunkProcessor(setup).process(task);
+      const view = new ChunkView(result, () => undefined, fd);
+      expect(view.kind(1)).toBe(KIND_LOCAL); // initialize: the main thread reads it again
+      expect(view.text(1)).toBe(init);
+      await writeFile(path, head); // truncated under the reader
+      expect(() => view.text(1)).toThrow(/^file shrank while being read$/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it("gives every line to exactly one range, whatever the range size; over-long lines are counted, not kept", async () => {
     const text = `${"\ufeff"}first\n\nsecond line\r\n${"c".repeat(50)}\nd\n${"e".repeat(30)}\r\nlast, no newline`;
     const path = join(dir, "ranges.txt");
