@@ -33,8 +33,9 @@ interface CliOptions {
   listRules?: boolean;
 }
 
-function positiveInt(value: string): number {
-  const n = Number(value);
+/** `--jobs`: decimal digits only (`Number` would also take "1e1", " 2" and "0x2"), 1 to 256. */
+export function positiveInt(value: string): number {
+  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > 256) throw new InvalidArgumentError("must be an integer from 1 to 256");
   return n;
 }
@@ -64,9 +65,14 @@ export function registerValidateCommand(program: Command): void {
 }
 
 async function runValidate(files: string[], opts: CliOptions): Promise<number> {
-  // `validate ... | head`: a closed pipe ends the run quietly instead of crashing on EPIPE.
+  // `validate ... | head`: after the reader closed the pipe (EPIPE) the report is no longer
+  // written, but the run goes on, so that the exit status still says whether errors were found.
+  let piped = true;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+    if (err.code === "EPIPE") {
+      piped = false;
+      return;
+    }
     throw err;
   });
   if (opts.listRules === true) {
@@ -83,7 +89,12 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
     inputs = ["-"];
   }
   const color = process.stdout.isTTY === true && process.env.NO_COLOR === undefined && opts.format === "text";
-  const reporter = createReporter(opts.format, { write: (s) => void process.stdout.write(s), color });
+  const reporter = createReporter(opts.format, {
+    write: (s) => {
+      if (piped) process.stdout.write(s);
+    },
+    color,
+  });
 
   let bar: ProgressBar | undefined;
   if (process.stderr.isTTY === true) {

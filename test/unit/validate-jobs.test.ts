@@ -6,7 +6,7 @@
  * run); the last group runs the compiled CLI (dist/, built by the vitest global setup) so that
  * real worker threads are used. Validators are the built-in generated ones (no ../shared needed).
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { closeSync, openSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -34,7 +34,7 @@ import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js
 import { IDLE_WORKERS_MS, LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { threadStats } from "../../src/validate/pipeline.js";
 import { prepareValidators } from "../../src/validate/setup.js";
-import { ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
+import { CLI, ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
 import { mulberry32 } from "../helpers/prng.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
@@ -595,6 +595,30 @@ describe("compiled code with worker threads", () => {
     expect(r.runs[1]!.back + r.runs[2]!.back).toBeGreaterThan(0);
     // ...and does not hold the process until its idle timeout (IDLE_WORKERS_MS, 5 s).
     expect(exited - r.end).toBeLessThan(IDLE_WORKERS_MS - 1000);
+  });
+
+  it("validate into a pipe its reader closes early (| head -1) still exits 1 when errors were found", async () => {
+    requireBuiltCli();
+    // Regression: on EPIPE the JSON report exited 0 whatever the findings.
+    const big = join(dir, "epipe.capture.jsonl");
+    await writeFile(big, `${Array.from({ length: 30 }, () => mixedCapture().slice(1)).join("\n")}\n`);
+    const child = spawn(process.execPath, [CLI, "validate", "--format", "json", big], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    expect(stderr).toBe("");
+    expect(code).toBe(1);
+  });
+
+  it("validate --jobs takes decimal integers from 1 to 256 only (usage error, exit 2, otherwise)", async () => {
+    requireBuiltCli();
+    for (const bad of ["0", "257", "1e1", " 2", "0x2", "2.0", "-1", ""]) {
+      const r = await runCli(["validate", "--jobs", bad, capture]);
+      expect(r.code, `--jobs ${JSON.stringify(bad)}`).toBe(2);
+      expect(r.stderr).toMatch(/must be an integer from 1 to 256/);
+    }
+    expect((await runCli(["validate", "--format", "json", "--jobs", "08", capture])).code).toBe(1);
   });
 
   it("validate --jobs 2 prints the same report and exit code as without --jobs", async () => {
