@@ -11,6 +11,7 @@ import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
+import { SNIFF_BYTES } from "../../src/validate/readers/detect.js";
 import { LineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
 import { MAX_HAR_BYTES, sseData } from "../../src/validate/readers/har.js";
@@ -109,6 +110,13 @@ describe("format detection", () => {
     expect(detectFormat(head("streamable-http.har"), "recording.json")).toBe("har");
     expect(detectFormat("garbage", "x.HAR")).toBe("har");
     expect(detectFormat(JSON.stringify({ log: { entries: [] } }), "one-line")).toBe("har");
+  });
+
+  it("detects a capture whose first line is longer than the sniffed head", () => {
+    // Regression: a first record over 64 KiB (a big first message) was taken for JSONL.
+    const record = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(70_000) }] } } });
+    expect(detectFormat(record.slice(0, SNIFF_BYTES), "input")).toBe("capture");
+    expect(detectFormat(record.slice(0, SNIFF_BYTES).replace('"dir":"s2c"', '"dir":"up"'), "input")).toBe("jsonl");
   });
 
   it("falls back to jsonl for text that is nothing known", () => {

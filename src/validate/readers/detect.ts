@@ -6,6 +6,8 @@
  *    → `har`;
  * 2. a first non-blank line that is a JSON object with `dir` `c2s`/`s2c` and `msg`, `raw` or `dropped`
  *    → `capture`;
+ *    — or, when the first line does not fit in the head, one that opens the way `serve --capture`
+ *    writes a record (`{"ts":"…","dir":"c2s"|"s2c","msg":`, or `raw`/`dropped`) → `capture`;
  * 3. any other JSON first line → `jsonl`;
  * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`), or a first
  *    line with its prefix, `<ISO-8601 timestamp> [name] [level]` (either order; e.g. the log of a
@@ -15,6 +17,9 @@
  */
 import type { InputFormat } from "../types.js";
 import { CLAUDE_LOG_LINE, CLAUDE_LOG_PREFIX } from "./claude-log.js";
+
+/** The start of a record as `serve --capture` writes it (`ts`, `dir`, then `msg`, `raw` or `dropped`). */
+const CAPTURE_PREFIX = /^\{"ts":"[^"\\]*","dir":"(?:c2s|s2c)","(?:msg|raw|dropped)":/;
 
 /** Bytes of head read before deciding. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -43,6 +48,8 @@ export function detectFormat(head: string, path: string): InputFormat {
     }
     return "jsonl";
   }
+  // A first line longer than the head (a big first message): the record prefix `serve --capture` writes.
+  if (CAPTURE_PREFIX.test(first)) return "capture";
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
   if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
   return "jsonl";
