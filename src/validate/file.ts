@@ -56,6 +56,22 @@ export function byteLineReader(
   };
 }
 
+/**
+ * The splitter of a line-format file validated on the calling thread: lines into `consumer` (the
+ * format's reader over `state`'s dispatch), undecoded lines to {@link byteLineReader} first,
+ * over-long and invalid UTF-8 lines reported through `state`.
+ */
+export function fileLineSplitter(state: FileState, consumer: LineConsumer, format: Exclude<InputFormat, "har">, dir: Direction, maxLine: number): LineSplitter {
+  const splitter = new LineSplitter(
+    (text, no) => consumer.line(text, no),
+    maxLine,
+    (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
+    (no) => state.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
+  );
+  splitter.byteLines = byteLineReader(format, consumer, state.dispatch, dir);
+  return splitter;
+}
+
 /** The `input/invalid-utf8` message. */
 export const BAD_UTF8_MESSAGE = "line is not valid UTF-8; checked with the invalid bytes replaced by U+FFFD";
 
@@ -290,15 +306,8 @@ export async function validateFile(
       state.har(harText(parts, summary.bytes));
       ok = summary.unreadable === undefined;
     } else {
-      const consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");
-      const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-      splitter = new LineSplitter(
-        (text, no) => consumer.line(text, no),
-        maxLine,
-        (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
-        (no) => state.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
-      );
-      splitter.byteLines = byteLineReader(format, consumer, state.dispatch, options.direction ?? "c2s");
+      const direction = options.direction ?? "c2s";
+      splitter = fileLineSplitter(state, lineReader(format, state.dispatch, direction), format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {

@@ -54,8 +54,7 @@ import {
   type RangeJob,
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
-import { BAD_UTF8_MESSAGE, byteLineReader, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, lineReader, tooLongMessage } from "./file.js";
-import { LineSplitter } from "./lines.js";
+import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, lineReader, tooLongMessage } from "./file.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
@@ -81,8 +80,6 @@ export interface ChunkPool {
 export interface RangeShare {
   /** The result of chunk `k`, which a worker has claimed. @throws (rejects with) a worker failure. */
   result(k: number): Promise<ChunkResult>;
-  /** Results returned so far. */
-  readonly arrived: number;
   /** In-process pools: claim and process one chunk now, as a worker would; threads: nothing. */
   step(): void;
   /** The job is over (every claimed result was taken). */
@@ -96,7 +93,6 @@ class RangeResults implements RangeShare {
     { promise: Promise<ChunkResult>; resolve: (r: ChunkResult) => void; reject: (e: Error) => void; taken: boolean; settled: boolean }
   >();
   private failure: Error | undefined;
-  arrived = 0;
 
   constructor(private readonly onClose: () => void = () => {}) {}
 
@@ -125,7 +121,6 @@ class RangeResults implements RangeShare {
   }
 
   resolve(k: number, r: ChunkResult): void {
-    this.arrived++;
     const e = this.entry(k);
     e.resolve(r);
     if (e.taken) this.entries.delete(k);
@@ -413,8 +408,8 @@ const poolKeys = new WeakMap<ThreadPool, string>();
  * only ({@link InlinePool}).
  */
 export function startThreads(options: ValidateOptions, jobs: number): ThreadPool | undefined {
-  const script = workerScript();
-  if (script === undefined || options.validators !== undefined) return undefined;
+  if (!threadsWouldStart(options, jobs)) return undefined;
+  const script = workerScript()!;
   const init: WorkerInit = {};
   if (options.protocolVersion !== undefined) init.protocolVersion = options.protocolVersion;
   if (options.schema !== undefined) init.schema = options.schema;
@@ -651,12 +646,7 @@ export async function runPipeline(
   const recycle = (ab: ArrayBuffer): void => {
     if (ab.byteLength === chunkBytes && free.length < 4 * jobs + 4) free.push(ab);
   };
-  const hints = (index: number): Array<[string, string]> => {
-    if (current === undefined || current.index !== index) return [];
-    const out: Array<[string, string]> = [];
-    for (const [key, c] of current.state.checkers) out.push([key, c.protocolVersion]);
-    return out;
-  };
+  const hints = (index: number): Array<[string, string]> => (current === undefined || current.index !== index ? [] : hintsOf(current.state));
 
   // ---- producer ----
   // The first chunk of a file usually holds the initialize exchange, which fixes the protocol
@@ -913,7 +903,7 @@ export async function runPipeline(
 
   /**
    * Validates a regular file with the workers (see {@link RangeJob}): this thread goes through the
-   * chunks in order, validating each free one the single-threaded way (a {@link LineSplitter} into
+   * chunks in order, validating each free one the single-threaded way (`fileLineSplitter` into
    * the file's reader, no rows) and applying the rows of each one a worker took; the workers take
    * chunks {@link LOOKAHEAD_CHUNKS} ahead of this thread, and near the end from the back, so that
    * this thread rarely waits for them and both are busy to the end. Rows are built only for what a
@@ -927,13 +917,7 @@ export async function runPipeline(
     const count = Math.ceil(size / chunkBytes);
     const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, count)));
     const position = new Int32Array(new SharedArrayBuffer(4));
-    const splitter = new LineSplitter(
-      (text, no) => consumer!.line(text, no),
-      maxLineBytes,
-      (no, bytes) => st.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLineBytes)),
-      (no) => st.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
-    );
-    splitter.byteLines = byteLineReader(file.format, consumer!, st.dispatch, file.direction);
+    const splitter = fileLineSplitter(st, consumer!, file.format, file.direction, maxLineBytes);
     let share: RangeShare | undefined;
     let scratch: Buffer | undefined;
     let readable = true;
