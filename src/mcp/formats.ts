@@ -45,6 +45,16 @@ export function isLatin1Base64(value: string): boolean {
   return base64Check(value, true);
 }
 
+/**
+ * {@link isLatin1Base64} for a part of a longer payload that is not its end (its length a
+ * multiple of 4): the same test, with no padding allowed. A payload cut into such parts and a
+ * last part is well-formed base64 iff every part before the last passes this and the last passes
+ * {@link isLatin1Base64} (the alphabet test is per character; `=` may only end the whole).
+ */
+export function isLatin1Base64Part(value: string): boolean {
+  return value.charCodeAt(value.length - 1) !== EQUALS && base64Check(value, true);
+}
+
 function base64Check(value: string, latin1: boolean): boolean {
   const length = value.length;
   if (length % 4 !== 0) return false;

@@ -21,7 +21,7 @@
  * no trace. Lines that are not valid UTF-8 are never split (the caller reports those).
  */
 import { isAscii, isUtf8 } from "node:buffer";
-import { isLatin1Base64, verifiedBase64 } from "../mcp/formats.js";
+import { isLatin1Base64, isLatin1Base64Part, verifiedBase64 } from "../mcp/formats.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 
 /** Lines shorter than this (bytes) are read the ordinary way. */
@@ -62,6 +62,38 @@ function keyFollows(line: Buffer, at: number): boolean {
 }
 
 /**
+ * Payload strings are made of parts of at most this many characters (a multiple of 4), joined:
+ * V8 allocates a string this short in the young generation (memory it reuses) and joins them
+ * into a rope (ConsString) without copying, where one string of the whole payload (often MiB)
+ * would go to the large-object space, on fresh pages: the page faults made that allocation cost
+ * ~5x more than copying the bytes (BENCHMARKS.md, "Results (2026-12-01, second session)").
+ */
+export const BASE64_PART_CHARS = 32 * 1024;
+
+/**
+ * The string value of an ASCII payload `bytes` when it is well-formed base64 (the `byte` format,
+ * {@link isLatin1Base64}), else undefined. The string is a rope of {@link BASE64_PART_CHARS} parts, each
+ * checked on its own ({@link isLatin1Base64Part}, which together give the whole's verdict); its
+ * characters are those of the bytes (ASCII), as JSON.parse of the quoted bytes gives them.
+ */
+export function base64Value(bytes: Buffer): string | undefined {
+  const n = bytes.length;
+  if (n % 4 !== 0) return undefined;
+  if (n <= BASE64_PART_CHARS) {
+    const whole = bytes.toString("latin1");
+    return isLatin1Base64(whole) ? whole : undefined;
+  }
+  let value = "";
+  for (let at = 0; at < n; at += BASE64_PART_CHARS) {
+    const end = Math.min(n, at + BASE64_PART_CHARS);
+    const part = bytes.toString("latin1", at, end);
+    if (!(end === n ? isLatin1Base64(part) : isLatin1Base64Part(part))) return undefined;
+    value += part;
+  }
+  return value;
+}
+
+/**
  * Splits `bytes[start, end)` (one line, without terminator) as described in the module comment.
  * @returns undefined when the line keeps its ordinary path (short, not UTF-8, no such string).
  */
@@ -84,13 +116,11 @@ export function splitBigLine(bytes: Buffer, start: number, end: number): SplitLi
     if (close - open - 1 >= BIG_STRING_BYTES) {
       if (backslash !== -1 && backslash <= open) backslash = line.indexOf(BACKSLASH, open + 1);
       if ((backslash === -1 || backslash > close) && !keyFollows(line, close + 1)) {
-        // Base64 is ASCII: only an ASCII payload can pass, and for ASCII bytes UTF-8 decoding
-        // (JSON's reading of them) gives one-byte characters. (Not "latin1": Node makes a Latin-1
-        // string over ~1 MB an external string, whose header V8 allocates in the old space; a run
-        // over many large payloads then fills the old space and triggers full GCs.)
+        // Base64 is ASCII: only an ASCII payload can pass, and for ASCII bytes Latin-1 decoding
+        // gives what UTF-8 decoding (JSON's reading of them) gives.
         const payload = line.subarray(open + 1, close);
-        const value = isAscii(payload) ? payload.toString("utf8") : undefined;
-        if (value !== undefined && isLatin1Base64(value)) {
+        const value = isAscii(payload) ? base64Value(payload) : undefined;
+        if (value !== undefined) {
           parts.push(line.toString("utf8", from, open + 1), PLACEHOLDER_JSON, String(strings.length));
           strings.push(value);
           from = close;

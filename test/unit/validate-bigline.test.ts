@@ -4,7 +4,7 @@
  */
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { BIG_LINE_BYTES, BigLineConsumer, splitBigLine } from "../../src/validate/bigline.js";
+import { BASE64_PART_CHARS, base64Value, BIG_LINE_BYTES, BigLineConsumer, splitBigLine } from "../../src/validate/bigline.js";
 import { lineReader } from "../../src/validate/file.js";
 import { validateFiles } from "../../src/validate/index.js";
 import { dispatchRecorder } from "../helpers/dispatch-recorder.js";
@@ -128,6 +128,57 @@ describe("long-line fast path", () => {
     expect(splitBigLine(bad, 0, bad.length)).toBeUndefined();
     const ok = Buffer.from(`{"a":"${data}"}`);
     expect(splitBigLine(ok, 0, ok.length)?.strings).toEqual([data]);
+  });
+});
+
+describe("long-line fast path: payload strings made of parts", () => {
+  const reference = (s: string): boolean => s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s);
+  const ASCII_STRAY = ["=", "==", "-", "_", " ", ".", "\u0000", "\u007f", "A"];
+
+  it("gives the byte format's verdict and the payload's characters, with strays at and around every part boundary", () => {
+    const rand = prng(21);
+    let accepted = 0;
+    let rejected = 0;
+    for (const parts of [1, 2, 3]) {
+      for (const pad of ["", "=", "=="]) {
+        // Exactly `parts` parts, a part and a bit, and a part short of a boundary.
+        for (const extra of [0, 4, -4]) {
+          const n = parts * BASE64_PART_CHARS + extra;
+          if (n <= 0) continue;
+          let s = Array.from({ length: n }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[Math.floor(rand() * 64)]).join("");
+          s = s.slice(0, n - pad.length) + pad;
+          const positions = [0, 1, n - 1, n - 2, n - 3];
+          for (let k = 1; k <= parts; k++) positions.push(k * BASE64_PART_CHARS - 1, k * BASE64_PART_CHARS, k * BASE64_PART_CHARS + 1);
+          const cases = [s, s.slice(0, -1), `${s}A`];
+          for (const at of positions.filter((p) => p >= 0 && p < n)) {
+            for (const stray of ASCII_STRAY) cases.push(s.slice(0, at) + stray + s.slice(at + stray.length));
+          }
+          for (const c of cases) {
+            const value = base64Value(Buffer.from(c, "latin1"));
+            expect(value !== undefined, `${parts} parts, pad ${JSON.stringify(pad)}, ${c.length} chars`).toBe(reference(c));
+            if (value !== undefined) {
+              expect(value === c).toBe(true);
+              accepted++;
+            } else {
+              rejected++;
+            }
+          }
+        }
+      }
+    }
+    expect(accepted).toBeGreaterThan(20);
+    expect(rejected).toBeGreaterThan(200);
+  });
+
+  it("a line with a multi-part payload gives the reader's events for its full text", async () => {
+    const data = b64(3 * BASE64_PART_CHARS, prng(22)); // 4 parts of base64 characters
+    expect(data.length).toBeGreaterThan(3 * BASE64_PART_CHARS);
+    const line = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data, mimeType: "image/png" }] } } });
+    const split = splitBigLine(Buffer.from(line), 0, Buffer.byteLength(line));
+    expect(split?.strings).toEqual([data]);
+    const r = both("capture", line);
+    expect(r.taken).toBe(true);
+    expect(r.fast).toEqual(r.plain);
   });
 });
 
