@@ -195,7 +195,10 @@ export interface ChunkResult {
   lines: number;
   /** Lines the reader ignored (blank lines, non-message log lines). */
   skipped: number;
-  /** `count` rows of {@link COLS} numbers, see the C_* constants. */
+  /**
+   * `count` rows of {@link COLS} numbers, see the C_* constants: a store of the processor's pool,
+   * shared with it; the reader hands it back with {@link releaseRows} when done with the rows.
+   */
   rows: Float64Array;
   count: number;
   /** Strings referred to by rows (methods, string ids, tokens, sessions, versions). */
@@ -307,19 +310,66 @@ interface Guess {
   pending: { c2s: Map<Id, string>; s2c: Map<Id, string> };
 }
 
-/** Grows a Float64Array row store. */
+/** Row stores a processor keeps for reuse ({@link RowPool}); more in use at once are not kept. */
+const POOLED_ROW_STORES = 64;
+
+/**
+ * Row stores of a processor, reused: each is a Float64Array over a SharedArrayBuffer whose first
+ * 8 bytes hold an in-use flag (Int32 at 0). A store goes out with its {@link ChunkResult}
+ * (shared, not copied or transferred) and the thread that reads the rows hands it back with
+ * {@link releaseRows} (an `Atomics.store` of the flag), so that no new memory is allocated per
+ * chunk: a fresh ~170 KB store per 1 MiB chunk cost the worker the allocation and its zeroing,
+ * and both threads the garbage collections that external memory brings on (BENCHMARKS.md).
+ */
+class RowPool {
+  private readonly stores: Float64Array[] = [];
+
+  /** A free store of at least `length` numbers, marked in use. */
+  take(length: number): Float64Array {
+    const stores = this.stores;
+    for (let i = 0; i < stores.length; i++) {
+      const d = stores[i]!;
+      const flag = new Int32Array(d.buffer, 0, 1);
+      if (Atomics.load(flag, 0) !== 0) continue;
+      if (d.length >= length) {
+        Atomics.store(flag, 0, 1);
+        return d;
+      }
+      stores.splice(i--, 1); // free but too small: replaced by a larger one below
+    }
+    const d = new Float64Array(new SharedArrayBuffer(8 + 8 * length), 8, length);
+    Atomics.store(new Int32Array(d.buffer, 0, 1), 0, 1);
+    if (stores.length < POOLED_ROW_STORES) stores.push(d);
+    return d;
+  }
+}
+
+/**
+ * Hands the row store of `result` back to the processor that filled it, once its rows have been
+ * read (a no-op for results without one). The result's rows must not be read afterwards.
+ */
+export function releaseRows(result: ChunkResult): void {
+  const buffer = result.rows.buffer;
+  if (buffer instanceof SharedArrayBuffer && result.rows.byteOffset === 8) Atomics.store(new Int32Array(buffer, 0, 1), 0, 0);
+}
+
+/** A growing row store taken from a {@link RowPool}. */
 class Rows {
   data: Float64Array;
   count = 0;
-  /** @param capacity rows to allocate at first (the store doubles when full). */
-  constructor(capacity: number) {
-    this.data = new Float64Array(COLS * Math.max(64, capacity));
+  /** @param capacity rows to take at first (a larger store is taken when full). */
+  constructor(
+    private readonly pool: RowPool,
+    capacity: number,
+  ) {
+    this.data = pool.take(COLS * Math.max(64, capacity));
   }
   add(): number {
     const base = this.count * COLS;
     if (base + COLS > this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
+      const grown = this.pool.take(this.data.length * 2);
+      grown.set(this.data.subarray(0, base));
+      releaseRows({ rows: this.data } as ChunkResult);
       this.data = grown;
     }
     this.count++;
@@ -350,6 +400,8 @@ export class ChunkProcessor {
   private candidates = new Map<Defs, { c2s?: SchemaCheck[]; s2c?: SchemaCheck[] }>();
   /** Rows the largest chunk so far needed (the first allocation of the next chunk's row store). */
   private rowsHint = 1024;
+  /** @internal Row stores of this processor's results. */
+  readonly rowPool = new RowPool();
   /** The chunk being processed: where the readers' events go. */
   private current: ChunkRun | undefined;
   private readonly readers = new Map<string, ChunkReader>();
@@ -445,6 +497,9 @@ export class ChunkProcessor {
         if (nl === -1) break;
         start = nl + 1;
       }
+    } catch (err) {
+      releaseRows({ rows: rows.data } as ChunkResult); // (no result will carry it)
+      throw err;
     } finally {
       this.current = undefined;
     }
@@ -571,7 +626,7 @@ class ChunkRun {
     readonly bidirectional: boolean,
     rowsCapacity: number,
   ) {
-    this.rows = new Rows(rowsCapacity);
+    this.rows = new Rows(p.rowPool, rowsCapacity);
     this.hints = new Map(task.hints);
   }
 

@@ -51,6 +51,7 @@ import {
   type ChunkTask,
   rangeTask,
   readRange,
+  releaseRows,
   type RangeJob,
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
@@ -976,6 +977,7 @@ export async function runPipeline(
             }
             splitter.lineNo = lineBase;
           }
+          releaseRows(result);
           progress();
         }
       }
@@ -1039,6 +1041,7 @@ export async function runPipeline(
               ok = false;
             }
           }
+          releaseRows(result);
           recycle(result.buffer);
           item.consumed?.();
           break;

@@ -2,11 +2,11 @@
  * Worker-thread entry for `--jobs` (see `pipeline.ts` and `chunk.ts`): prepares the validators
  * named by its `workerData` ({@link WorkerInit}; the generated ones are loaded per protocol
  * revision when first needed), says `ready`, then answers each chunk it is sent with
- * the chunk's {@link ChunkResult}, transferring the row table (and handing back the chunk's
+ * the chunk's {@link ChunkResult}, sharing its row table (and handing back the chunk's
  * buffer, for chunks sent as bytes). Chunks are processed one at a time, in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { ChunkProcessor, RangeClaims, rangeTask, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
+import { ChunkProcessor, RangeClaims, rangeTask, releaseRows, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
 import type { WorkerInit, WorkerReply, WorkerRequest } from "./pipeline.js";
 import { prepareValidators, type ValidatorSetup } from "./setup.js";
 import { ValidateUsageError, type ValidateOptions } from "./types.js";
@@ -41,17 +41,19 @@ async function handle(task: ChunkTask, setup: ValidatorSetup, processor: ChunkPr
     const more = lazy.takeRequested();
     if (more.length === 0) break;
     await lazy.load(more);
+    releaseRows(result);
     result = processor.process(task);
   }
   return result;
 }
 
-/** Posts a chunk's result, transferring its row table (and the chunk's buffer, for buffer tasks). */
+/**
+ * Posts a chunk's result: its row table is shared memory (the main thread releases it), the
+ * chunk's buffer (buffer tasks) is transferred back.
+ */
 function reply(message: WorkerReply & { result: ChunkResult }): void {
   const result = message.result;
-  const transfer: ArrayBuffer[] = [result.rows.buffer as ArrayBuffer];
-  if (result.buffer.byteLength > 0) transfer.push(result.buffer);
-  port!.postMessage(message, transfer);
+  port!.postMessage(message, result.buffer.byteLength > 0 ? [result.buffer] : []);
 }
 
 function failure(err: unknown, id: number, job?: number): WorkerReply {

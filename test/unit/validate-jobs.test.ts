@@ -27,9 +27,10 @@ import {
   KIND_LOCAL,
   KIND_TOOLONG,
   readRange,
+  releaseRows,
   type ChunkTask,
 } from "../../src/validate/chunk.js";
-import { MISS } from "../../src/validate/facts.js";
+import { MISS, newFacts } from "../../src/validate/facts.js";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
 import { IDLE_WORKERS_MS, LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { threadStats } from "../../src/validate/pipeline.js";
@@ -310,6 +311,38 @@ describe("chunk processing (what a worker hands the main thread)", () => {
     expect(view.verdict(1, "JSONRPCRequest", "message", OLD)).toBe(MISS);
     expect(view.verdict(1, "ListToolsRequest", "message", V)).toBe(MISS);
     expect(view.tooLongBytes(7)).toBe(30_001);
+  });
+});
+
+describe("row stores (shared between a worker and the main thread)", () => {
+  it("a released store is reused by the next chunk, one still in use is not, and reuse does not change the rows", async () => {
+    const setup = await prepareValidators({});
+    const processor = new ChunkProcessor(setup);
+    const chunk = (first: number): ChunkTask => {
+      const text = Array.from({ length: 50 }, (_, i) => rec("c2s", { jsonrpc: "2.0", id: first + i, method: "ping" })).join("\n");
+      const bytes = Buffer.from(text);
+      const buffer = new ArrayBuffer(bytes.length);
+      bytes.copy(Buffer.from(buffer));
+      return { id: first, buffer, length: bytes.length, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] };
+    };
+    const ids = (r: ReturnType<ChunkProcessor["process"]>): number[] => {
+      const view = new ChunkView(r, () => undefined);
+      const facts = newFacts();
+      return Array.from({ length: r.count }, (_, row) => {
+        view.fill(row, facts);
+        return facts.id as number;
+      });
+    };
+    const a = processor.process(chunk(100));
+    expect(a.rows.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const b = processor.process(chunk(200)); // a not released: another store
+    expect(b.rows.buffer).not.toBe(a.rows.buffer);
+    expect(ids(a)).toEqual(Array.from({ length: 50 }, (_, i) => 100 + i));
+    releaseRows(a);
+    const c = processor.process(chunk(300));
+    expect(c.rows.buffer).toBe(a.rows.buffer);
+    expect(ids(c)).toEqual(Array.from({ length: 50 }, (_, i) => 300 + i));
+    expect(ids(b)).toEqual(Array.from({ length: 50 }, (_, i) => 200 + i)); // untouched by c
   });
 });
 
