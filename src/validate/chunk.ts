@@ -307,7 +307,42 @@ interface Guess {
   defs: Defs;
   version: string;
   /** Requests seen in this chunk: id → method, per sender. */
-  pending: { c2s: Map<Id, string>; s2c: Map<Id, string> };
+  pending: { c2s: RequestMethods; s2c: RequestMethods };
+}
+
+/** Slots of a {@link RequestMethods} ring (a power of two). */
+const REQUEST_RING_SLOTS = 256;
+
+/**
+ * The methods of requests seen in a chunk by id, for the guesses (which result definition a
+ * response is checked against, whether it answers initialize): a `Map<id, method>` for ids that
+ * are not small non-negative integers, and for those a ring indexed by `id mod 256`, which costs
+ * no hash-table insert per request. A later request whose id falls in the same slot replaces an
+ * earlier one; a response to the earlier one then finds nothing, as for a request in an earlier
+ * chunk: its verdicts are left to the main thread (a miss), so the findings do not change.
+ */
+class RequestMethods {
+  private readonly ids = new Float64Array(REQUEST_RING_SLOTS).fill(-1);
+  private readonly methods: (string | undefined)[] = new Array<string | undefined>(REQUEST_RING_SLOTS).fill(undefined);
+  private readonly other = new Map<Id, string>();
+
+  set(id: Id, method: string): void {
+    if (typeof id === "number" && id >= 0 && id === (id | 0)) {
+      const i = id & (REQUEST_RING_SLOTS - 1);
+      this.ids[i] = id;
+      this.methods[i] = method;
+    } else {
+      this.other.set(id, method);
+    }
+  }
+
+  get(id: Id): string | undefined {
+    if (typeof id === "number" && id >= 0 && id === (id | 0)) {
+      const i = id & (REQUEST_RING_SLOTS - 1);
+      return this.ids[i] === id ? this.methods[i] : undefined;
+    }
+    return this.other.size === 0 ? undefined : this.other.get(id);
+  }
 }
 
 /** Row stores a processor keeps for reuse ({@link RowPool}); more in use at once are not kept. */
@@ -693,7 +728,7 @@ class ChunkRun {
         version = setup.forcedVersion ?? setup.defaultVersion;
         validators = setup.resolve(version)!;
       }
-      g = { validators, defs: defsFor(validators), version, pending: { c2s: new Map(), s2c: new Map() } };
+      g = { validators, defs: defsFor(validators), version, pending: { c2s: new RequestMethods(), s2c: new RequestMethods() } };
       this.guesses.set(session, g);
     }
     this.lastGuessKey = session;

@@ -314,6 +314,40 @@ describe("chunk processing (what a worker hands the main thread)", () => {
   });
 });
 
+describe("request methods a worker remembers within a chunk", () => {
+  it("a response gets its result verdict in the worker; after a later request took its id's ring slot, the main thread checks it, with the same findings", async () => {
+    const setup = await prepareValidators({});
+    const head = [
+      rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
+      rec("s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } }),
+      rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" }),
+    ];
+    const body = [
+      rec("c2s", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "a" } }),
+      rec("c2s", { jsonrpc: "2.0", id: 7, method: "tools/list" }),
+      rec("s2c", { jsonrpc: "2.0", id: 7, result: { tools: "not a list" } }), // answered in the chunk
+      rec("c2s", { jsonrpc: "2.0", id: 5 + 256, method: "tools/list" }), // same slot as id 5
+      rec("s2c", { jsonrpc: "2.0", id: 5, result: { content: "not a list" } }), // its request forgotten
+      rec("s2c", { jsonrpc: "2.0", id: 5 + 256, result: { tools: [] } }),
+    ];
+    const bytes = Buffer.from(body.join("\n"));
+    const buffer = new ArrayBuffer(bytes.length);
+    bytes.copy(Buffer.from(buffer));
+    const result = new ChunkProcessor(setup).process({ id: 1, buffer, length: bytes.length, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] });
+    const view = new ChunkView(result, () => undefined);
+    const failed = view.verdict(2, "ListToolsResult", "result", V);
+    expect(failed === MISS || failed === null ? failed : failed[0]?.pointer).toBe("/tools");
+    expect(view.verdict(4, "CallToolResult", "result", V)).toBe(MISS);
+    expect(view.verdict(5, "ListToolsResult", "result", V)).toBeNull();
+    // Through validateFiles: the same findings with and without --jobs (both results fail).
+    const path = join(dir, "ring.capture.jsonl");
+    await writeFile(path, [...head, ...body].join("\n"));
+    const single = await validateFiles([path], {});
+    expect(single.findings.filter((f) => f.rule === "schema/result").map((f) => f.line)).toEqual([6, 8]);
+    for (const chunkBytes of [200, 4096]) expect(strip(await validateFiles([path], { jobs: 2, chunkBytes }))).toEqual(strip(single));
+  });
+});
+
 describe("row stores (shared between a worker and the main thread)", () => {
   it("a released store is reused by the next chunk, one still in use is not, and reuse does not change the rows", async () => {
     const setup = await prepareValidators({});
