@@ -12,6 +12,7 @@ import { SessionChecker } from "./checker.js";
 import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
+import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
@@ -224,16 +225,20 @@ export class FileState {
 
 interface Input {
   size: number | undefined;
+  /** Not a regular file (stdin, a FIFO): a writer may pause in it (live.ts). */
+  live: boolean;
   chunks: AsyncIterable<Buffer | string>;
 }
 
+const LF = 0x0a;
+
 async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined): Promise<Input> {
-  if (path === "-") return { size: undefined, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
+  if (path === "-") return { size: undefined, live: true, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
   const fh = await open(path, "r");
   try {
     const st = await fh.stat();
     if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
-    return { size: st.size, chunks: fh.createReadStream({ highWaterMark: CHUNK_BYTES }) };
+    return { size: st.size, live: !st.isFile(), chunks: fh.createReadStream({ highWaterMark: CHUNK_BYTES }) };
   } catch (err) {
     await fh.close();
     throw err;
@@ -274,17 +279,26 @@ export async function validateFile(
     const head: Buffer[] = [];
     let headLen = 0;
     let ended = false;
-    while (headLen < SNIFF_BYTES) {
-      const r = await iter.next();
-      if (r.done === true) {
-        ended = true;
-        break;
+    /** The next piece of the input, asked for already (the head loop may stop while it waits). */
+    let next: Promise<IteratorResult<Buffer | string>> | undefined;
+    // The format comes from the first 64 KiB, or from the whole lines of a live input that pauses
+    // before that (live.ts); none is needed when it is given.
+    if (options.inputFormat === undefined || options.inputFormat === "har") {
+      while (headLen < SNIFF_BYTES) {
+        next = iter.next();
+        if (input.live && headLen > 0 && !(await settlesWithin(next, IDLE_INPUT_MS)) && head.some((b) => b.includes(LF))) break;
+        const r = await next;
+        next = undefined;
+        if (r.done === true) {
+          ended = true;
+          break;
+        }
+        const b = toBuffer(r.value);
+        head.push(b);
+        headLen += b.length;
+        summary.bytes += b.length;
+        report();
       }
-      const b = toBuffer(r.value);
-      head.push(b);
-      headLen += b.length;
-      summary.bytes += b.length;
-      report();
     }
     const format = options.inputFormat ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
     state.format = format;
@@ -295,7 +309,8 @@ export async function validateFile(
       if (input.size !== undefined && input.size > MAX_HAR_BYTES) throw harTooLarge(input.size);
       const parts = head;
       while (!ended) {
-        const r = await iter.next();
+        const r = await (next ?? iter.next());
+        next = undefined;
         if (r.done === true) break;
         const b = toBuffer(r.value);
         parts.push(b);
@@ -312,7 +327,8 @@ export async function validateFile(
       head.length = 0;
       if (!ended) {
         for (;;) {
-          const r = await iter.next();
+          const r = await (next ?? iter.next());
+          next = undefined;
           if (r.done === true) break;
           const b = toBuffer(r.value);
           summary.bytes += b.length;

@@ -56,6 +56,7 @@ import {
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
 import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, lineReader, tooLongMessage } from "./file.js";
+import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
@@ -549,6 +550,10 @@ class Slots {
 /** A stream the producer copies into chunk buffers (stdin, pipes, other non-regular files). */
 interface StreamSource {
   kind: "stream";
+  /** True when {@link read} can answer without waiting (bytes have arrived, or the end). */
+  ready(): boolean;
+  /** Resolves once {@link ready} (rejects with the read error, if any). */
+  available(): Promise<void>;
   /** Reads up to `length` bytes into `into` at `offset`; 0 at the end. */
   read(into: Buffer, offset: number, length: number): Promise<number>;
   close(): Promise<void>;
@@ -580,19 +585,38 @@ function streamSource(stream: NodeJS.ReadableStream, close: () => Promise<void>)
   let pending: Buffer | undefined;
   let pos = 0;
   let done = false;
+  let arriving: Promise<void> | undefined;
+  /** A read error, given again to every later call (the iterator would then just say "done"). */
+  let failed: { error: unknown } | undefined;
+  const available = (): Promise<void> => {
+    if (failed !== undefined) return Promise.reject(failed.error);
+    if (done || (pending !== undefined && pos < pending.length)) return Promise.resolve();
+    arriving ??= (async () => {
+      try {
+        while (!done && (pending === undefined || pos >= pending.length)) {
+          const r = await iter.next();
+          if (r.done === true) done = true;
+          else {
+            pending = typeof r.value === "string" ? Buffer.from(r.value, "utf8") : r.value;
+            pos = 0;
+          }
+        }
+      } catch (error) {
+        failed = { error };
+        throw error;
+      } finally {
+        arriving = undefined;
+      }
+    })();
+    return arriving;
+  };
   return {
     kind: "stream",
+    ready: () => failed === undefined && (done || (pending !== undefined && pos < pending.length)),
+    available,
     async read(into, offset, length) {
-      while (pending === undefined || pos >= pending.length) {
-        if (done) return 0;
-        const r = await iter.next();
-        if (r.done === true) {
-          done = true;
-          return 0;
-        }
-        pending = typeof r.value === "string" ? Buffer.from(r.value, "utf8") : r.value;
-        pos = 0;
-      }
+      await available();
+      if (pending === undefined || pos >= pending.length) return 0; // the end
       const n = Math.min(length, pending.length - pos);
       pending.copy(into, offset, pos, pos + n);
       pos += n;
@@ -750,7 +774,15 @@ export async function runPipeline(
       let buf = take(Math.max(chunkBytes, SNIFF_BYTES)); // the format is sniffed from the first 64 KiB
       let used = 0;
       let eof = false;
-      const fill = async (): Promise<void> => {
+      /**
+       * Reads more into `buf`. With `idle`: when nothing arrives within IDLE_INPUT_MS, `idle()`
+       * runs first (it may replace `buf`); then the read waits on, unless it returned true.
+       */
+      const fill = async (idle?: () => Promise<boolean>): Promise<void> => {
+        if (idle !== undefined && !source.ready()) {
+          const arriving = source.available();
+          if (!(await settlesWithin(arriving, IDLE_INPUT_MS)) && (await idle())) return;
+        }
         const n = await source.read(buf, used, buf.length - used);
         if (n === 0) {
           eof = true;
@@ -760,7 +792,11 @@ export async function runPipeline(
         bytes += n;
         progress?.({ file: path, bytesRead: bytes, totalBytes: undefined });
       };
-      while (used < SNIFF_BYTES && !eof) await fill();
+      // The format comes from the first 64 KiB, or from the whole lines of a live input that
+      // pauses before that (none is needed when it is given).
+      let sniffed = options.inputFormat !== undefined && options.inputFormat !== "har";
+      const enough = async (): Promise<boolean> => (sniffed = buf.lastIndexOf(LF, used - 1) >= 0);
+      while (used < SNIFF_BYTES && !eof && !sniffed) await fill(used > 0 ? enough : undefined);
       const format = options.inputFormat ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
@@ -789,12 +825,28 @@ export async function runPipeline(
         const last = skipping || used === 0 ? -1 : buf.lastIndexOf(LF, used - 1);
         if (last >= 0) await send(buf, last + 1, first);
       };
+      /** Sends `buf[0, last]` (whole lines, `buf[last]` an LF); the rest moves to a new `buf`. */
+      const sendThrough = async (last: number): Promise<void> => {
+        const tail = used - (last + 1);
+        const next = take(Math.max(chunkBytes, tail * 2));
+        buf.copy(next, 0, last + 1, used);
+        await send(buf, last + 1, first);
+        first = false;
+        buf = next;
+        used = tail;
+      };
+      /** A live input paused: the whole lines read so far go out now (the rest stays in `buf`). */
+      const sendWholeLines = async (): Promise<boolean> => {
+        const last = used === 0 ? -1 : buf.lastIndexOf(LF, used - 1);
+        if (last >= 0) await sendThrough(last);
+        return false;
+      };
       for (;;) {
         if (aborted) {
           await source.close().catch(() => {});
           return;
         }
-        if (!eof && used < buf.length) await fill();
+        if (!eof && used < buf.length) await fill(skipping ? undefined : sendWholeLines);
         if (skipping) {
           const nl = used > 0 ? buf.indexOf(LF) : -1;
           if (nl === -1 || nl >= used) {
@@ -833,13 +885,7 @@ export async function runPipeline(
           }
           continue;
         }
-        const tail = used - (last + 1);
-        const next = take(Math.max(chunkBytes, tail * 2));
-        buf.copy(next, 0, last + 1, used);
-        await send(buf, last + 1, first);
-        first = false;
-        buf = next;
-        used = tail;
+        await sendThrough(last);
       }
     } catch (err) {
       const close = (): Promise<void> => source.close().catch(() => {});

@@ -597,3 +597,48 @@ describe.skipIf(!haveShared)("HAR order, sessions and limits; crashed-server log
     });
   });
 });
+
+describe("a live input (a pipe whose writer pauses)", () => {
+  /** Capture lines of a session whose tools/call result breaks its schema (line 5). */
+  const lines = (): string => {
+    const rec = (dir: string, msg: unknown): string => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir, msg });
+    return `${[
+      rec("c2s", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
+      rec("s2c", { jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } }),
+      rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" }),
+      rec("c2s", { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", arguments: {} } }),
+      rec("s2c", { jsonrpc: "2.0", id: 2, result: { content: "not a list" } }),
+    ].join("\n")}\n`;
+  };
+
+  // Far less than the 64 KiB sniffed head and the 1 MiB chunk: before, nothing was checked until
+  // the writer closed the pipe (or wrote that much more).
+  it.each([
+    ["without --jobs, format detected", {}],
+    ["without --jobs, --input-format", { inputFormat: "capture" as const }],
+    ["--jobs 2, format detected", { jobs: 2 }],
+    ["--jobs 2, --input-format", { jobs: 2, inputFormat: "capture" as const }],
+  ])("reports what has arrived while the pipe stays open (%s)", async (_name, opts) => {
+    const stdin = new Readable({ read() {} });
+    stdin.push(lines());
+    let ended = false;
+    const seen: Array<{ rule: string; line: number; beforeEnd: boolean }> = [];
+    let found!: () => void;
+    const first = new Promise<void>((resolve) => (found = resolve));
+    const run = validateFiles(["-"], {
+      ...opts,
+      stdin,
+      onFinding: (f) => {
+        seen.push({ rule: f.rule, line: f.line, beforeEnd: !ended });
+        found();
+      },
+    });
+    // The writer pauses: the pipe ends only after a finding came out (or, if none comes, after 5 s).
+    await Promise.race([first, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    ended = true;
+    stdin.push(null);
+    const { summary } = await run;
+    expect(seen[0]).toEqual({ rule: "schema/result", line: 5, beforeEnd: true });
+    expect(summary.messages).toBe(5);
+  });
+});
