@@ -15,7 +15,7 @@ import { LineSplitter } from "./lines.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
-import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
+import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES, readHar } from "./readers/har.js";
 import { jsonlReader } from "./readers/jsonl.js";
@@ -230,7 +230,6 @@ interface Input {
   chunks: AsyncIterable<Buffer | string>;
 }
 
-const LF = 0x0a;
 
 async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined): Promise<Input> {
   if (path === "-") return { size: undefined, live: true, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
@@ -283,10 +282,14 @@ export async function validateFile(
     let next: Promise<IteratorResult<Buffer | string>> | undefined;
     // The format comes from the first 64 KiB, or from the whole lines of a live input that pauses
     // before that (live.ts); none is needed when it is given.
+    let early: InputFormat | undefined;
     if (options.inputFormat === undefined || options.inputFormat === "har") {
       while (headLen < SNIFF_BYTES) {
         next = iter.next();
-        if (input.live && headLen > 0 && !(await settlesWithin(next, IDLE_INPUT_MS)) && head.some((b) => b.includes(LF))) break;
+        if (input.live && headLen > 0 && !(await settlesWithin(next, IDLE_INPUT_MS))) {
+          early = detectFormatEarly(Buffer.concat(head).toString("utf8"), path);
+          if (early !== undefined) break;
+        }
         const r = await next;
         next = undefined;
         if (r.done === true) {
@@ -300,7 +303,7 @@ export async function validateFile(
         report();
       }
     }
-    const format = options.inputFormat ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
+    const format = options.inputFormat ?? early ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
     state.format = format;
     summary.format = format;
 

@@ -57,7 +57,7 @@ import {
 import { newFacts } from "./facts.js";
 import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, lineReader, tooLongMessage } from "./file.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
-import { detectFormat, SNIFF_BYTES } from "./readers/detect.js";
+import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
 import type { ValidatorSetup } from "./setup.js";
@@ -794,10 +794,10 @@ export async function runPipeline(
       };
       // The format comes from the first 64 KiB, or from the whole lines of a live input that
       // pauses before that (none is needed when it is given).
-      let sniffed = options.inputFormat !== undefined && options.inputFormat !== "har";
-      const enough = async (): Promise<boolean> => (sniffed = buf.lastIndexOf(LF, used - 1) >= 0);
-      while (used < SNIFF_BYTES && !eof && !sniffed) await fill(used > 0 ? enough : undefined);
-      const format = options.inputFormat ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
+      let early: InputFormat | undefined = options.inputFormat === "har" ? undefined : options.inputFormat;
+      const enough = async (): Promise<boolean> => (early = detectFormatEarly(buf.toString("utf8", 0, used), path)) !== undefined;
+      while (used < SNIFF_BYTES && !eof && early === undefined) await fill(used > 0 ? enough : undefined);
+      const format = options.inputFormat ?? early ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
         queue.push({ type: "open", index, path, format });

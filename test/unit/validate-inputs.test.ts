@@ -117,6 +117,11 @@ describe("format detection", () => {
     const record = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(70_000) }] } } });
     expect(detectFormat(record.slice(0, SNIFF_BYTES), "input")).toBe("capture");
     expect(detectFormat(record.slice(0, SNIFF_BYTES).replace('"dir":"s2c"', '"dir":"up"'), "input")).toBe("jsonl");
+    // Written by other JSON writers: spaces between tokens (Python's json.dumps), dir before ts.
+    const spaced = record.replace('{"ts":"2025-06-18T10:00:00.000Z","dir":"s2c","msg":', '{"ts": "2025-06-18T10:00:00.000Z", "dir": "s2c", "msg": ');
+    expect(spaced.startsWith('{"ts": ')).toBe(true);
+    expect(detectFormat(spaced.slice(0, SNIFF_BYTES), "input")).toBe("capture");
+    expect(detectFormat(`{ "dir": "c2s", "ts": "t", "raw": "${"x".repeat(70_000)}`.slice(0, SNIFF_BYTES), "input")).toBe("capture");
   });
 
   it("falls back to jsonl for text that is nothing known", () => {
@@ -640,5 +645,38 @@ describe("a live input (a pipe whose writer pauses)", () => {
     const { summary } = await run;
     expect(seen[0]).toEqual({ rule: "schema/result", line: 5, beforeEnd: true });
     expect(summary.messages).toBe(5);
+  });
+});
+
+describe("a live input that pauses where detection cannot decide yet", () => {
+  /** Findings and summary of `bytes` fed as `parts` with pauses between them (longer than the idle time). */
+  const paused = async (parts: Buffer[], opts: ValidateOptions): Promise<unknown> => {
+    const stdin = new Readable({ read() {} });
+    const run = validateFiles(["-"], { ...opts, stdin });
+    for (let i = 0; i < parts.length; i++) {
+      stdin.push(parts[i]);
+      if (i < parts.length - 1) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    stdin.push(null);
+    const r = await run;
+    return { findings: r.findings, files: r.summary.files.map((f) => ({ ...f, durationMs: 0 })) };
+  };
+  const whole = async (bytes: Buffer, opts: ValidateOptions): Promise<unknown> => {
+    const r = await validateFiles(["-"], { ...opts, stdin: Readable.from([bytes]) });
+    return { findings: r.findings, files: r.summary.files.map((f) => ({ ...f, durationMs: 0 })) };
+  };
+  const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
+  const cases: Array<[string, Buffer, number, string]> = [
+    ["a capture after blank lines", Buffer.concat([Buffer.from("\n   \n"), fixture("good.capture.jsonl")]), 5, "capture"],
+    ["a pretty-printed HAR after its first `{`", fixture("streamable-http.har"), 2, "har"],
+    ["a Claude log after a line that is not a log line", Buffer.concat([Buffer.from("hello world\n"), fixture("claude-desktop-mcp.log")]), 12, "claude-log"],
+    ["a capture whose first line is not complete", fixture("good.capture.jsonl"), 20, "capture"],
+  ];
+  it.each(cases)("%s: detected as from the whole input", async (_name, bytes, at, format) => {
+    for (const jobs of [1, 2]) {
+      const expected = await whole(bytes, { validators, jobs });
+      expect((expected as { files: Array<{ format: string }> }).files[0]!.format).toBe(format);
+      expect(await paused([bytes.subarray(0, at), bytes.subarray(at)], { validators, jobs }), `jobs ${jobs}`).toEqual(expected);
+    }
   });
 });

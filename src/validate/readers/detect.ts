@@ -18,8 +18,12 @@
 import type { InputFormat } from "../types.js";
 import { CLAUDE_LOG_LINE, CLAUDE_LOG_PREFIX } from "./claude-log.js";
 
-/** The start of a record as `serve --capture` writes it (`ts`, `dir`, then `msg`, `raw` or `dropped`). */
-const CAPTURE_PREFIX = /^\{"ts":"[^"\\]*","dir":"(?:c2s|s2c)","(?:msg|raw|dropped)":/;
+/**
+ * The start of a capture record: `dir` (after `ts`, or before it), then `msg`, `raw` or `dropped`,
+ * as `serve --capture` writes it, or with the spaces other JSON writers put between tokens.
+ */
+const CAPTURE_PREFIX =
+  /^\{\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"dir"\s*:\s*"(?:c2s|s2c)"\s*,\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"(?:msg|raw|dropped)"\s*:/;
 
 /** Bytes of head read before deciding. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -53,4 +57,32 @@ export function detectFormat(head: string, path: string): InputFormat {
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
   if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
   return "jsonl";
+}
+
+/**
+ * The format of a live input (live.ts) from the part of its head that has arrived, when that part
+ * already decides it: the same answer as {@link detectFormat} gives for any longer head, from the
+ * complete lines only. Undefined when more must be read: no complete non-blank line yet, or a
+ * first line that could still turn out to open a pretty-printed HAR or to precede Claude log lines.
+ */
+export function detectFormatEarly(head: string, path: string): InputFormat | undefined {
+  if (path.toLowerCase().endsWith(".har")) return "har";
+  const text = head.charCodeAt(0) === 0xfeff ? head.slice(1) : head;
+  const complete = text.lastIndexOf("\n");
+  if (complete < 0) return undefined;
+  const lines = text.slice(0, complete).split("\n", 200);
+  const first = lines.find((l) => l.trim() !== "")?.trim();
+  if (first === undefined) return undefined;
+  let parsed = false;
+  try {
+    JSON.parse(first);
+    parsed = true;
+  } catch {
+    // not JSON on one line
+  }
+  // A JSON first line, or a record prefix on it, decides alone (detectFormat's first rules).
+  if (parsed || CAPTURE_PREFIX.test(first)) return detectFormat(text.slice(0, complete + 1), path);
+  if (first.startsWith("{")) return undefined; // perhaps a HAR, once `"log"` shows
+  if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
+  return undefined;
 }
