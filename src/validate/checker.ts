@@ -551,6 +551,9 @@ export class SessionChecker {
 
   private notification(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     const method = f.method;
+    // A session whose capture starts after its initialize request: `notifications/initialized`
+    // belongs to the initialize-based lifecycle (checked as such, not against a stateless default).
+    if (this.era === "unknown" && dir === "c2s" && method === "notifications/initialized") this.becomeLegacy();
     if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
     if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
     const info = this.definition(dir, method, origin, undefined);
@@ -630,6 +633,10 @@ export class SessionChecker {
     const from = other(dir);
     const aboutId = wireId(rawId);
     if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
+    else if (this.era === "unknown" && dir === "s2c" && !isError && looksLikeInitializeResult(this.valueOf(f)?.result)) {
+      // An InitializeResult whose request the capture does not hold: an initialize-based session.
+      this.becomeLegacy();
+    }
     if (f.jsonrpcOk) {
       const env = this.defs.envelopeChecks;
       if (isError && rawId === null) this.nullIdError(env.error, f, origin, dir, prefix);

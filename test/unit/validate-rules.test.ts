@@ -323,6 +323,22 @@ describe("stateless 2026-07-28 sessions (built-in validators)", () => {
     }
   });
 
+  it("a capture that starts after the initialize request (at its result or at notifications/initialized) is checked as 2025-11-25", async () => {
+    // Regression: those first messages were checked against the stateless default
+    // (schema/unknown-method for notifications/initialized, resultType for the InitializeResult).
+    const rest = [initialized, req("c2s", 2, "tools/list"), ok("s2c", 2, { tools: [] })];
+    for (const jobs of [1, 2]) {
+      for (const [records, expected] of [
+        [[initResult(1, { tools: {} }), ...rest], ["1 error session/unmatched-response", "2 error session/initialize-first"]],
+        [rest, ["1 error session/initialize-first"]],
+      ] as Array<[Rec[], string[]]>) {
+        const { findings, summary } = await validateFiles(["-"], { inputFormat: "capture", jobs, chunkBytes: 256, stdin: Readable.from([captureText(records)]) });
+        expect(brief(findings), `jobs ${jobs}`).toEqual(expected);
+        expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
+      }
+    }
+  });
+
   it("--protocol-version 2026-07-28: no initialize needed even without _meta on the first request", async () => {
     const findings = await check([req("c2s", 1, "tools/list", {}), toolsResult26(1)], { ...builtin, protocolVersion: V26 });
     expect(findings.map((f) => f.rule)).not.toContain("session/initialize-first");
