@@ -124,6 +124,14 @@ describe("format detection", () => {
     expect(detectFormat(`{ "dir": "c2s", "ts": "t", "raw": "${"x".repeat(70_000)}`.slice(0, SNIFF_BYTES), "input")).toBe("capture");
   });
 
+  it("detects a capture whose first line was cut short (tail -c) from its next line", () => {
+    const text = readFileSync(join(FIXTURES, "good.capture.jsonl"), "utf8");
+    const cut = text.slice(text.indexOf("\n") - 30);
+    expect(JSON.parse(cut.slice(cut.indexOf("\n") + 1).split("\n")[0]!)).toHaveProperty("dir");
+    expect(detectFormat(cut, "input")).toBe("capture");
+    expect(detectFormat("hello world\nmore words\n", "x")).toBe("jsonl");
+  });
+
   it("falls back to jsonl for text that is nothing known", () => {
     expect(detectFormat("hello world\n", "x")).toBe("jsonl");
     expect(detectFormat("", "x")).toBe("jsonl");

@@ -13,7 +13,9 @@
  *    line with its prefix, `<ISO-8601 timestamp> [name] [level]` (either order; e.g. the log of a
  *    server that crashed before any message: `... [orchestra] [info] Initializing server...`)
  *    → `claude-log`;
- * 5. otherwise `jsonl` (its lines then fail as `json/parse-error`).
+ * 5. a first line that is none of these (cut short) followed by a capture record → `capture`
+ *    (the cut line is then an `input/malformed-record`);
+ * 6. otherwise `jsonl` (its lines then fail as `json/parse-error`).
  */
 import type { InputFormat } from "../types.js";
 import { CLAUDE_LOG_LINE, CLAUDE_LOG_PREFIX } from "./claude-log.js";
@@ -48,7 +50,7 @@ export function detectFormat(head: string, path: string): InputFormat {
       const obj = value as Record<string, unknown>;
       const log = obj.log;
       if (typeof log === "object" && log !== null && Array.isArray((log as Record<string, unknown>).entries)) return "har";
-      if ((obj.dir === "c2s" || obj.dir === "s2c") && ("msg" in obj || "raw" in obj || "dropped" in obj)) return "capture";
+      if (isRecordObject(obj)) return "capture";
     }
     return "jsonl";
   }
@@ -56,7 +58,24 @@ export function detectFormat(head: string, path: string): InputFormat {
   if (CAPTURE_PREFIX.test(first)) return "capture";
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
   if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
+  // A capture whose first line was cut (`tail -c`, a recorder stopped mid-write): the next line.
+  const second = lines.filter((l) => l.trim() !== "")[1]?.trim();
+  if (second !== undefined && (CAPTURE_PREFIX.test(second) || isCaptureRecord(second))) return "capture";
   return "jsonl";
+}
+
+/** A parsed object with the members of a capture record. */
+function isRecordObject(o: Record<string, unknown>): boolean {
+  return (o.dir === "c2s" || o.dir === "s2c") && ("msg" in o || "raw" in o || "dropped" in o);
+}
+
+function isCaptureRecord(line: string): boolean {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === "object" && v !== null && !Array.isArray(v) && isRecordObject(v as Record<string, unknown>);
+  } catch {
+    return false;
+  }
 }
 
 /**
