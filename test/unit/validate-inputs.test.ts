@@ -679,6 +679,8 @@ describe("a live input that pauses where detection cannot decide yet", () => {
     ["a pretty-printed HAR after its first `{`", fixture("streamable-http.har"), 2, "har"],
     ["a Claude log after a line that is not a log line", Buffer.concat([Buffer.from("hello world\n"), fixture("claude-desktop-mcp.log")]), 12, "claude-log"],
     ["a capture whose first line is not complete", fixture("good.capture.jsonl"), 20, "capture"],
+    ["a Claude log after a JSON line of its own", Buffer.concat([Buffer.from('{"level":"info","msg":"starting"}\n'), fixture("claude-desktop-mcp.log")]), 35, "claude-log"],
+    ["a Claude log after its first line", fixture("claude-desktop-mcp.log"), fixture("claude-desktop-mcp.log").indexOf("\n") + 1, "claude-log"],
   ];
   it.each(cases)("%s: detected as from the whole input", async (_name, bytes, at, format) => {
     for (const jobs of [1, 2]) {

@@ -51,17 +51,23 @@ export function detectFormat(head: string, path: string): InputFormat {
       const log = obj.log;
       if (typeof log === "object" && log !== null && Array.isArray((log as Record<string, unknown>).entries)) return "har";
       if (isRecordObject(obj)) return "capture";
+      // JSON that is no JSON-RPC message (a program's own JSON log line) before Claude log lines.
+      if (!("jsonrpc" in obj) && hasClaudeLogLine(lines)) return "claude-log";
     }
     return "jsonl";
   }
   // A first line longer than the head (a big first message): the record prefix `serve --capture` writes.
   if (CAPTURE_PREFIX.test(first)) return "capture";
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
-  if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
+  if (CLAUDE_LOG_PREFIX.test(first) || hasClaudeLogLine(lines)) return "claude-log";
   // A capture whose first line was cut (`tail -c`, a recorder stopped mid-write): the next line.
   const second = lines.filter((l) => l.trim() !== "")[1]?.trim();
   if (second !== undefined && (CAPTURE_PREFIX.test(second) || isCaptureRecord(second))) return "capture";
   return "jsonl";
+}
+
+function hasClaudeLogLine(lines: readonly string[]): boolean {
+  return lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")));
 }
 
 /** A parsed object with the members of a capture record. */
@@ -93,15 +99,21 @@ export function detectFormatEarly(head: string, path: string): InputFormat | und
   const first = lines.find((l) => l.trim() !== "")?.trim();
   if (first === undefined) return undefined;
   let parsed = false;
+  let value: unknown;
   try {
-    JSON.parse(first);
+    value = JSON.parse(first);
     parsed = true;
   } catch {
     // not JSON on one line
   }
-  // A JSON first line, or a record prefix on it, decides alone (detectFormat's first rules).
+  // Claude log lines decide, unless a first `{` line may still turn out to open a HAR.
+  if ((parsed || !first.startsWith("{")) && (CLAUDE_LOG_PREFIX.test(first) || hasClaudeLogLine(lines))) {
+    if (detectFormat(text.slice(0, complete + 1), path) === "claude-log") return "claude-log";
+  }
+  // A JSON first line, or a record prefix on it, decides alone (detectFormat's first rules), but
+  // for a JSON object that is neither a record nor a JSON-RPC message: Claude log lines may follow.
+  const plainObject = parsed && typeof value === "object" && value !== null && !Array.isArray(value);
+  if (plainObject && !("jsonrpc" in (value as object)) && detectFormat(first, path) === "jsonl") return undefined;
   if (parsed || CAPTURE_PREFIX.test(first)) return detectFormat(text.slice(0, complete + 1), path);
-  if (first.startsWith("{")) return undefined; // perhaps a HAR, once `"log"` shows
-  if (CLAUDE_LOG_PREFIX.test(first) || lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")))) return "claude-log";
-  return undefined;
+  return undefined; // `{` (perhaps a HAR, once `"log"` shows) or text before Claude log lines
 }
