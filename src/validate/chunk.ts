@@ -358,25 +358,37 @@ const POOLED_ROW_STORES = 64;
  */
 class RowPool {
   private readonly stores: Float64Array[] = [];
+  /** `flags[i]`: the in-use flag of `stores[i]`. */
+  private readonly flags: Int32Array[] = [];
 
   /** A free store of at least `length` numbers, marked in use. */
   take(length: number): Float64Array {
-    const stores = this.stores;
+    const { stores, flags } = this;
     for (let i = 0; i < stores.length; i++) {
-      const d = stores[i]!;
-      const flag = new Int32Array(d.buffer, 0, 1);
-      if (Atomics.load(flag, 0) !== 0) continue;
-      if (d.length >= length) {
-        Atomics.store(flag, 0, 1);
-        return d;
+      if (Atomics.load(flags[i]!, 0) !== 0) continue;
+      if (stores[i]!.length >= length) {
+        Atomics.store(flags[i]!, 0, 1);
+        return stores[i]!;
       }
-      stores.splice(i--, 1); // free but too small: replaced by a larger one below
+      // Free but too small: replaced by a larger one below.
+      stores.splice(i, 1);
+      flags.splice(i--, 1);
     }
     const d = new Float64Array(new SharedArrayBuffer(8 + 8 * length), 8, length);
-    Atomics.store(new Int32Array(d.buffer, 0, 1), 0, 1);
-    if (stores.length < POOLED_ROW_STORES) stores.push(d);
+    const flag = new Int32Array(d.buffer, 0, 1);
+    Atomics.store(flag, 0, 1);
+    if (stores.length < POOLED_ROW_STORES) {
+      stores.push(d);
+      flags.push(flag);
+    }
     return d;
   }
+}
+
+/** Marks a store taken from a {@link RowPool} free again (a no-op for any other array). */
+function releaseStore(rows: Float64Array): void {
+  const buffer = rows.buffer;
+  if (buffer instanceof SharedArrayBuffer && rows.byteOffset === 8) Atomics.store(new Int32Array(buffer, 0, 1), 0, 0);
 }
 
 /**
@@ -384,8 +396,7 @@ class RowPool {
  * read (a no-op for results without one). The result's rows must not be read afterwards.
  */
 export function releaseRows(result: ChunkResult): void {
-  const buffer = result.rows.buffer;
-  if (buffer instanceof SharedArrayBuffer && result.rows.byteOffset === 8) Atomics.store(new Int32Array(buffer, 0, 1), 0, 0);
+  releaseStore(result.rows);
 }
 
 /** A growing row store taken from a {@link RowPool}. */
@@ -404,7 +415,7 @@ class Rows {
     if (base + COLS > this.data.length) {
       const grown = this.pool.take(this.data.length * 2);
       grown.set(this.data.subarray(0, base));
-      releaseRows({ rows: this.data } as ChunkResult);
+      releaseStore(this.data);
       this.data = grown;
     }
     this.count++;
@@ -533,7 +544,7 @@ export class ChunkProcessor {
         start = nl + 1;
       }
     } catch (err) {
-      releaseRows({ rows: rows.data } as ChunkResult); // (no result will carry it)
+      releaseStore(rows.data); // (no result will carry it)
       throw err;
     } finally {
       this.current = undefined;

@@ -230,7 +230,6 @@ interface Input {
   chunks: AsyncIterable<Buffer | string>;
 }
 
-
 async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined): Promise<Input> {
   if (path === "-") return { size: undefined, live: true, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
   const fh = await open(path, "r");

@@ -588,12 +588,14 @@ function streamSource(stream: NodeJS.ReadableStream, close: () => Promise<void>)
   let arriving: Promise<void> | undefined;
   /** A read error, given again to every later call (the iterator would then just say "done"). */
   let failed: { error: unknown } | undefined;
+  /** Bytes are waiting to be read. */
+  const buffered = (): boolean => pending !== undefined && pos < pending.length;
   const available = (): Promise<void> => {
     if (failed !== undefined) return Promise.reject(failed.error);
-    if (done || (pending !== undefined && pos < pending.length)) return Promise.resolve();
+    if (done || buffered()) return Promise.resolve();
     arriving ??= (async () => {
       try {
-        while (!done && (pending === undefined || pos >= pending.length)) {
+        while (!done && !buffered()) {
           const r = await iter.next();
           if (r.done === true) done = true;
           else {
@@ -612,13 +614,13 @@ function streamSource(stream: NodeJS.ReadableStream, close: () => Promise<void>)
   };
   return {
     kind: "stream",
-    ready: () => failed === undefined && (done || (pending !== undefined && pos < pending.length)),
+    ready: () => failed === undefined && (done || buffered()),
     available,
     async read(into, offset, length) {
       await available();
-      if (pending === undefined || pos >= pending.length) return 0; // the end
-      const n = Math.min(length, pending.length - pos);
-      pending.copy(into, offset, pos, pos + n);
+      if (!buffered()) return 0; // the end
+      const n = Math.min(length, pending!.length - pos);
+      pending!.copy(into, offset, pos, pos + n);
       pos += n;
       return n;
     },

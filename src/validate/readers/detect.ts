@@ -33,21 +33,14 @@ export const SNIFF_BYTES = 64 * 1024;
 /** The input format of a file from its head (UTF-8 text) and path; see the module comment. */
 export function detectFormat(head: string, path: string): InputFormat {
   if (path.toLowerCase().endsWith(".har")) return "har";
-  const text = head.charCodeAt(0) === 0xfeff ? head.slice(1) : head;
+  const text = withoutBom(head);
   const lines = text.split("\n", 200);
   const first = lines.find((l) => l.trim() !== "")?.trim();
   if (first === undefined) return "jsonl";
-  let value: unknown;
-  let parsed = false;
-  try {
-    value = JSON.parse(first);
-    parsed = true;
-  } catch {
-    // not JSON on one line
-  }
+  const { parsed, value } = parseLine(first);
   if (parsed) {
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-      const obj = value as Record<string, unknown>;
+    if (isPlainObject(value)) {
+      const obj = value;
       const log = obj.log;
       if (typeof log === "object" && log !== null && Array.isArray((log as Record<string, unknown>).entries)) return "har";
       if (isRecordObject(obj)) return "capture";
@@ -76,12 +69,23 @@ function isRecordObject(o: Record<string, unknown>): boolean {
 }
 
 function isCaptureRecord(line: string): boolean {
+  const { value } = parseLine(line);
+  return isPlainObject(value) && isRecordObject(value);
+}
+
+const withoutBom = (head: string): string => (head.charCodeAt(0) === 0xfeff ? head.slice(1) : head);
+
+/** `line` as JSON, when it is. */
+function parseLine(line: string): { parsed: boolean; value: unknown } {
   try {
-    const v: unknown = JSON.parse(line);
-    return typeof v === "object" && v !== null && !Array.isArray(v) && isRecordObject(v as Record<string, unknown>);
+    return { parsed: true, value: JSON.parse(line) };
   } catch {
-    return false;
+    return { parsed: false, value: undefined };
   }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
@@ -92,28 +96,20 @@ function isCaptureRecord(line: string): boolean {
  */
 export function detectFormatEarly(head: string, path: string): InputFormat | undefined {
   if (path.toLowerCase().endsWith(".har")) return "har";
-  const text = head.charCodeAt(0) === 0xfeff ? head.slice(1) : head;
+  const text = withoutBom(head);
   const complete = text.lastIndexOf("\n");
   if (complete < 0) return undefined;
   const lines = text.slice(0, complete).split("\n", 200);
   const first = lines.find((l) => l.trim() !== "")?.trim();
   if (first === undefined) return undefined;
-  let parsed = false;
-  let value: unknown;
-  try {
-    value = JSON.parse(first);
-    parsed = true;
-  } catch {
-    // not JSON on one line
-  }
+  const { parsed, value } = parseLine(first);
   // Claude log lines decide, unless a first `{` line may still turn out to open a HAR.
   if ((parsed || !first.startsWith("{")) && (CLAUDE_LOG_PREFIX.test(first) || hasClaudeLogLine(lines))) {
     if (detectFormat(text.slice(0, complete + 1), path) === "claude-log") return "claude-log";
   }
   // A JSON first line, or a record prefix on it, decides alone (detectFormat's first rules), but
   // for a JSON object that is neither a record nor a JSON-RPC message: Claude log lines may follow.
-  const plainObject = parsed && typeof value === "object" && value !== null && !Array.isArray(value);
-  if (plainObject && !("jsonrpc" in (value as object)) && detectFormat(first, path) === "jsonl") return undefined;
+  if (isPlainObject(value) && !("jsonrpc" in value) && detectFormat(first, path) === "jsonl") return undefined;
   if (parsed || CAPTURE_PREFIX.test(first)) return detectFormat(text.slice(0, complete + 1), path);
   return undefined; // `{` (perhaps a HAR, once `"log"` shows) or text before Claude log lines
 }
