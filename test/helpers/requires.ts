@@ -1,0 +1,46 @@
+/**
+ * The one place that decides whether a test's outside requirement is present. Each function
+ * returns `undefined` when the requirement is met, or the reason to print in the skip title when
+ * it is not: `describe.skipIf(reason !== undefined)(`... (skipped: ${reason})`, ...)`.
+ *
+ * A user's clone has no `../shared` and may have no Go; CI has both (`.ci/run` installs them).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The project root (this file is test/helpers/requires.ts). */
+export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
+
+/** `../shared` beside the project root: reference material that only the developers and CI have. */
+export const SHARED_DIR = resolve(PROJECT_ROOT, "../shared");
+
+/** Absolute path of `rel` inside `../shared`. */
+export function sharedPath(rel: string): string {
+  return join(SHARED_DIR, rel);
+}
+
+/** Skip reason when `../shared/<rel>` is absent. */
+export function requireShared(rel: string): string | undefined {
+  return existsSync(sharedPath(rel)) ? undefined : `needs ../shared/${rel}, which only a developer's checkout and CI have`;
+}
+
+/** Where the upstream Go peer binaries are (`../shared/go-peer/build.sh --bin DIR`). */
+export const GO_PEER_BIN = process.env.ORCHESTRA_GO_PEER_BIN ?? join(homedir(), ".cache/orchestra-go-peer/bin");
+
+/** Skip reason when the upstream Go orchestrator, Go bridge and echo plugin are not built. */
+export function requireGoPeer(): string | undefined {
+  for (const name of ["orchestrator", "transport-stdio", "tools-echo"]) {
+    if (!existsSync(join(GO_PEER_BIN, name))) {
+      return `needs the upstream Go peer in ${GO_PEER_BIN} (bash ../shared/go-peer/build.sh --bin DIR; ORCHESTRA_GO_PEER_BIN=DIR)`;
+    }
+  }
+  return undefined;
+}
+
+/** Skip reason when `command` (run with `args`) does not exit 0, e.g. `go version`. */
+export function requireCommand(command: string, args: string[] = ["--version"]): string | undefined {
+  const r = spawnSync(command, args, { stdio: "ignore" });
+  return r.status === 0 ? undefined : `needs \`${command}\` on PATH`;
+}
