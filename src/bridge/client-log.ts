@@ -21,7 +21,7 @@ export function atLeast(level: LoggingLevel, threshold: LoggingLevel): boolean {
   return LOGGING_LEVELS.indexOf(level) >= LOGGING_LEVELS.indexOf(threshold);
 }
 
-/** A `notifications/message` carrying `data` at `level`. */
-export function logNotification(level: LoggingLevel, data: unknown): JSONRPCNotification {
-  return { jsonrpc: "2.0", method: "notifications/message", params: { level, logger: CLIENT_LOGGER_NAME, data } };
+/** A `notifications/message` carrying `data` at `level`, from `logger` (default {@link CLIENT_LOGGER_NAME}). */
+export function logNotification(level: LoggingLevel, data: unknown, logger: string = CLIENT_LOGGER_NAME): JSONRPCNotification {
+  return { jsonrpc: "2.0", method: "notifications/message", params: { level, logger, data } };
 }

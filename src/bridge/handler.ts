@@ -599,15 +599,20 @@ export class McpHandler {
     this.log.debug({ id, reason }, "request cancelled by client");
   }
 
-  /** Sends a `notifications/message` when the applicable log level lets `level` through. */
-  private clientLog(scope: Scope | undefined, level: LoggingLevel, data: unknown): void {
+  /** The log level that applies to `scope` (per request in stateless revisions, else the session's); undefined: no log messages. */
+  private logThreshold(scope: Scope | undefined): LoggingLevel | undefined {
     const features = scope?.features ?? featuresOf(this.protocolVersion);
-    const threshold = features.perRequestLogLevel ? scope?.logLevel : this.logLevel;
+    return features.perRequestLogLevel ? scope?.logLevel : this.logLevel;
+  }
+
+  /** Sends a `notifications/message` (from `logger`, default the bridge's name) when the applicable log level lets `level` through. */
+  private clientLog(scope: Scope | undefined, level: LoggingLevel, data: unknown, logger?: string): void {
+    const threshold = this.logThreshold(scope);
     if (threshold === undefined || !atLeast(level, threshold)) return;
     if (scope && (scope.entry.done || scope.entry.cancelled)) return;
     const validators = scope?.validators ?? this.validators;
     if (!validators.messageDefinition("s2c", "notifications/message")) return;
-    this.options.sink(logNotification(level, data));
+    this.options.sink(logNotification(level, data, logger));
   }
 
   // ---------------------------------------------------------------- lifecycle methods
@@ -702,11 +707,13 @@ export class McpHandler {
       }
     }
     const sender = this.options.sender;
-    if (scope.progressToken !== undefined && canStream(sender) && !this.unaryOnly.has(params.name)) {
+    // Progress and tool log messages travel only on the streaming path (docs/mcp-orchestra-mapping.md).
+    const wantsStream = scope.progressToken !== undefined || this.logThreshold(scope) !== undefined;
+    if (wantsStream && canStream(sender) && !this.unaryOnly.has(params.name)) {
       const streamed = await this.callToolStreaming(params, scope, scope.progressToken);
       if (streamed) return streamed;
       this.unaryOnly.add(params.name);
-      this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress` });
+      this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress or log messages` });
     }
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
     const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
@@ -715,11 +722,12 @@ export class McpHandler {
   }
 
   /**
-   * `tools/call` with a progress token: `stream_start`; each `stream_chunk` → one
-   * `notifications/progress`; `stream_end` → the result.
+   * `tools/call` with a progress token or with log messages wanted: `stream_start`; each progress
+   * or data `stream_chunk` → one `notifications/progress` (when there is a token), each log chunk
+   * → one `notifications/message` (when the log level lets it through); `stream_end` → the result.
    * @returns undefined when the orchestrator refused to stream this tool (the caller falls back)
    */
-  private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken): Promise<CallToolResult | undefined> {
+  private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken | undefined): Promise<CallToolResult | undefined> {
     const sender = this.options.sender;
     if (!canStream(sender)) return undefined;
     const request = callToolParamsToStreamStart(params);
@@ -732,13 +740,16 @@ export class McpHandler {
         (frame) => {
           const r = frame.response;
           if (r.case === "streamChunk") {
-            const update = acc.add(r.value);
-            if (!scope.entry.done && !scope.entry.cancelled) this.options.sink(progressNotification(token, update));
+            const event = acc.add(r.value);
+            if (event.kind === "log") this.clientLog(scope, event.message.level, event.message.data, event.message.logger ?? params.name);
+            else if (event.kind === "progress" && token !== undefined && !scope.entry.done && !scope.entry.cancelled) {
+              this.options.sink(progressNotification(token, event.update));
+            }
             return false;
           }
           if (r.case === "streamEnd") {
             if (isStreamRefusal(r.value, acc.chunks)) refused = true;
-            else result = acc.result(r.value);
+            else result = acc.result(r.value, scope.features);
             return true;
           }
           if (r.case === "toolCall") {

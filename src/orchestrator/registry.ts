@@ -4,13 +4,31 @@
  * "Messages": `ToolResponse{success, result Struct, error_code, error_message}`).
  */
 import type { JsonObject } from "@bufbuild/protobuf";
+import type { LoggingLevel } from "../bridge/client-log.js";
+import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE } from "../translate/streams.js";
 
-/** What a handler receives besides its arguments. */
-export interface ToolContext {
+/** What the server hands to {@link ToolRegistry.call} / {@link ToolRegistry.callStream} for one call. */
+export interface CallContext {
   /** Aborted when the caller cancels the RPC stream or the server stops. */
   signal: AbortSignal;
   /** The serving orchestrator's counters, when it provides them (e.g. for the `stats` tool). */
   stats?: Readonly<Record<string, number>>;
+}
+
+/** What a handler receives besides its arguments. */
+export interface ToolContext extends CallContext {
+  /**
+   * Sends one log message to the MCP client (`notifications/message` at `level`, an MCP logging
+   * level; `data` any JSON value; `logger` defaults to the tool's name). Delivered only when the
+   * call runs as `stream_start` (the bridge uses it when the client set a log level); a no-op in a
+   * unary `tool_call`, which cannot carry it.
+   */
+  log(level: LoggingLevel, data: unknown, logger?: string): void;
+  /**
+   * Reports progress (`notifications/progress`: `progress` so far, optional `total` and
+   * `message`). Delivered only when the call runs as `stream_start`; a no-op otherwise.
+   */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 /** One `StreamChunk` a streaming tool emits (`data` as text is sent as UTF-8). */
@@ -34,11 +52,14 @@ export interface Tool {
    */
   handler(args: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>>;
   /**
-   * Optional streaming form (`stream_start`): emits chunks, resolves when done (→
-   * `StreamEnd{success:true}`); throwing yields `StreamEnd{success:false}` like {@link handler}.
-   * Tools without it refuse `stream_start` with `error_code: "stream_unsupported"`.
+   * Optional streaming form (`stream_start`): emits data chunks, and through `ctx.log` /
+   * `ctx.progress` log and progress chunks; resolves when done (→ `StreamEnd{success:true}`),
+   * optionally with a result object, sent as the result chunk before `stream_end` and mapped
+   * like {@link handler}'s result (e.g. a `CallToolResult`). Throwing yields
+   * `StreamEnd{success:false}` like {@link handler}. Tools without it refuse `stream_start` with
+   * `error_code: "stream_unsupported"`.
    */
-  stream?(args: Record<string, unknown>, ctx: ToolContext, emit: (chunk: ToolChunk) => void): Promise<void>;
+  stream?(args: Record<string, unknown>, ctx: ToolContext, emit: (chunk: ToolChunk) => void): Promise<Record<string, unknown> | void>;
 }
 
 /** What changed in a {@link ToolRegistry}. */
@@ -179,7 +200,8 @@ export class ToolRegistry {
    *   when `signal` was aborted);
    * - result not a plain JSON object → `invalid_result`.
    */
-  async call(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
+  async call(name: string, args: Record<string, unknown>, callCtx: CallContext): Promise<ToolOutcome> {
+    const ctx: ToolContext = { ...callCtx, log: () => {}, progress: () => {} };
     const tool = this.tools.get(name);
     if (!tool) {
       const known = [...this.tools.keys()].join(", ") || "none";
@@ -198,29 +220,31 @@ export class ToolRegistry {
       if (ctx.signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
       return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
     }
-    const problem = jsonProblem(result, "result");
-    if (problem !== undefined || !isPlainObject(result)) {
-      return {
-        success: false,
-        errorCode: TOOL_ERROR_CODES.invalidResult,
-        errorMessage: `${name} returned an invalid result: ${problem ?? "not a plain object"}`,
-      };
-    }
+    const problem = resultProblem(result);
+    if (problem !== undefined) return { success: false, errorCode: TOOL_ERROR_CODES.invalidResult, errorMessage: `${name} returned an invalid result: ${problem}` };
     return { success: true, result: result as JsonObject };
   }
 
   /**
    * Runs a tool's streaming form; never throws. `emit` receives each chunk as it is produced.
+   * `ctx.log` / `ctx.progress` emit {@link LOG_CONTENT_TYPE} / {@link PROGRESS_CONTENT_TYPE} chunks;
+   * a result object the tool resolves with is emitted last as the {@link RESULT_CONTENT_TYPE} chunk.
    * - unknown name → `tool_not_found`; a tool without `stream` → `stream_unsupported` (nothing runs);
-   * - a throw → its {@link ToolError} code, else `tool_error` (or `cancelled` when aborted).
-   * @returns the outcome for `StreamEnd` (a success carries no result: the data went out as chunks)
+   * - a throw → its {@link ToolError} code, else `tool_error` (or `cancelled` when aborted);
+   * - a result that is not a plain JSON object → `invalid_result`.
+   * @returns the outcome for `StreamEnd` (a success carries no result: everything went out as chunks)
    */
   async callStream(
     name: string,
     args: Record<string, unknown>,
-    ctx: ToolContext,
+    callCtx: CallContext,
     emit: (chunk: ToolChunk) => void,
   ): Promise<{ success: true } | { success: false; errorCode: string; errorMessage: string }> {
+    const ctx: ToolContext = {
+      ...callCtx,
+      log: (level, data, logger) => emit({ contentType: LOG_CONTENT_TYPE, data: JSON.stringify(logger === undefined ? { level, data } : { level, logger, data }) }),
+      progress: (progress, total, message) => emit({ contentType: PROGRESS_CONTENT_TYPE, data: JSON.stringify({ progress, total, message }) }),
+    };
     const tool = this.tools.get(name);
     if (!tool) {
       return { success: false, errorCode: TOOL_ERROR_CODES.notFound, errorMessage: `unknown tool ${JSON.stringify(name)}` };
@@ -229,7 +253,12 @@ export class ToolRegistry {
       return { success: false, errorCode: TOOL_ERROR_CODES.streamUnsupported, errorMessage: `tool ${JSON.stringify(name)} does not stream` };
     }
     try {
-      await tool.stream(args, ctx, emit);
+      const result = await tool.stream(args, ctx, emit);
+      if (result !== undefined) {
+        const problem = resultProblem(result);
+        if (problem !== undefined) return { success: false, errorCode: TOOL_ERROR_CODES.invalidResult, errorMessage: `${name} returned an invalid result: ${problem}` };
+        emit({ contentType: RESULT_CONTENT_TYPE, data: JSON.stringify(result) });
+      }
       return { success: true };
     } catch (e) {
       if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
@@ -238,6 +267,11 @@ export class ToolRegistry {
       return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
     }
   }
+}
+
+/** Why a tool's result cannot be a `ToolResponse.result` Struct, or undefined when it can. */
+function resultProblem(result: unknown): string | undefined {
+  return jsonProblem(result, "result") ?? (isPlainObject(result) ? undefined : "not a plain object");
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

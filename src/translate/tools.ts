@@ -42,26 +42,103 @@ export function listToolsResponseToResult(response: ListToolsResponse): ListTool
   return { tools: response.tools.map(toolDefinitionToMcpTool) };
 }
 
+/** The content block types of MCP tool results, in every revision that has them. */
+const CONTENT_BLOCK_TYPES: ReadonlySet<string> = new Set(["text", "image", "audio", "resource_link", "resource"]);
+
+/** The top-level properties of an MCP `CallToolResult` (server/tools, "Tool Result"). */
+const CALL_TOOL_RESULT_KEYS: ReadonlySet<string> = new Set(["content", "structuredContent", "isError", "_meta"]);
+
 /**
- * `ToolResponse` → MCP `CallToolResult`.
- * - failure: one text block with `error_message` (or `tool error: <error_code>`), `isError: true`;
- * - success: one text block holding the result's `text` string if it has one, else the result as
- *   JSON; when the result is anything other than exactly `{ text: string }` (and not empty) it is
- *   also returned as `structuredContent`, in revisions that have it (≥ 2025-06-18; `features`
- *   absent means yes).
+ * Whether a tool's result object is an MCP `CallToolResult` to pass through (rather than a plain
+ * object to wrap). It is one exactly when:
+ * - it has a `content` property that is an array, and
+ * - every element of `content` is an object whose `type` is one of `text`, `image`, `audio`,
+ *   `resource_link`, `resource`, and
+ * - it has no property other than `content`, `structuredContent`, `isError`, `_meta`.
+ * So `{content: "x"}`, `{content: [1]}` or `{content: [...blocks], count: 2}` are plain objects.
+ * An empty `content` array is a CallToolResult (MCP allows it).
  */
-export function toolResponseToCallToolResult(response: ToolResponse, features?: VersionFeatures): CallToolResult {
-  if (!response.success) {
-    const text = response.errorMessage || `tool error: ${response.errorCode || "unknown"}`;
-    return { content: [{ type: "text", text }], isError: true };
+export function isCallToolResult(result: Record<string, unknown>): boolean {
+  const content = result.content;
+  if (!Array.isArray(content)) return false;
+  for (const key of Object.keys(result)) if (!CALL_TOOL_RESULT_KEYS.has(key)) return false;
+  return content.every(
+    (block) => typeof block === "object" && block !== null && !Array.isArray(block) && CONTENT_BLOCK_TYPES.has((block as { type?: unknown }).type as string),
+  );
+}
+
+/**
+ * One content block in the nearest form `features.version` has (docs/mcp-orchestra-mapping.md,
+ * "Content blocks"):
+ * - `audio` before 2025-03-26 → an embedded resource `{type: "resource", resource: {uri:
+ *   "orchestra://content/<index>", mimeType, blob: data}}` (annotations kept);
+ * - `resource_link` before 2025-06-18 → a text block `"<name> <uri>"` (`": <description>"` appended
+ *   when there is one; annotations kept);
+ * - everything else as it is.
+ */
+export function contentBlockForVersion(block: Record<string, unknown>, index: number, features: VersionFeatures): Record<string, unknown> {
+  if (block.type === "audio" && !features.audioContent) {
+    const out: Record<string, unknown> = {
+      type: "resource",
+      resource: { uri: `${CONTENT_URI_PREFIX}${index}`, mimeType: block.mimeType, blob: block.data },
+    };
+    if (block.annotations !== undefined) out.annotations = block.annotations;
+    return out;
   }
-  const result = structToObject(response.result);
+  if (block.type === "resource_link" && !features.resourceLinks) {
+    const name = typeof block.title === "string" ? block.title : block.name;
+    const description = typeof block.description === "string" && block.description !== "" ? `: ${block.description}` : "";
+    const out: Record<string, unknown> = { type: "text", text: `${String(name)} <${String(block.uri)}>${description}` };
+    if (block.annotations !== undefined) out.annotations = block.annotations;
+    return out;
+  }
+  return block;
+}
+
+/** URI prefix of the embedded resources that stand for audio blocks in revisions without audio. */
+export const CONTENT_URI_PREFIX = "orchestra://content/";
+
+/**
+ * A tool's result object (`ToolResponse.result`, or the result chunk of a stream) → MCP
+ * `CallToolResult`:
+ * - a {@link isCallToolResult CallToolResult} passes through: its blocks in the revision's form
+ *   ({@link contentBlockForVersion}), `structuredContent` dropped in revisions without it
+ *   (< 2025-06-18), `isError` and `_meta` kept. The handler validates the final result against the
+ *   revision's schema (an invalid one is answered with `-32603` naming the failing pointer);
+ * - `{text: string}` → one text block;
+ * - any other object → one text block with the object as JSON, and the object as
+ *   `structuredContent` (revisions ≥ 2025-06-18) unless it is empty.
+ * `features` absent means the newest revision.
+ */
+export function toolResultToCallToolResult(result: Record<string, unknown>, features?: VersionFeatures): CallToolResult {
+  if (isCallToolResult(result)) {
+    const blocks = result.content as Array<Record<string, unknown>>;
+    const content = features ? blocks.map((b, i) => contentBlockForVersion(b, i, features)) : blocks;
+    const out: Record<string, unknown> = { ...result, content };
+    if (features && !features.structuredContent) delete out.structuredContent;
+    return out as unknown as CallToolResult;
+  }
   const keys = Object.keys(result);
   const hasText = typeof result.text === "string";
   const text = hasText ? (result.text as string) : JSON.stringify(result);
   const out: CallToolResult = { content: [{ type: "text", text }] };
   if (keys.length > 0 && !(hasText && keys.length === 1) && (features?.structuredContent ?? true)) out.structuredContent = result;
   return out;
+}
+
+/** A failed call (`ToolResponse` or `StreamEnd` with `success: false`) → an `isError` result with one text block. */
+export function toolErrorResult(errorMessage: string, errorCode: string): CallToolResult {
+  return { content: [{ type: "text", text: errorMessage || `tool error: ${errorCode || "unknown"}` }], isError: true };
+}
+
+/**
+ * `ToolResponse` → MCP `CallToolResult`.
+ * - failure: one text block with `error_message` (or `tool error: <error_code>`), `isError: true`;
+ * - success: the result object mapped by {@link toolResultToCallToolResult}.
+ */
+export function toolResponseToCallToolResult(response: ToolResponse, features?: VersionFeatures): CallToolResult {
+  if (!response.success) return toolErrorResult(response.errorMessage, response.errorCode);
+  return toolResultToCallToolResult(structToObject(response.result), features);
 }
 
 /** Per-call context the bridge supplies. */
