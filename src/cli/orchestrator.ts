@@ -52,8 +52,8 @@ export function registerOrchestratorCommand(program: Command): void {
         .default(DEFAULT_LISTEN),
     )
     .option("--certs-dir <dir>", "cert store (created if missing); default ~/.orchestra/certs")
-    .option("--tools <module...>", "ES modules exporting an array of tools (default export or `tools`)")
-    .option("--no-builtins", "do not serve the built-in echo and slow tools")
+    .option("--tools <module...>", "ES modules exporting tools, prompts and resources (docs/modules.md)")
+    .option("--no-builtins", "do not serve the built-in tools, prompts and sample storage entries")
     .addOption(
       new Option("--max-streams <n>", "concurrent RPC streams granted to each client")
         .argParser(positiveInt)
@@ -71,29 +71,24 @@ export function registerOrchestratorCommand(program: Command): void {
 
 async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
   // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
-  const [{ childLogger }, { defaultCertsDir }, { builtinTools }, { loadToolModule }, { ToolRegistry }, { startOrchestrator }] = await Promise.all([
+  const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent }, { startOrchestrator }] = await Promise.all([
     import("../log.js"),
     import("../quic/certs.js"),
-    import("../orchestrator/builtin-tools.js"),
     import("../orchestrator/load-tools.js"),
-    import("../orchestrator/registry.js"),
     import("../orchestrator/server.js"),
   ]);
   const log = childLogger("orchestrator-cli");
   let running: RunningOrchestrator;
   try {
     const { host, port } = parseHostPort(opts.listen);
-    const registry = new ToolRegistry(opts.builtins ? builtinTools() : []);
-    for (const mod of opts.tools ?? []) {
-      for (const tool of await loadToolModule(mod)) registry.register(tool);
-    }
+    const content = await loadOrchestratorContent(opts.tools ?? [], opts.builtins);
     const start =
       opts.transport === "tls" ? (await import("../orchestrator/tls-server.js")).startTlsOrchestrator : startOrchestrator;
     running = await start({
       host,
       port,
       certsDir: opts.certsDir ?? defaultCertsDir(),
-      tools: registry,
+      ...content,
       maxStreams: opts.maxStreams,
     });
   } catch (err) {

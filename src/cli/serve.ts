@@ -29,6 +29,10 @@ interface ServeOptions {
   pageSize: number;
   /** `--resource-prefix`: storage prefixes exposed as MCP resources (default: all). */
   resourcePrefix?: string[];
+  /** `--tools`: modules for the embedded orchestrator (docs/modules.md). */
+  tools?: string[];
+  /** `--no-builtins`: the embedded orchestrator serves only the modules' content. */
+  builtins: boolean;
 }
 
 /** Parses a positive integer option value (milliseconds). */
@@ -58,6 +62,9 @@ export function registerServeCommand(program: Command): void {
     )
     .addOption(new Option("--page-size <n>", "items per page of tools/prompts/resources lists").argParser(positiveInt).default(100))
     .option("--resource-prefix <prefix...>", "storage path prefixes exposed as MCP resources (default: everything)")
+    // The embedded orchestrator's content: the same option and module shape as `orchestrator --tools`.
+    .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md)")
+    .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries")
     .action(async (opts: ServeOptions) => {
       process.exitCode = await serve(opts);
     });
@@ -102,11 +109,15 @@ async function serve(opts: ServeOptions): Promise<number> {
     let sender: Sender;
     let embeddedCertsDir: string | undefined;
     try {
+      if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
+        throw new Error("--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr");
+      }
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
       } else {
+        const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
         const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
         embeddedCertsDir = certsDir;
         if (!opts.certsDir) {
@@ -115,8 +126,8 @@ async function serve(opts: ServeOptions): Promise<number> {
         }
         const orchestrator =
           opts.transport === "tls"
-            ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir })
-            : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir });
+            ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
+            : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
         cleanups.unshift(() => orchestrator.stop());
         log.info({ address: orchestrator.address, transport: opts.transport }, "embedded reference orchestrator listening");
         const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };

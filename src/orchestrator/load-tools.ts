@@ -1,20 +1,56 @@
 /**
- * Loading extra tools for the reference orchestrator from ES modules (`--tools module.mjs`).
+ * Loading tools, prompts and resources for the reference orchestrator from ES modules
+ * (`orchestrator --tools module.mjs`, `serve --tools module.mjs`; docs/modules.md).
+ *
+ * Module shape: the default export is an array of tools (or an object `{ tools, prompts,
+ * resources }`); otherwise the named exports `tools`, `prompts`, `resources` (each an array,
+ * each optional, at least one present).
+ * - a tool: `{ name, description, inputSchema, handler, stream? }` ({@link Tool});
+ * - a prompt: `{ name, description, arguments, render }` ({@link PromptSpec});
+ * - a resource: `{ uri | path, name?, description?, mimeType?, text | blob }` ({@link ResourceSpec}),
+ *   stored as a storage entry at `path`, or at `uri` itself (a `scheme://` URI, exposed as it is);
+ * - a template resource: `{ uriTemplate, name?, description?, mimeType?, read }` ({@link ResourceTemplateSpec}).
  */
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { ToolDefinitionError, validateTool, type Tool } from "./registry.js";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { isUriPath } from "../translate/resources.js";
+import { builtinTools } from "./builtin-tools.js";
+import { builtinPrompts, PromptRegistry, type PromptSpec } from "./prompts.js";
+import { ToolDefinitionError, ToolRegistry, validateTool, type Tool } from "./registry.js";
+import { MemoryStorage, sampleStorageEntries, type ResourceTemplateSpec } from "./storage.js";
+
+/** A static resource of a module. */
+export interface ResourceSpec {
+  /** The resource's own URI, `scheme://...` (stored at that path); or give {@link path}. */
+  uri?: string;
+  /** A storage path, exposed as `orchestra://storage/<path>`; or give {@link uri}. */
+  path?: string;
+  name?: string;
+  description?: string;
+  /** Stored as `metadata.mimeType` (decides text or blob contents on `resources/read`). */
+  mimeType?: string;
+  /** Text contents (UTF-8); or give {@link blob}. */
+  text?: string;
+  /** Binary contents: base64 text or bytes; or give {@link text}. */
+  blob?: string | Uint8Array;
+}
+
+/** What one module provides. */
+export interface LoadedModule {
+  tools: Tool[];
+  prompts: PromptSpec[];
+  resources: ResourceSpec[];
+  templates: ResourceTemplateSpec[];
+}
 
 /**
- * Imports an ES module whose `default` export, or else `tools` export, is an array of tool
- * objects `{ name, description, inputSchema, handler }` (see {@link Tool}) and validates each.
- *
+ * Imports a module and validates what it exports (see the file comment for the shape).
  * @param modulePath file path (relative to the current directory) or `file:` URL
- * @returns the validated tools, in module order
- * @throws ToolDefinitionError naming the module when it cannot be imported, exports no array,
- *   or an entry is invalid (the message names its index and field)
+ * @throws ToolDefinitionError naming the module when it cannot be imported, exports none of
+ *   tools/prompts/resources, or an entry is invalid (the message names its list, index and field)
  */
-export async function loadToolModule(modulePath: string): Promise<Tool[]> {
+export async function loadModule(modulePath: string): Promise<LoadedModule> {
   const url = modulePath.startsWith("file:") ? modulePath : pathToFileURL(path.resolve(modulePath)).href;
   let mod: Record<string, unknown>;
   try {
@@ -22,16 +58,131 @@ export async function loadToolModule(modulePath: string): Promise<Tool[]> {
   } catch (e) {
     throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${(e as Error).message}`);
   }
-  const list = Array.isArray(mod.default) ? mod.default : Array.isArray(mod.tools) ? mod.tools : undefined;
-  if (!list) {
+  const def = mod.default;
+  const source: Record<string, unknown> = Array.isArray(def)
+    ? { tools: def }
+    : typeof def === "object" && def !== null && ["tools", "prompts", "resources"].some((k) => k in def)
+      ? (def as Record<string, unknown>)
+      : mod;
+  const lists = ["tools", "prompts", "resources"] as const;
+  if (!lists.some((k) => Array.isArray(source[k]))) {
     throw new ToolDefinitionError(
-      `tool module ${modulePath} must export an array of tools as its default export or as "tools"`,
+      `tool module ${modulePath} must export an array of tools as its default export or as "tools", or "prompts" / "resources" arrays`,
     );
   }
-  const tools: Tool[] = [];
-  list.forEach((entry: unknown, i: number) => {
+  for (const k of lists) {
+    if (source[k] !== undefined && !Array.isArray(source[k])) throw new ToolDefinitionError(`tool module ${modulePath}: "${k}" must be an array`);
+  }
+  const loaded: LoadedModule = { tools: [], prompts: [], resources: [], templates: [] };
+  ((source.tools ?? []) as unknown[]).forEach((entry, i) => {
     validateTool(entry, `tool module ${modulePath} [${i}]`);
-    tools.push(entry);
+    loaded.tools.push(entry);
   });
-  return tools;
+  ((source.prompts ?? []) as unknown[]).forEach((entry, i) => loaded.prompts.push(validatePrompt(entry, `tool module ${modulePath} prompts[${i}]`)));
+  ((source.resources ?? []) as unknown[]).forEach((entry, i) => {
+    const where = `tool module ${modulePath} resources[${i}]`;
+    if (typeof entry === "object" && entry !== null && "uriTemplate" in entry) loaded.templates.push(validateTemplate(entry, where));
+    else loaded.resources.push(validateResource(entry, where));
+  });
+  return loaded;
+}
+
+/**
+ * The tools of a module ({@link loadModule}), in module order.
+ * @throws ToolDefinitionError as {@link loadModule}
+ */
+export async function loadToolModule(modulePath: string): Promise<Tool[]> {
+  return (await loadModule(modulePath)).tools;
+}
+
+/** What the reference orchestrator serves, ready for `startOrchestrator`. */
+export interface OrchestratorContent {
+  tools: ToolRegistry;
+  prompts: PromptRegistry;
+  storage: MemoryStorage;
+}
+
+/**
+ * The built-in tools, prompts and sample storage entries (unless `builtins` is false) plus
+ * everything the modules provide, in order.
+ * @throws ToolDefinitionError for a module that cannot be loaded or a name used twice
+ */
+export async function loadOrchestratorContent(modulePaths: readonly string[], builtins: boolean): Promise<OrchestratorContent> {
+  const tools = new ToolRegistry(builtins ? builtinTools() : []);
+  const prompts = new PromptRegistry(builtins ? builtinPrompts() : []);
+  const storage = new MemoryStorage(builtins ? sampleStorageEntries() : []);
+  for (const modulePath of modulePaths) {
+    const loaded = await loadModule(modulePath);
+    for (const tool of loaded.tools) tools.register(tool);
+    for (const prompt of loaded.prompts) {
+      try {
+        prompts.register(prompt);
+      } catch (e) {
+        throw new ToolDefinitionError(`tool module ${modulePath}: ${(e as Error).message}`);
+      }
+    }
+    for (const r of loaded.resources) {
+      const at = r.path ?? r.uri!;
+      const content = r.text !== undefined ? new TextEncoder().encode(r.text) : typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob!;
+      const metadata: JsonObject = {};
+      if (r.mimeType) metadata.mimeType = r.mimeType;
+      if (r.name) metadata.name = r.name;
+      if (r.description) metadata.description = r.description;
+      const outcome = storage.write(at, content, metadata, 0);
+      if (!outcome.success) throw new ToolDefinitionError(`tool module ${modulePath}: resource ${JSON.stringify(at)}: ${outcome.error}`);
+    }
+    for (const t of loaded.templates) {
+      try {
+        storage.addTemplate(t);
+      } catch (e) {
+        throw new ToolDefinitionError(`tool module ${modulePath}: ${(e as Error).message}`);
+      }
+    }
+  }
+  return { tools, prompts, storage };
+}
+
+function optionalString(o: Record<string, unknown>, key: string, where: string): void {
+  if (o[key] !== undefined && typeof o[key] !== "string") throw new ToolDefinitionError(`${where}: "${key}" must be a string when present`);
+}
+
+function validatePrompt(value: unknown, where: string): PromptSpec {
+  if (typeof value !== "object" || value === null) throw new ToolDefinitionError(`${where}: not an object`);
+  const p = value as Record<string, unknown>;
+  if (typeof p.name !== "string" || p.name === "") throw new ToolDefinitionError(`${where}: "name" must be a non-empty string`);
+  const label = `${where} (${p.name})`;
+  if (typeof p.description !== "string") throw new ToolDefinitionError(`${label}: "description" must be a string`);
+  const args = p.arguments ?? [];
+  if (!Array.isArray(args)) throw new ToolDefinitionError(`${label}: "arguments" must be an array when present`);
+  args.forEach((a: unknown, i) => {
+    if (typeof a !== "object" || a === null || typeof (a as { name?: unknown }).name !== "string") {
+      throw new ToolDefinitionError(`${label}: arguments[${i}] needs a string "name"`);
+    }
+  });
+  if (typeof p.render !== "function") throw new ToolDefinitionError(`${label}: "render" must be a function`);
+  return { ...(p as unknown as PromptSpec), arguments: args as PromptSpec["arguments"] };
+}
+
+function validateResource(value: unknown, where: string): ResourceSpec {
+  if (typeof value !== "object" || value === null) throw new ToolDefinitionError(`${where}: not an object`);
+  const r = value as Record<string, unknown>;
+  for (const key of ["uri", "path", "name", "description", "mimeType", "text"]) optionalString(r, key, where);
+  if ((r.uri === undefined) === (r.path === undefined)) throw new ToolDefinitionError(`${where}: give exactly one of "uri" and "path"`);
+  if (r.uri !== undefined && !isUriPath(r.uri as string)) {
+    throw new ToolDefinitionError(`${where}: "uri" must be an absolute scheme:// URI other than orchestra://storage/ (use "path" for storage paths)`);
+  }
+  if (r.path === "") throw new ToolDefinitionError(`${where}: "path" must not be empty`);
+  if ((r.text === undefined) === (r.blob === undefined)) throw new ToolDefinitionError(`${where}: give exactly one of "text" and "blob"`);
+  if (r.blob !== undefined && typeof r.blob !== "string" && !(r.blob instanceof Uint8Array)) {
+    throw new ToolDefinitionError(`${where}: "blob" must be base64 text or a Uint8Array`);
+  }
+  return r as ResourceSpec;
+}
+
+function validateTemplate(value: unknown, where: string): ResourceTemplateSpec {
+  const t = value as Record<string, unknown>;
+  for (const key of ["uriTemplate", "name", "description", "mimeType"]) optionalString(t, key, where);
+  if (typeof t.uriTemplate !== "string") throw new ToolDefinitionError(`${where}: "uriTemplate" must be a string`);
+  if (typeof t.read !== "function") throw new ToolDefinitionError(`${where} (${String(t.uriTemplate)}): "read" must be a function`);
+  return t as unknown as ResourceTemplateSpec;
 }

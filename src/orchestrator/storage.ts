@@ -26,9 +26,52 @@ export interface WriteOutcome {
   error: string;
 }
 
+/**
+ * A template resource (MCP `ResourceTemplate`): paths of the default namespace that match
+ * `uriTemplate` and are not stored entries are read by rendering them.
+ */
+export interface ResourceTemplateSpec {
+  /**
+   * RFC 6570 template of level 1 or 2: `{name}` matches one path segment (no `/`, percent-decoded),
+   * `{+name}` any non-empty rest; e.g. `test://template/{id}/data`.
+   */
+  uriTemplate: string;
+  name?: string;
+  description?: string;
+  /** MIME type of the rendered contents (stored as `metadata.mimeType`). */
+  mimeType?: string;
+  /** Renders the contents for the variables matched in `uri`: text (UTF-8) or bytes. */
+  read(variables: Readonly<Record<string, string>>, uri: string): string | Uint8Array;
+}
+
+/** A compiled {@link ResourceTemplateSpec}. */
+interface CompiledTemplate {
+  spec: ResourceTemplateSpec;
+  pattern: RegExp;
+  names: Array<{ name: string; reserved: boolean }>;
+}
+
+/** `{name}` / `{+name}` expressions of a template as an anchored RegExp; undefined when it has none. */
+function compileTemplate(spec: ResourceTemplateSpec): CompiledTemplate | undefined {
+  const names: CompiledTemplate["names"] = [];
+  let re = "";
+  let last = 0;
+  for (const m of spec.uriTemplate.matchAll(/\{(\+?)([A-Za-z0-9_.]+)\}/g)) {
+    re += escapeRegExp(spec.uriTemplate.slice(last, m.index));
+    const reserved = m[1] === "+";
+    re += reserved ? "(.+)" : "([^/?#]+)";
+    names.push({ name: m[2]!, reserved });
+    last = m.index + m[0].length;
+  }
+  if (names.length === 0) return undefined;
+  re += escapeRegExp(spec.uriTemplate.slice(last));
+  return { spec, pattern: new RegExp(`^${re}$`, "s"), names };
+}
+
 /** In-memory storage. */
 export class MemoryStorage {
   private readonly spaces = new Map<string, Map<string, StoredEntry>>();
+  private readonly templates: CompiledTemplate[] = [];
 
   /**
    * @param seed entries to create in the default namespace: path → text (UTF-8) or bytes, with
@@ -47,9 +90,44 @@ export class MemoryStorage {
     return s;
   }
 
-  /** The entry at `path`, or undefined. */
+  /**
+   * Adds a template resource (served by {@link read} in the default namespace).
+   * @throws RangeError when `uriTemplate` has no `{name}` expression
+   */
+  addTemplate(spec: ResourceTemplateSpec): this {
+    const compiled = compileTemplate(spec);
+    if (!compiled) throw new RangeError(`resource template ${JSON.stringify(spec.uriTemplate)} has no {name} expression`);
+    this.templates.push(compiled);
+    return this;
+  }
+
+  /** The template resources, in the order added. */
+  listTemplates(): ResourceTemplateSpec[] {
+    return this.templates.map((t) => t.spec);
+  }
+
+  /**
+   * The entry at `path`, or undefined. In the default namespace a path that is no stored entry
+   * but matches a template is rendered by the first matching template (version 1; a template
+   * whose `read` throws or whose variables are badly percent-encoded reads as absent).
+   */
   read(path: string, type = ""): StoredEntry | undefined {
-    return this.space(type)?.get(path);
+    const stored = this.space(type)?.get(path);
+    if (stored || type !== "") return stored;
+    for (const t of this.templates) {
+      const m = t.pattern.exec(path);
+      if (!m) continue;
+      try {
+        const variables: Record<string, string> = {};
+        t.names.forEach(({ name, reserved }, i) => (variables[name] = reserved ? m[i + 1]! : decodeURIComponent(m[i + 1]!)));
+        const body = t.spec.read(variables, path);
+        const content = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
+        return { content, metadata: t.spec.mimeType ? { mimeType: t.spec.mimeType } : {}, version: 1, modifiedAt: new Date() };
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -90,6 +168,11 @@ export class MemoryStorage {
   }
 }
 
+/** `text` with every RegExp metacharacter escaped. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?|()[\]{}]/g, "\\$&");
+}
+
 /** A glob (`**`, `*`, `?`) as an anchored RegExp over whole paths. */
 export function globToRegExp(glob: string): RegExp {
   let re = "";
@@ -105,7 +188,7 @@ export function globToRegExp(glob: string): RegExp {
     } else if (c === "?") {
       re += "[^/]";
     } else {
-      re += c.replace(/[\\^$.|+()[\]{}]/g, "\\$&");
+      re += escapeRegExp(c);
     }
   }
   return new RegExp(`^${re}$`, "s");

@@ -8,7 +8,9 @@
  * metadata Struct, version}`.
  *
  * URIs: a storage entry at path `a/b c.txt` is the resource `orchestra://storage/a/b%20c.txt`
- * (each path segment percent-encoded, RFC 3986). `resources/read` accepts only that scheme.
+ * (each path segment percent-encoded, RFC 3986). A storage path that is itself an absolute URI
+ * with an authority (`scheme://...`, e.g. `test://static-text`; {@link isUriPath}) is the resource
+ * of that URI, as it is: that is how an orchestrator serves resources with URIs of their own.
  * Absence: `StorageReadResponse.version == 0` means "no such entry" (versions start at 1 when an
  * entry is created; `StorageWriteRequest.expected_version 0` creates) → MCP `-32002`.
  * Contents: text (`TextResourceContents`) when the metadata's MIME type is textual, or when there
@@ -47,18 +49,29 @@ export class ResourceUriError extends Error {
   }
 }
 
-/** `a/b c.txt` → `orchestra://storage/a/b%20c.txt`. */
+/**
+ * Whether a storage path is an absolute URI with an authority (RFC 3986 §3: `scheme "://"`),
+ * other than an `orchestra://storage/` one: such an entry is exposed under the URI it is.
+ */
+export function isUriPath(path: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(path) && !path.startsWith(STORAGE_URI_PREFIX);
+}
+
+/** `a/b c.txt` → `orchestra://storage/a/b%20c.txt`; a {@link isUriPath URI path} → itself. */
 export function storagePathToUri(path: string): string {
+  if (isUriPath(path)) return path;
   return STORAGE_URI_PREFIX + path.split("/").map(encodeURIComponent).join("/");
 }
 
 /**
- * `orchestra://storage/a/b%20c.txt` → `a/b c.txt`.
- * @throws ResourceUriError for another scheme/authority, an empty path or bad percent-encoding
+ * `orchestra://storage/a/b%20c.txt` → `a/b c.txt`; any other `scheme://...` URI → itself (the
+ * storage path of a resource with its own URI, {@link isUriPath}).
+ * @throws ResourceUriError for a URI without `://`, an empty path or bad percent-encoding
  */
 export function uriToStoragePath(uri: string): string {
+  if (isUriPath(uri)) return uri;
   if (!uri.startsWith(STORAGE_URI_PREFIX)) {
-    throw new ResourceUriError(uri, `Resource not found: ${uri} (this server serves ${STORAGE_URI_PREFIX}<path> URIs)`);
+    throw new ResourceUriError(uri, `Resource not found: ${uri} (this server serves ${STORAGE_URI_PREFIX}<path> and scheme:// URIs)`);
   }
   const rest = uri.slice(STORAGE_URI_PREFIX.length).replace(/[?#].*$/s, "");
   if (rest === "") throw new ResourceUriError(uri, `Resource not found: ${uri} (no path)`);
@@ -69,7 +82,7 @@ export function uriToStoragePath(uri: string): string {
   }
 }
 
-/** A storage path from a prompt's `resource` block: an `orchestra://storage/` URI or a bare path. */
+/** A storage path from a prompt's `resource` block: an `orchestra://storage/` URI, another `scheme://` URI (as it is) or a bare path. */
 export function storagePathOf(text: string): string {
   if (text.startsWith(STORAGE_URI_PREFIX)) {
     try {

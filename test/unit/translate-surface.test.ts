@@ -61,7 +61,8 @@ describe("storage ⇄ resources", () => {
       expect(isUri(uri)).toBe(true);
       expect(uriToStoragePath(uri)).toBe(path);
     }
-    expect(() => uriToStoragePath("file:///a")).toThrow(ResourceUriError);
+    expect(() => uriToStoragePath("urn:a")).toThrow(ResourceUriError); // no scheme://: neither form
+    expect(uriToStoragePath("file:///a")).toBe("file:///a"); // a resource with its own URI
     expect(() => uriToStoragePath("orchestra://storage/")).toThrow(ResourceUriError);
     expect(() => uriToStoragePath("orchestra://storage/%E0%A4%A")).toThrow(ResourceUriError);
   });
@@ -116,9 +117,9 @@ describe("streams and per-revision tool results", () => {
   it("accumulates chunks into progress and a text result", () => {
     const acc = new StreamAccumulator();
     const chunk = (data: string, contentType = "") => create(StreamChunkSchema, { data: new TextEncoder().encode(data), contentType });
-    expect(acc.add(chunk("a"))).toEqual({ progress: 1, message: "a" });
-    expect(acc.add(chunk('{"progress":0.5}', PROGRESS_CONTENT_TYPE))).toEqual({ progress: 1 });
-    expect(acc.add(chunk("x".repeat(500)))).toMatchObject({ progress: 3, message: "x".repeat(200) });
+    expect(acc.add(chunk("a"))).toEqual({ kind: "progress", update: { progress: 1, message: "a" } });
+    expect(acc.add(chunk('{"progress":0.5}', PROGRESS_CONTENT_TYPE))).toEqual({ kind: "progress", update: { progress: 1 } });
+    expect(acc.add(chunk("x".repeat(500)))).toMatchObject({ kind: "progress", update: { progress: 3, message: "x".repeat(200) } });
     expect(acc.result(create(StreamEndSchema, { success: true })).content).toEqual([{ type: "text", text: "a" + "x".repeat(500) }]);
     expect(isStreamRefusal(create(StreamEndSchema, { success: false, errorCode: "stream_unsupported" }), 0)).toBe(true);
     expect(isStreamRefusal(create(StreamEndSchema, { success: false, errorCode: "stream_unsupported" }), 1)).toBe(false);
