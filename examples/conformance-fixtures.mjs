@@ -147,6 +147,17 @@ export const prompts = [
     render: (args) => ({ messages: [{ role: "user", type: "text", text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'` }] }),
   },
   {
+    name: "test_prompt_with_image",
+    description: "A prompt with an image",
+    arguments: [],
+    render: () => ({
+      messages: [
+        { role: "user", type: "image", data: RED_PIXEL_PNG, mimeType: "image/png" },
+        { role: "user", type: "text", text: "Please analyze the image above." },
+      ],
+    }),
+  },
+  {
     name: "test_prompt_with_embedded_resource",
     description: "A prompt embedding the resource named by resourceUri",
     arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }],

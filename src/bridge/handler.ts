@@ -814,7 +814,7 @@ export class McpHandler {
         if (contents) embedded.set(path, contents);
       }),
     );
-    return promptGetResponseToResult(value, embedded);
+    return promptGetResponseToResult(value, embedded, scope.features);
   }
 
   // ---------------------------------------------------------------- resources

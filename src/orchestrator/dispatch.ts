@@ -26,6 +26,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { mediaDataUrl } from "../translate/prompts.js";
 import type { PromptRegistry } from "./prompts.js";
 import { PromptError } from "./prompts.js";
 import type { ToolRegistry } from "./registry.js";
@@ -143,7 +144,7 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
           case: "promptGet",
           value: {
             description: rendered.description,
-            messages: rendered.messages.map((m) => ({ role: m.role, content: { type: m.type, text: m.text } })),
+            messages: rendered.messages.map((m) => ({ role: m.role, content: { type: m.type, text: "text" in m ? m.text : mediaDataUrl(m.mimeType, m.data) } })),
           },
         });
       } catch (e) {

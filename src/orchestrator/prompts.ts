@@ -14,12 +14,20 @@ export interface PromptArgumentSpec {
 }
 
 /** One rendered message (`PromptMessage` with its `ContentBlock`). */
-export interface PromptMessageSpec {
-  role: "user" | "assistant";
-  type: "text" | "resource";
-  /** The text, or for `resource` the storage path. */
-  text: string;
-}
+export type PromptMessageSpec =
+  | {
+      role: "user" | "assistant";
+      type: "text" | "resource";
+      /** The text, or for `resource` the storage path (or a resource's own URI). */
+      text: string;
+    }
+  | {
+      role: "user" | "assistant";
+      type: "image" | "audio";
+      /** The media, base64 (sent as a `data:` URL in `ContentBlock.text`, docs/mcp-orchestra-mapping.md). */
+      data: string;
+      mimeType: string;
+    };
 
 /** A prompt served by the orchestrator. */
 export interface PromptSpec {

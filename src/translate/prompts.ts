@@ -10,6 +10,10 @@
  * `orchestra://storage/...` URI); the bridge reads it (`storage_read`) and embeds it as an MCP
  * `EmbeddedResource`, which every revision supports. {@link resourcePathsOf} lists the paths to
  * read; {@link promptGetResponseToResult} assembles the result from what was read.
+ *
+ * Media (this project's convention): a `ContentBlock{type: "image" | "audio"}` carries the media as
+ * an RFC 2397 `data:<mimeType>;base64,<data>` URL in `text` ({@link mediaDataUrl}) → MCP
+ * `ImageContent` / `AudioContent` (audio in the nearest block before 2025-03-26, as for tools).
  */
 import { create } from "@bufbuild/protobuf";
 import { v7 as uuidv7 } from "uuid";
@@ -30,7 +34,20 @@ import type {
   PromptMessage,
   TextResourceContents,
 } from "../gen/mcp/2025-06-18/types.js";
+import type { VersionFeatures } from "./features.js";
 import { storagePathOf } from "./resources.js";
+import { contentBlockForVersion } from "./tools.js";
+
+/** The `ContentBlock.text` of an image or audio prompt block: `data:<mimeType>;base64,<base64 data>` (RFC 2397). */
+export function mediaDataUrl(mimeType: string, base64Data: string): string {
+  return `data:${mimeType};base64,${base64Data}`;
+}
+
+/** {@link mediaDataUrl}'s inverse; undefined for anything else. */
+export function parseMediaDataUrl(text: string): { mimeType: string; data: string } | undefined {
+  const m = /^data:([^;,]+);base64,([A-Za-z0-9+/]*={0,2})$/.exec(text);
+  return m ? { mimeType: m[1]!, data: m[2]! } : undefined;
+}
 
 /** Thrown when the orchestrator's prompt cannot be expressed in MCP (bad role or content type). */
 export class PromptTranslationError extends Error {
@@ -97,13 +114,16 @@ export function resourcePathsOf(response: PromptGetResponse): string[] {
  * `PromptGetResponse` → MCP `GetPromptResult`.
  * - role must be `user` or `assistant`;
  * - `text` blocks → `TextContent`; `resource` blocks → `EmbeddedResource` with the contents read
- *   for that path (`embedded`, keyed by storage path, see {@link resourcePathsOf}).
- * @throws PromptTranslationError for another role, another content type, a missing content, or
- *   a resource path absent from `embedded`
+ *   for that path (`embedded`, keyed by storage path, see {@link resourcePathsOf}); `image` and
+ *   `audio` blocks holding a {@link mediaDataUrl} → `ImageContent` / `AudioContent`, shaped for
+ *   `features`' revision (absent: the newest).
+ * @throws PromptTranslationError for another role, another content type, a missing content, a
+ *   media block that is not a base64 data URL, or a resource path absent from `embedded`
  */
 export function promptGetResponseToResult(
   response: PromptGetResponse,
   embedded: ReadonlyMap<string, TextResourceContents | BlobResourceContents> = new Map(),
+  features?: VersionFeatures,
 ): GetPromptResult {
   const messages: PromptMessage[] = response.messages.map((m, i) => {
     if (m.role !== "user" && m.role !== "assistant") {
@@ -119,8 +139,13 @@ export function promptGetResponseToResult(
       const resource = embedded.get(path);
       if (!resource) throw new PromptTranslationError(`prompt message ${i} embeds ${JSON.stringify(path)}, which was not read`);
       content = { type: "resource", resource };
+    } else if (block.type === "image" || block.type === "audio") {
+      const media = parseMediaDataUrl(block.text);
+      if (!media) throw new PromptTranslationError(`prompt message ${i} has content type ${JSON.stringify(block.type)} whose text is not a base64 data: URL`);
+      const raw = { type: block.type, data: media.data, mimeType: media.mimeType };
+      content = (features ? contentBlockForVersion(raw, i, features) : raw) as ContentBlock;
     } else {
-      throw new PromptTranslationError(`prompt message ${i} has content type ${JSON.stringify(block.type)} (expected "text" or "resource")`);
+      throw new PromptTranslationError(`prompt message ${i} has content type ${JSON.stringify(block.type)} (expected "text", "resource", "image" or "audio")`);
     }
     return { role: m.role, content };
   });

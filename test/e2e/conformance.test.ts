@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpHttpGateway, type RunningGateway } from "../helpers/mcp-http-gateway.js";
 import { CLI, requireBuiltCli, ROOT, startOrchestratorProcess, tempDir } from "./helpers.js";
 
-/** The server scenarios that must pass (issue #12, item 7). */
+/** The server scenarios that must pass (issue #12, item 7, and two more). */
 export const REQUIRED_SCENARIOS = [
   "server-initialize",
   "ping",
@@ -35,6 +35,9 @@ export const REQUIRED_SCENARIOS = [
   "prompts-get-simple",
   "prompts-get-with-args",
   "server-sse-multiple-streams",
+  // Beyond the issue's 21: they pass too (docs/conformance.md).
+  "prompts-get-embedded-resource",
+  "prompts-get-with-image",
 ] as const;
 
 const SUITE = join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");

@@ -30,7 +30,7 @@ describe("module loading", () => {
   it("reads tools, prompts, resources and templates from named exports", async () => {
     const loaded = await loadModule(FIXTURES);
     expect(loaded.tools.map((t) => t.name)).toContain("test_image_content");
-    expect(loaded.prompts.map((p) => p.name)).toEqual(["test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource"]);
+    expect(loaded.prompts.map((p) => p.name)).toEqual(["test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_image", "test_prompt_with_embedded_resource"]);
     expect(loaded.resources.map((r) => r.uri)).toEqual(["test://static-text", "test://static-binary", "test://example-resource"]);
     expect(loaded.templates.map((t) => t.uriTemplate)).toEqual(["test://template/{id}/data"]);
   });

@@ -5,8 +5,9 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { StreamChunkSchema, StreamEndSchema, ToolResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PromptGetResponseSchema, StreamChunkSchema, StreamEndSchema, ToolResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { decorateResult } from "../../src/mcp/negotiation.js";
+import { mediaDataUrl, promptGetResponseToResult, PromptTranslationError } from "../../src/translate/prompts.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { ToolRegistry, type ToolChunk } from "../../src/orchestrator/registry.js";
 import { featuresOf } from "../../src/translate/features.js";
@@ -194,5 +195,32 @@ describe("the reference orchestrator's ctx.log, ctx.progress and stream results"
     const registry = new ToolRegistry([{ ...tool, stream: async () => ({ n: Number.NaN }) }]);
     const outcome = await registry.callStream("t", {}, { signal: new AbortController().signal }, () => {});
     expect(outcome).toMatchObject({ success: false, errorCode: "invalid_result" });
+  });
+});
+
+describe("media in prompts (data: URLs in ContentBlock.text)", () => {
+  const response = create(PromptGetResponseSchema, {
+    messages: [
+      { role: "user", content: { type: "image", text: mediaDataUrl("image/png", PNG) } },
+      { role: "assistant", content: { type: "audio", text: mediaDataUrl("audio/wav", "UklGRg==") } },
+    ],
+  });
+
+  it("become image and audio content, audio as an embedded blob before 2025-03-26", () => {
+    expect(promptGetResponseToResult(response, new Map(), featuresOf("2025-06-18")).messages.map((m) => m.content)).toEqual([
+      { type: "image", data: PNG, mimeType: "image/png" },
+      { type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
+    ]);
+    const old = promptGetResponseToResult(response, new Map(), featuresOf("2024-11-05"));
+    expect(old.messages[1]!.content).toMatchObject({ type: "resource", resource: { mimeType: "audio/wav", blob: "UklGRg==" } });
+    for (const v of VERSIONS) {
+      const result = decorateResult(v, "prompts/get", promptGetResponseToResult(response, new Map(), featuresOf(v)), { serverInfo: { name: "t", version: "1" } });
+      expect(validatorsFor(v)!.validate("GetPromptResult", result), v).toBeNull();
+    }
+  });
+
+  it("a media block whose text is not a base64 data: URL cannot be expressed", () => {
+    const bad = create(PromptGetResponseSchema, { messages: [{ role: "user", content: { type: "image", text: "https://example.com/a.png" } }] });
+    expect(() => promptGetResponseToResult(bad)).toThrow(PromptTranslationError);
   });
 });
