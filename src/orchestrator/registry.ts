@@ -4,6 +4,7 @@
  * "Messages": `ToolResponse{success, result Struct, error_code, error_message}`).
  */
 import type { JsonObject } from "@bufbuild/protobuf";
+import { TOOL_NOT_FOUND_CODE } from "../translate/tools.js";
 
 /** What a handler receives besides its arguments. */
 export interface ToolContext {
@@ -69,7 +70,7 @@ export type ToolOutcome =
 
 /** Error codes the registry itself produces. */
 export const TOOL_ERROR_CODES = {
-  notFound: "tool_not_found",
+  notFound: TOOL_NOT_FOUND_CODE,
   invalidArguments: "invalid_arguments",
   invalidResult: "invalid_result",
   failed: "tool_error",
