@@ -1,3 +1,5 @@
+import deepEqual from "fast-deep-equal";
+
 /**
  * A cache of one named list the orchestrator serves (its tools, its prompts), used for checks
  * before the network hop: argument validation (`tools/call`), required prompt arguments and
@@ -6,13 +8,16 @@
  * Filled by every full fetch of the list (a `tools/list` from the client refreshes it too).
  * A lookup of a name not in the cache fetches the list once; concurrent fetches share one RPC;
  * a name still missing after a fetch is not fetched for again until the cache is refreshed or
- * invalidated (e.g. on `notifications/tools/list_changed` from the orchestrator).
+ * invalidated (e.g. on a tool-change event from the orchestrator). {@link NamedCatalog.refresh}
+ * tells whether the list really changed since the last full fetch.
  */
 export class NamedCatalog<T extends { name: string }> {
   private items: Map<string, T> | undefined;
   private fetching: Promise<Map<string, T>> | undefined;
   private readonly missing = new Set<string>();
   private generation = 0;
+  /** The list of the last full fetch, by name (kept across {@link invalidate}); undefined before the first. */
+  private known: Map<string, T> | undefined;
   /** Full fetches performed (for tests). */
   fetches = 0;
 
@@ -23,6 +28,7 @@ export class NamedCatalog<T extends { name: string }> {
   store(list: readonly T[]): void {
     this.generation++;
     this.items = new Map(list.map((item) => [item.name, item]));
+    this.known = this.items;
     this.missing.clear();
   }
 
@@ -31,6 +37,21 @@ export class NamedCatalog<T extends { name: string }> {
     this.generation++;
     this.items = undefined;
     this.missing.clear();
+  }
+
+  /**
+   * Fetches the list afresh (after any fetch in flight) and compares it with the last list known.
+   * @returns true when an item was added, removed or changed (in any field; order ignored), or
+   *   when no list was known before (nothing to compare with)
+   * @throws whatever the fetch throws (e.g. SenderError)
+   */
+  async refresh(): Promise<boolean> {
+    // A fetch already in flight may predate the change: let it land, then fetch again.
+    if (this.fetching) await this.fetching.catch(() => undefined);
+    const before = this.known;
+    this.invalidate();
+    const after = await this.load();
+    return before === undefined || !sameItems(before, after);
   }
 
   /** The cached entry for `name`, without fetching. */
@@ -68,6 +89,7 @@ export class NamedCatalog<T extends { name: string }> {
           if (generation === this.generation) {
             this.generation++;
             this.items = map;
+            this.known = map;
             this.missing.clear();
           }
           return map;
@@ -80,4 +102,12 @@ export class NamedCatalog<T extends { name: string }> {
     }
     return this.fetching;
   }
+}
+
+function sameItems<T>(a: Map<string, T>, b: Map<string, T>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, item] of a) {
+    if (!b.has(name) || !deepEqual(item, b.get(name))) return false;
+  }
+  return true;
 }

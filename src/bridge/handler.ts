@@ -91,6 +91,7 @@ import {
   callToolParamsToPluginRequest,
   callToolParamsToStreamStart,
   invalidArgumentsResult,
+  isUnknownToolAnswer,
   listToolsPluginRequest,
   toolDefinitionToMcpTool,
   toolResponseToCallToolResult,
@@ -233,6 +234,10 @@ export class McpHandler {
   /** Tools the orchestrator refused to stream; called unary until the tool set changes. */
   private readonly unaryOnly = new Set<string>();
   private watch: Watch | undefined;
+  /** Set when the orchestrator answered `subscribe` in a way that says it has no events. */
+  private toolEventsRefused = false;
+  /** The comparison of the tool set running after a tool-change event, and whether another event came meanwhile. */
+  private toolCheck: { again: boolean } | undefined;
   private readonly listeners = new Set<Listener>();
   private closed = false;
 
@@ -278,9 +283,12 @@ export class McpHandler {
     return this.inFlight.size;
   }
 
-  /** Whether the bridge will send `notifications/tools/list_changed` (and advertises it). */
+  /**
+   * Whether the bridge will send `notifications/tools/list_changed` (and advertises it): the
+   * sender can stream and the orchestrator has not refused the tool-change subscription.
+   */
   get watchesToolChanges(): boolean {
-    return this.options.watchToolChanges !== false && canStream(this.options.sender);
+    return this.options.watchToolChanges !== false && canStream(this.options.sender) && !this.toolEventsRefused;
   }
 
   /**
@@ -694,17 +702,16 @@ export class McpHandler {
 
   private async callTool(params: CallToolRequest["params"], scope: Scope): Promise<Result> {
     const tool = await this.withSignal(this.tools.lookup(params.name), scope.signal);
-    if (tool) {
-      const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
-      if (problem) {
-        const text = `${problem.pointer || "/"}: ${problem.reason}`;
-        if (scope.features.inputErrorsAreToolErrors) return invalidArgumentsResult(params.name, text);
-        throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: arguments of tool ${params.name}: ${text}`, {
-          pointer: `/params/arguments${problem.pointer}`,
-          reason: problem.reason,
-          tool: params.name,
-        });
-      }
+    if (!tool) throw unknownTool(params.name, "not in the orchestrator's tool list");
+    const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
+    if (problem) {
+      const text = `${problem.pointer || "/"}: ${problem.reason}`;
+      if (scope.features.inputErrorsAreToolErrors) return invalidArgumentsResult(params.name, text);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: arguments of tool ${params.name}: ${text}`, {
+        pointer: `/params/arguments${problem.pointer}`,
+        reason: problem.reason,
+        tool: params.name,
+      });
     }
     const sender = this.options.sender;
     // Progress and tool log messages travel only on the streaming path (docs/mcp-orchestra-mapping.md).
@@ -718,6 +725,7 @@ export class McpHandler {
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
     const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
     if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
+    if (isUnknownToolAnswer(response.response.value)) throw unknownTool(params.name, response.response.value.errorMessage);
     return toolResponseToCallToolResult(response.response.value, scope.features);
   }
 
@@ -748,12 +756,15 @@ export class McpHandler {
             return false;
           }
           if (r.case === "streamEnd") {
+            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
             if (isStreamRefusal(r.value, acc.chunks)) refused = true;
             else result = acc.result(r.value, scope.features);
             return true;
           }
           if (r.case === "toolCall") {
-            // An orchestrator that answers a stream_start like a unary call.
+            // An orchestrator that answers a stream_start like a unary call (its refusal of the
+            // kind, `unknown_request`, is a StreamUnsupportedError from the sender).
+            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
             result = toolResponseToCallToolResult(r.value, scope.features);
             return true;
           }
@@ -893,9 +904,12 @@ export class McpHandler {
 
   /**
    * Subscribes (once per session) to the orchestrator's `tools` topic. Every `event_delivery`
-   * invalidates the tool cache and, in initialize-family sessions, sends
-   * `notifications/tools/list_changed`. A refused subscription is not retried; a lost one is
-   * retried with backoff (1 s doubling to 5 s, so changes are announced within about 5 s of the orchestrator coming back).
+   * (and the resync event of a subscription re-established after a loss) fetches the tool list
+   * afresh; only when it differs from the last one known is the change announced
+   * ({@link onToolsChanged}). A refused subscription (the sender's StreamUnsupportedError: a
+   * reset "unsupported", `unknown_request`, an empty `PluginResponse`) is not retried, and
+   * `listChanged` is no longer advertised; a lost one is retried with backoff (1 s doubling to
+   * 5 s, so changes are announced within about 5 s of the orchestrator coming back).
    */
   private startWatch(): void {
     if (this.watch || this.closed || !this.watchesToolChanges) return;
@@ -915,7 +929,7 @@ export class McpHandler {
           (frame) => {
             if (frame.response.case === "eventDelivery") {
               delay = 1_000;
-              this.onToolsChanged(frame.response.value.eventType);
+              this.onToolEvent(frame.response.value.eventType);
             }
             return false;
           },
@@ -926,6 +940,7 @@ export class McpHandler {
           (err: unknown) => {
             if (watch.controller.signal.aborted) return;
             if (err instanceof StreamUnsupportedError) {
+              this.toolEventsRefused = true;
               this.log.warn({ err: err.message }, "orchestrator does not serve subscribe: tool list changes will not be notified");
               return;
             }
@@ -943,8 +958,39 @@ export class McpHandler {
     run();
   }
 
+  /**
+   * A tool-change event: compares the orchestrator's tool list with the last one known and
+   * announces only a real change (a failed fetch counts as one: nothing to compare with). Events
+   * arriving during a comparison are folded into one more comparison after it.
+   */
+  private onToolEvent(eventType: string): void {
+    if (this.toolCheck) {
+      this.toolCheck.again = true;
+      return;
+    }
+    const check = { again: false };
+    this.toolCheck = check;
+    const run = async (): Promise<void> => {
+      do {
+        check.again = false;
+        let changed: boolean;
+        try {
+          changed = await this.tools.refresh();
+        } catch (err) {
+          this.log.debug({ err: (err as Error).message }, "cannot fetch the tool list after a tool-change event; announcing a change");
+          changed = true;
+        }
+        if (this.closed) return;
+        if (changed) this.onToolsChanged(eventType);
+        else this.log.debug({ eventType }, "tool-change event, but the tool set is unchanged: not announced");
+      } while (check.again);
+    };
+    void run().finally(() => {
+      this.toolCheck = undefined;
+    });
+  }
+
   private onToolsChanged(eventType: string): void {
-    this.tools.invalidate();
     this.unaryOnly.clear();
     this.log.debug({ eventType }, "orchestrator tool set changed");
     for (const l of this.listeners) {
@@ -1044,6 +1090,15 @@ function requireValidators(version: string): ProtocolValidators {
   const validators = validatorsFor(version);
   if (!validators) throw new Error(`no generated validators for MCP protocol version ${version}`);
   return validators;
+}
+
+/**
+ * The one mapping of a tool the orchestrator does not have (missing from its tool list, or a
+ * `tool_not_found` answer) to `-32602` (MCP server/tools, "Error Handling": unknown tools are
+ * protocol errors, in every revision).
+ */
+function unknownTool(name: string, detail: string): JsonRpcError {
+  return new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { tool: name, detail });
 }
 
 function unexpected(response: PluginResponse, expected: string): JsonRpcError {

@@ -22,8 +22,11 @@
  *   `notifications/tools/list_changed`);
  * - at the orchestrator's stream limit, new streams wait in the engine's FIFO (fault 2).
  * Cancelling (abort signal, deadline) resets the stream, which the orchestrator treats as
- * `stream_cancel` / unsubscribe. A reset with code "unsupported" (5) from the server becomes
- * {@link StreamUnsupportedError}.
+ * `stream_cancel` / unsubscribe. A reset with code "unsupported" (5) from the server, or a first
+ * frame that refuses the request kind ({@link refusalOf}: `unknown_request`, an empty
+ * `PluginResponse`), becomes {@link StreamUnsupportedError}; the kind is then remembered as
+ * refused for the rest of the connection, and further calls of it fail at once with that error,
+ * without a stream. A new connection (after a loss) asks again.
  *
  * {@link withStreaming} combines a unary {@link Sender} with this client into one
  * {@link StreamingSender}.
@@ -51,7 +54,7 @@ import {
 } from "../quic/engine/index.js";
 import { formatHostPort } from "../quic/address.js";
 import { SenderError, type SendOptions, type Sender } from "../quic/sender.js";
-import { StreamUnsupportedError, type FrameHandler, type StreamingSender } from "./streaming.js";
+import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "./streaming.js";
 
 /** Options of {@link QuicStreamClient}; the same meaning as `QuicSenderOptions`. */
 export interface QuicStreamClientOptions {
@@ -86,6 +89,8 @@ interface Conn {
   calls: Set<(error: SenderError) => void>;
   /** The liveness check's samples of quiche's received-packet count (taken at call deadlines). */
   recvWatch: ReceiveWatch;
+  /** Request kinds the orchestrator on this connection does not implement. */
+  refused: RefusedKinds;
 }
 
 /** A QUIC client for multi-frame Orchestra RPCs. */
@@ -125,6 +130,9 @@ export class QuicStreamClient {
     if (payload.byteLength > MAX_FRAME_BYTES) throw this.err("frame", `request frame of ${payload.byteLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
     const conn = await this.connection();
     if (options.signal?.aborted) throw this.err("aborted", "call aborted");
+    const kind = request.request.case;
+    const refused = conn.refused.reason(kind);
+    if (refused !== undefined) throw new StreamUnsupportedError(`orchestrator ${this.address}: ${refused} (earlier on this connection)`);
     const sub = request.request.case === "subscribe" ? request.request.value : undefined;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -139,8 +147,10 @@ export class QuicStreamClient {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         conn.calls.delete(onLost);
+        const unsupported = error instanceof StreamUnsupportedError;
+        if (unsupported) conn.refused.add(kind, error.message);
         // Lost (not ended by the caller): the caller's next subscription to the topic resyncs.
-        if (sub && subscribed && !signal?.aborted && !this.closed) this.lostTopics.add(sub.topic);
+        if (sub && subscribed && !unsupported && !signal?.aborted && !this.closed) this.lostTopics.add(sub.topic);
         if (error) {
           stream?.reset(code);
           reject(error);
@@ -189,6 +199,11 @@ export class QuicStreamClient {
             response = fromBinary(PluginResponseSchema, frame);
           } catch (e) {
             finish(this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
+            return;
+          }
+          const refusal = s.framesRead === 1 ? refusalOf(request, response) : undefined;
+          if (refusal !== undefined) {
+            finish(new StreamUnsupportedError(`orchestrator ${this.address}: ${refusal}`), StreamCode.NONE);
             return;
           }
           deliver(response);
@@ -361,7 +376,7 @@ export class QuicStreamClient {
     } catch (e) {
       throw this.err("connect", e instanceof QuicConnectError ? e.message : msg(e), e);
     }
-    const conn: Conn = { qc, dead: false, calls: new Set(), recvWatch: new ReceiveWatch() };
+    const conn: Conn = { qc, dead: false, calls: new Set(), recvWatch: new ReceiveWatch(), refused: new RefusedKinds() };
     qc.onClose = (info) => this.lost(conn, this.classifyClose(info));
     return conn;
   }

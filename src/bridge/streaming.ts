@@ -7,9 +7,14 @@
  * carry them implements {@link StreamingSender}; the bridge checks with {@link canStream} and,
  * for a sender that cannot, answers `tools/call` with a unary `tool_call` (no progress) and
  * advertises `tools.listChanged: false`.
+ *
+ * An orchestrator may also lack a streaming kind (the upstream Go orchestrator has neither):
+ * {@link refusalOf} reads that from its first answer and {@link RefusedKinds} remembers it for
+ * the connection (docs/mcp-orchestra-mapping.md, "What the bridge learns from the orchestrator").
  */
 import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { SenderError, type SendOptions, type Sender } from "../quic/sender.js";
+import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
 
 /**
  * Called for every response frame of a streaming RPC, in order. Return `true` for the frame
@@ -39,6 +44,43 @@ export interface StreamingSender extends Sender {
 export class StreamUnsupportedError extends SenderError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("protocol", message, options);
+  }
+}
+
+/**
+ * Whether `first`, the first response frame to the streaming `request`, says that the
+ * orchestrator does not implement the request's kind, and why:
+ * - `tool_call {success: false, error_code: "unknown_request"}` (its generic refusal, since the
+ *   protocol has no error response), to any kind other than `tool_call`;
+ * - an empty `PluginResponse` (no oneof case set) where the kind's answer was expected (the
+ *   upstream orchestrator's answer to `subscribe`: acknowledged, nothing will ever be delivered).
+ * @returns the reason, or undefined when the frame is an answer of the kind
+ */
+export function refusalOf(request: PluginRequest, first: PluginResponse): string | undefined {
+  const r = first.response;
+  if (r.case === undefined) return `answered ${request.request.case ?? "the request"} with an empty PluginResponse`;
+  if (r.case === "toolCall" && request.request.case !== "toolCall" && !r.value.success && r.value.errorCode === UNKNOWN_REQUEST_CODE) {
+    return `refused ${request.request.case ?? "the request"}: ${r.value.errorMessage || UNKNOWN_REQUEST_CODE}`;
+  }
+  return undefined;
+}
+
+/**
+ * The streaming request kinds one connection's orchestrator refused ({@link refusalOf}, or a
+ * stream reset with "unsupported"). A new connection starts with a new instance: the
+ * orchestrator behind it may be another one.
+ */
+export class RefusedKinds {
+  private readonly kinds = new Map<string, string>();
+
+  /** Remembers that `kind` (a `PluginRequest` oneof case) was refused, with the reason. */
+  add(kind: PluginRequest["request"]["case"], reason: string): void {
+    if (kind !== undefined && !this.kinds.has(kind)) this.kinds.set(kind, reason);
+  }
+
+  /** Why `kind` was refused on this connection, or undefined when it was not. */
+  reason(kind: PluginRequest["request"]["case"]): string | undefined {
+    return kind === undefined ? undefined : this.kinds.get(kind);
   }
 }
 

@@ -17,6 +17,9 @@
  *   at once, before running anything;
  * - `subscribe` → one `event_delivery` per event published on the topic, until the stream is
  *   cancelled (the client's way to unsubscribe) or the server stops.
+ * Any other kind ({@link refusal}): `tool_call {success: false, error_code: "unknown_request"}`,
+ * as the upstream Go orchestrator answers what it does not implement (the protocol has no error
+ * response), so a client sees the same refusal from both.
  */
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -27,6 +30,7 @@ import {
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { mediaDataUrl } from "../translate/prompts.js";
+import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
 import type { PromptRegistry } from "./prompts.js";
 import { PromptError } from "./prompts.js";
 import type { ToolRegistry } from "./registry.js";
@@ -96,6 +100,18 @@ function response(request: PluginRequest, value: MessageInitShape<typeof PluginR
   return create(PluginResponseSchema, { requestId: request.requestId, response: value });
 }
 
+/**
+ * The answer to a request kind this orchestrator does not implement:
+ * `PluginResponse{tool_call: {success: false, error_code: "unknown_request", error_message}}`.
+ */
+export function refusal(request: PluginRequest): PluginResponse {
+  const kind = request.request.case ?? "an empty request";
+  return response(request, {
+    case: "toolCall",
+    value: { success: false, errorCode: UNKNOWN_REQUEST_CODE, errorMessage: `unrecognized request type: ${kind}` },
+  });
+}
+
 /** Whether `request` is answered by {@link dispatchStream} rather than {@link dispatchUnary}. */
 export function isStreamingRequest(request: PluginRequest): boolean {
   return request.request.case === "streamStart" || request.request.case === "subscribe";
@@ -103,7 +119,7 @@ export function isStreamingRequest(request: PluginRequest): boolean {
 
 /**
  * The one response to a unary request, or undefined for a kind this orchestrator does not
- * serve as unary. Never throws for tool, prompt or storage failures.
+ * serve as unary (answer it with {@link refusal}). Never throws for tool, prompt or storage failures.
  */
 export async function dispatchUnary(services: OrchestratorServices, request: PluginRequest, signal: AbortSignal): Promise<PluginResponse | undefined> {
   const req = request.request;

@@ -6,6 +6,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { LoggingLevel } from "../bridge/client-log.js";
 import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE } from "../translate/streams.js";
+import { TOOL_NOT_FOUND_CODE } from "../translate/tools.js";
 
 /** What the server hands to {@link ToolRegistry.call} / {@link ToolRegistry.callStream} for one call. */
 export interface CallContext {
@@ -90,7 +91,7 @@ export type ToolOutcome =
 
 /** Error codes the registry itself produces. */
 export const TOOL_ERROR_CODES = {
-  notFound: "tool_not_found",
+  notFound: TOOL_NOT_FOUND_CODE,
   invalidArguments: "invalid_arguments",
   invalidResult: "invalid_result",
   failed: "tool_error",

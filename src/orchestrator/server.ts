@@ -15,8 +15,10 @@
  *   streaming RPC a `stream_cancel` frame from the client, or a reset of the stream, aborts it.
  *   Tool-set changes of the registry are published on the `tools` topic (`list_changed`).
  *
+ * Any other request kind is answered `tool_call {success: false, error_code: "unknown_request"}`
+ * (./dispatch.ts {@link refusal}), as the upstream Go orchestrator does.
+ *
  * Stream-level errors (RESET_STREAM + STOP_SENDING with a {@link StreamCode}), the server staying up:
- * - any other request kind → `UNSUPPORTED` (5): there is no generic error response in the protocol;
  * - a frame declaring more than 16 MiB → `FRAME_TOO_LARGE` (3), raised once the 4-byte header
  *   is read, nothing buffered;
  * - a truncated frame or undecodable protobuf → `MALFORMED` (4);
@@ -43,7 +45,7 @@ import { formatHostPort } from "../quic/address.js";
 import { builtinTools } from "./builtin-tools.js";
 import { ToolRegistry } from "./registry.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";
-import { dispatchStream, dispatchUnary, EventBus, isStreamingRequest, TOOLS_TOPIC, type OrchestratorServices } from "./dispatch.js";
+import { dispatchStream, dispatchUnary, EventBus, isStreamingRequest, refusal, TOOLS_TOPIC, type OrchestratorServices } from "./dispatch.js";
 import { builtinPrompts, PromptRegistry } from "./prompts.js";
 import { MemoryStorage, sampleStorageEntries } from "./storage.js";
 
@@ -395,11 +397,10 @@ class StreamHandler {
 
   private async serveUnary(rpc: Rpc, request: PluginRequest): Promise<void> {
     const { stream, ac } = rpc;
-    const response = await dispatchUnary(this.services, request, ac.signal);
+    let response = await dispatchUnary(this.services, request, ac.signal);
     if (response === undefined) {
       this.stats.unsupportedRequests++;
-      stream.reset(StreamCode.UNSUPPORTED);
-      return;
+      response = refusal(request);
     }
     if (ac.signal.aborted) return; // the client went away (or we are stopping): nothing to write
 

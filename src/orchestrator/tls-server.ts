@@ -6,10 +6,11 @@
  * Per connection: read `[u32 BE length][PluginRequest]` frames; run each request concurrently;
  * write each `PluginResponse` (echoing `request_id`) as one frame when it is ready, in completion
  * order. Unary kinds are dispatched exactly as by the QUIC server (src/orchestrator/dispatch.ts:
- * health, tools, prompts, storage); streaming kinds (`stream_start`, `subscribe`) are not served.
+ * health, tools, prompts, storage); streaming kinds (`stream_start`, `subscribe`) are not served:
+ * they and any other kind are answered `tool_call {success: false, error_code: "unknown_request"}`
+ * as over QUIC (./dispatch.ts {@link refusal}).
  * Where the QUIC server resets a stream, this one answers `PluginResponse{stream_end:
  * {success:false, error_code}}` for that request (src/tls/mux.ts, {@link RequestErrorCode}):
- * - another request kind → `unsupported_request`;
  * - a response over 16 MiB: a `tool_call` gets `ToolResponse{success:false,
  *   error_code:"result_too_large"}` (as over QUIC), anything else `frame_too_large`;
  * - `stream_cancel` for a request in flight aborts its handler's `signal`; nothing is answered;
@@ -39,7 +40,7 @@ import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame
 import { formatHostPort } from "../quic/address.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
 import { builtinTools } from "./builtin-tools.js";
-import { dispatchUnary, EventBus, type OrchestratorServices } from "./dispatch.js";
+import { dispatchUnary, EventBus, refusal, type OrchestratorServices } from "./dispatch.js";
 import { builtinPrompts, PromptRegistry } from "./prompts.js";
 import { ToolRegistry } from "./registry.js";
 import { MemoryStorage, sampleStorageEntries } from "./storage.js";
@@ -360,15 +361,11 @@ class ClientConnection {
 
   private async serve(request: PluginRequest, r: Running): Promise<void> {
     const id = request.requestId;
-    const response = await dispatchUnary(this.services, request, r.ac.signal);
+    let response = await dispatchUnary(this.services, request, r.ac.signal);
     if (r.ac.signal.aborted || this.closed) return; // cancelled, or the connection is gone
     if (response === undefined) {
       this.stats.unsupportedRequests++;
-      this.write(
-        requestErrorResponse(id, RequestErrorCode.UNSUPPORTED, `unsupported request kind ${String(request.request.case)}`),
-        r,
-      );
-      return;
+      response = refusal(request);
     }
     let bytes = toBinary(PluginResponseSchema, response);
     if (bytes.byteLength > MAX_FRAME_BYTES) {

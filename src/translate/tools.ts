@@ -141,6 +141,25 @@ export function toolResponseToCallToolResult(response: ToolResponse, features?: 
   return toolResultToCallToolResult(structToObject(response.result), features);
 }
 
+/**
+ * `error_code` of a `ToolResponse` / `StreamEnd` for a tool the orchestrator has no provider for:
+ * ours says `unknown tool "NAME"`, the upstream Go orchestrator `no plugin provides tool "NAME"`,
+ * both with this code.
+ */
+export const TOOL_NOT_FOUND_CODE = "tool_not_found";
+
+/**
+ * `ToolResponse.error_code` with which an orchestrator refuses a request kind it does not
+ * implement, in a `PluginResponse{tool_call}` (the protocol has no error response; the upstream
+ * Go orchestrator: `error_message` "unrecognized request type").
+ */
+export const UNKNOWN_REQUEST_CODE = "unknown_request";
+
+/** Whether a failed tool answer (`ToolResponse`, `StreamEnd`) says the tool does not exist. */
+export function isUnknownToolAnswer(answer: { success: boolean; errorCode: string }): boolean {
+  return !answer.success && answer.errorCode === TOOL_NOT_FOUND_CODE;
+}
+
 /** Per-call context the bridge supplies. */
 export interface ToolCallContext {
   /** Orchestra session id of this bridge session (`ToolRequest.session_id`). */

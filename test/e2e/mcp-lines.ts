@@ -12,7 +12,8 @@ export type Line = Record<string, unknown> | Array<Record<string, unknown>>;
 
 /**
  * A running `serve` process spoken to line by line. `request` resolves with the response of that
- * id; every line the bridge wrote is kept in `lines` (in order).
+ * id; every line the bridge wrote is kept in `lines` (in order). With `command`, that executable
+ * runs with `args` instead (another MCP stdio server, e.g. the upstream Go bridge).
  */
 export class LineClient {
   readonly lines: Line[] = [];
@@ -22,8 +23,10 @@ export class LineClient {
   private readonly waiters = new Map<unknown, (message: Record<string, unknown>) => void>();
   private readonly exited: Promise<number | null>;
 
-  constructor(args: string[] = []) {
-    this.child = spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  constructor(args: string[] = [], command?: string) {
+    this.child = command
+      ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] })
+      : spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"] });
     this.child.stderr.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
     this.child.stdout.setEncoding("utf8").on("data", (d: string) => {
       this.buffer += d;

@@ -164,12 +164,12 @@ describe("QuicSender against the reference orchestrator", () => {
     expect(ok.result).toEqual({ text: "after" });
   });
 
-  it("an unsupported request kind resets the stream; the sender reports 'protocol'", async () => {
+  it("an unsupported request kind is refused as upstream does: tool_call {success: false, error_code: unknown_request}", async () => {
     const before = server.stats.unsupportedRequests;
     const req = create(PluginRequestSchema, { requestId: rid("boot"), request: { case: "boot", value: {} } });
-    const e = await rejection(sender.send(req));
-    expect(e.kind).toBe("protocol");
-    expect(e.message).toMatch(/does not support/);
+    const r = await sender.send(req);
+    expect(r.requestId).toBe(req.requestId);
+    expect(r.response.case === "toolCall" && r.response.value).toMatchObject({ success: false, errorCode: "unknown_request", errorMessage: "unrecognized request type: boot" });
     expect(server.stats.unsupportedRequests).toBe(before + 1);
   });
 

@@ -9,7 +9,7 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
-import type { FrameHandler, StreamingSender } from "../../src/bridge/streaming.js";
+import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/bridge/streaming.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
 import { SenderError, type SendOptions } from "../../src/quic/sender.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
@@ -101,10 +101,15 @@ export const scripted: Reply = (request) => {
 /** What a streaming fake does with one streaming request: emit frames, then resolve. */
 export type StreamReply = (request: PluginRequest, emit: (value: ResponseValue) => boolean | void, options?: SendOptions) => Promise<void>;
 
-/** A {@link FakeSender} that also streams (implements {@link StreamingSender}). */
+/**
+ * A {@link FakeSender} that also streams (implements {@link StreamingSender}). Like
+ * `QuicStreamClient` (one connection), it reads a refusal from a stream's first frame with
+ * {@link refusalOf} and then refuses that kind at once with {@link StreamUnsupportedError}.
+ */
 export class FakeStreamingSender extends FakeSender implements StreamingSender {
   readonly streamRequests: PluginRequest[] = [];
   readonly streamOptions: Array<SendOptions | undefined> = [];
+  readonly refused = new RefusedKinds();
 
   constructor(
     reply: Reply,
@@ -114,15 +119,31 @@ export class FakeStreamingSender extends FakeSender implements StreamingSender {
   }
 
   async stream(request: PluginRequest, onFrame: FrameHandler, options?: SendOptions): Promise<void> {
+    const earlier = this.refused.reason(request.request.case);
+    if (earlier !== undefined) throw new StreamUnsupportedError(earlier);
     this.streamRequests.push(request);
     this.streamOptions.push(options);
     let done = false;
-    const emit = (value: ResponseValue): boolean => {
-      if (done || options?.signal?.aborted) return true;
-      done = onFrame(answer(request, value)) === true;
-      return done;
-    };
+    let frames = 0;
     await new Promise<void>((resolve, reject) => {
+      const emit = (value: ResponseValue): boolean => {
+        if (done || options?.signal?.aborted) return true;
+        const frame = answer(request, value);
+        const refusal = ++frames === 1 ? refusalOf(request, frame) : undefined;
+        if (refusal !== undefined) {
+          this.refused.add(request.request.case, refusal);
+          done = true;
+          reject(new StreamUnsupportedError(refusal));
+          return true;
+        }
+        try {
+          done = onFrame(frame) === true;
+        } catch (e) {
+          done = true;
+          reject(e);
+        }
+        return done;
+      };
       options?.signal?.addEventListener("abort", () => reject(new SenderError("aborted", "stream aborted")), { once: true });
       this.streamReply(request, emit, options).then(resolve, reject);
     });

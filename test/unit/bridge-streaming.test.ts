@@ -11,7 +11,21 @@ import { StreamUnsupportedError } from "../../src/bridge/streaming.js";
 import { ToolArgumentChecker } from "../../src/bridge/tool-args.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { PROGRESS_CONTENT_TYPE } from "../../src/translate/streams.js";
-import { FakeStreamingSender, harness, modernMeta, scripted, type StreamReply } from "./bridge-fakes.js";
+import { answer, FakeStreamingSender, harness, modernMeta, scripted, type StreamReply } from "./bridge-fakes.js";
+import type { Reply } from "../helpers/fake-sender.js";
+
+/** {@link scripted}, whose tool list also holds `extra` while `grown.value` is set (a tool-set change). */
+function growable(): { reply: Reply; grown: { value: boolean } } {
+  const grown = { value: false };
+  const reply: Reply = async (request) => {
+    const r = await scripted(request);
+    if (request.request.case === "listTools" && grown.value && r.response.case === "listTools") {
+      return answer(request, { case: "listTools", value: { tools: [...r.response.value.tools, { name: "extra", inputSchema: { type: "object" } }] } });
+    }
+    return r;
+  };
+  return { reply, grown };
+}
 
 const V = "2025-06-18";
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -145,9 +159,10 @@ describe("tools/call with a progress token", () => {
 });
 
 describe("tool-set changes", () => {
-  it("subscribes to the tools topic, advertises listChanged and notifies each event", async () => {
+  it("subscribes to the tools topic, advertises listChanged and notifies an event that changed the tool set", async () => {
     let deliver!: () => void;
-    const sender = new FakeStreamingSender(scripted, async (request, emit, options) => {
+    const { reply, grown } = growable();
+    const sender = new FakeStreamingSender(reply, async (request, emit, options) => {
       if (request.request.case !== "subscribe") throw new Error("unexpected");
       deliver = () => emit({ case: "eventDelivery", value: { subscriptionId: request.request.value.subscriptionId, topic: "tools", eventType: "list_changed" } });
       await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
@@ -160,16 +175,18 @@ describe("tool-set changes", () => {
     await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect(handler.tools.peek("echo")).toBeDefined();
     out.length = 0;
+    grown.value = true;
     deliver();
-    expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]);
-    expect(handler.tools.peek("echo")).toBeUndefined(); // cache invalidated
+    await vi.waitFor(() => expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]));
+    expect(handler.tools.peek("extra")).toBeDefined(); // the list fetched for the comparison
     handler.close();
     expect(sender.streamOptions[0]!.signal!.aborted).toBe(true);
   });
 
   it("delivers tool-set changes on a 2026-07-28 subscriptions/listen stream until cancelled or shut down", async () => {
     let deliver!: () => void;
-    const sender = new FakeStreamingSender(scripted, async (request, emit, options) => {
+    const { reply, grown } = growable();
+    const sender = new FakeStreamingSender(reply, async (request, emit, options) => {
       if (request.request.case !== "subscribe") throw new Error("unexpected");
       deliver = () => emit({ case: "eventDelivery", value: { topic: "tools", eventType: "list_changed" } });
       await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
@@ -194,7 +211,9 @@ describe("tool-set changes", () => {
     for (const m of out) expect(v2026.validate("SubscriptionsAcknowledgedNotification", m)).toBeNull();
     out.length = 0;
     handler.handleLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "listen-2" } }));
+    grown.value = true;
     deliver();
+    await vi.waitFor(() => expect(out).toHaveLength(1));
     expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" } } }]);
     expect(v2026.validate("ToolListChangedNotification", out[0])).toBeNull();
     out.length = 0;
@@ -251,5 +270,128 @@ describe("ToolArgumentChecker", () => {
     expect(checker.compilations).toBe(1);
     // An uncompilable schema is not enforced.
     expect(await checker.check({ type: "object", properties: { a: { $ref: "#/nowhere" } } }, { a: 1 }, V)).toBeNull();
+  });
+});
+
+/** A subscription that stays open until aborted; `deliver(type)` emits one event on it. */
+function openSubscription(): { reply: StreamReply; deliver: (eventType?: string) => void } {
+  let emitEvent: ((eventType: string) => void) | undefined;
+  const reply: StreamReply = async (request, emit, options) => {
+    if (request.request.case !== "subscribe") throw new Error(`unexpected ${request.request.case}`);
+    emitEvent = (eventType) => emit({ case: "eventDelivery", value: { topic: "tools", eventType } });
+    await new Promise<void>((resolve) => options?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+  };
+  return { reply, deliver: (eventType = "list_changed") => emitEvent!(eventType) };
+}
+
+describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mapping.md)", () => {
+  it("refusalOf: unknown_request to a streaming kind and an empty PluginResponse are refusals; answers of the kind are not", async () => {
+    const { refusalOf } = await import("../../src/bridge/streaming.js");
+    const { create } = await import("@bufbuild/protobuf");
+    const { PluginRequestSchema } = await import("../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js");
+    const start = create(PluginRequestSchema, { requestId: "r", request: { case: "streamStart", value: { toolName: "echo" } } });
+    const sub = create(PluginRequestSchema, { requestId: "s", request: { case: "subscribe", value: { topic: "tools" } } });
+    const call = create(PluginRequestSchema, { requestId: "c", request: { case: "toolCall", value: { toolName: "echo" } } });
+    const upstream = { case: "toolCall" as const, value: { success: false, errorCode: "unknown_request", errorMessage: "unrecognized request type" } };
+    expect(refusalOf(start, answer(start, upstream))).toBe("refused streamStart: unrecognized request type");
+    expect(refusalOf(sub, answer(sub, { case: undefined }))).toBe("answered subscribe with an empty PluginResponse");
+    expect(refusalOf(start, answer(start, { case: undefined }))).toMatch(/empty PluginResponse/);
+    // Not refusals: the kind's own answers, another tool_call failure, and a tool_call's own answer.
+    expect(refusalOf(start, answer(start, { case: "streamChunk", value: { data: enc("x") } }))).toBeUndefined();
+    expect(refusalOf(sub, answer(sub, { case: "eventDelivery", value: { topic: "tools" } }))).toBeUndefined();
+    expect(refusalOf(start, answer(start, { case: "toolCall", value: { success: false, errorCode: "tool_not_found" } }))).toBeUndefined();
+    expect(refusalOf(start, answer(start, { case: "toolCall", value: { success: true, result: { text: "x" } } }))).toBeUndefined();
+    expect(refusalOf(call, answer(call, upstream))).toBeUndefined();
+  });
+
+  it("a progress-token call refused with unknown_request is retried as a plain tool_call (the echo, no error, no progress); later ones skip stream_start", async () => {
+    // The upstream Go orchestrator's answer to stream_start.
+    const sender = new FakeStreamingSender(scripted, async (request, emit) => {
+      emit({ case: "toolCall", value: { success: false, errorCode: "unknown_request", errorMessage: "unrecognized request type" } });
+    });
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    const call = (id: number, text: string) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text }, _meta: { progressToken: id } } });
+    await send(call(1, "first"));
+    await send(call(2, "second"));
+    await send({ ...call(3, "third"), params: { name: "count", arguments: { to: 2 }, _meta: { progressToken: 3 } } });
+    expect(out).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "first" }] } },
+      { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "second" }] } },
+      { jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "unary" }] } },
+    ]);
+    expect(sender.streamRequests).toHaveLength(1); // the kind is known refused: count is not tried either
+    expect(sender.requests.filter((r) => r.request.case === "toolCall")).toHaveLength(3);
+  });
+
+  it("stops the tool-change subscription after an empty PluginResponse, sends no list_changed and no longer advertises listChanged", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      // The upstream Go orchestrator's answer to subscribe: PluginResponse{} and the stream closed.
+      const sender = new FakeStreamingSender(scripted, async (request, emit) => {
+        emit({ case: undefined });
+      });
+      const { init, send, out, handler } = harness(sender);
+      expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: true } }); // not known yet
+      await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+      out.length = 0;
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(sender.streamRequests).toHaveLength(1);
+      expect(out).toEqual([]);
+      expect(handler.watchesToolChanges).toBe(false);
+      // What is answered after learning it no longer promises list changes.
+      await send({ jsonrpc: "2.0", id: "d", method: "server/discover", params: { _meta: modernMeta() } });
+      expect((out[0] as Msg).result!.capabilities).toMatchObject({ tools: { listChanged: false } });
+      handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: "l", method: "subscriptions/listen", params: { _meta: modernMeta(), notifications: { toolsListChanged: true } } }));
+      expect(out[1]).toMatchObject({ method: "notifications/subscriptions/acknowledged", params: { notifications: {} } });
+      handler.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("an event (or a resync after a lost subscription) whose tool set is unchanged sends no list_changed", async () => {
+    const sub = openSubscription();
+    const { reply, grown } = growable();
+    const sender = new FakeStreamingSender(reply, sub.reply);
+    const { init, send, out, handler } = harness(sender);
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    out.length = 0;
+    const { RESUBSCRIBED_EVENT_TYPE } = await import("../../src/bridge/quic-streams.js");
+    const fetchesBefore = handler.tools.fetches;
+    sub.deliver(RESUBSCRIBED_EVENT_TYPE);
+    sub.deliver("list_changed");
+    await vi.waitFor(() => expect(handler.tools.fetches).toBeGreaterThanOrEqual(fetchesBefore + 2)); // compared (the second event folded in)
+    await send({ jsonrpc: "2.0", id: 2, method: "ping" }); // let the last comparison settle
+    expect(out).toEqual([{ jsonrpc: "2.0", id: 2, result: {} }]);
+    // Now it really changes: announced once.
+    out.length = 0;
+    grown.value = true;
+    sub.deliver("list_changed");
+    await vi.waitFor(() => expect(out).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]));
+    handler.close();
+  });
+
+  it("a tool the orchestrator does not have is -32602, whether the catalogue, a tool_call or a stream_end says so", async () => {
+    // Listed, but the orchestrator answers tool_not_found (its plugin went away): unary and streaming.
+    const gone: Reply = async (request) =>
+      request.request.case === "toolCall"
+        ? answer(request, { case: "toolCall", value: { success: false, errorCode: "tool_not_found", errorMessage: 'no plugin provides tool "echo"' } })
+        : scripted(request);
+    const sender = new FakeStreamingSender(gone, async (request, emit) => {
+      emit({ case: "streamEnd", value: { success: false, errorCode: "tool_not_found", errorMessage: 'unknown tool "count"' } });
+    });
+    const { init, send, out } = harness(sender, { watchToolChanges: false });
+    await init(V);
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } });
+    await send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "count", arguments: { to: 1 }, _meta: { progressToken: "t" } } });
+    await send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "nowhere", arguments: {} } });
+    expect(out).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32602, message: "Unknown tool: echo", data: { tool: "echo", detail: 'no plugin provides tool "echo"' } } },
+      { jsonrpc: "2.0", id: 2, error: { code: -32602, message: "Unknown tool: count", data: { tool: "count", detail: 'unknown tool "count"' } } },
+      { jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Unknown tool: nowhere", data: { tool: "nowhere", detail: "not in the orchestrator's tool list" } } },
+    ]);
+    expect(sender.requests.filter((r) => r.request.case === "toolCall").map((r) => r.request.value)).toMatchObject([{ toolName: "echo" }]);
   });
 });

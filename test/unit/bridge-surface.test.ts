@@ -204,7 +204,7 @@ describe("tool argument checks before the network hop", () => {
     expect((out[0] as Res).result).toMatchObject({ isError: true, resultType: "complete" });
   });
 
-  it("fetches tools/list once for a tool missing from the cache, then uses the cache", async () => {
+  it("fetches tools/list once for a tool missing from the cache, then uses the cache; a tool still missing is -32602 without a tool_call", async () => {
     const sender = new FakeSender(scripted);
     const { init, send, out, handler } = harness(sender);
     await init(V);
@@ -212,10 +212,10 @@ describe("tool argument checks before the network hop", () => {
     await send({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "unlisted", arguments: {} } });
     await send({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "unlisted", arguments: {} } });
     // echo: fetched once, then cached. unlisted: one refetch (the list may have grown), then known missing.
-    expect(kinds(sender)).toEqual(["listTools", "toolCall", "toolCall", "toolCall", "listTools", "toolCall", "toolCall"]);
+    expect(kinds(sender)).toEqual(["listTools", "toolCall", "toolCall", "toolCall", "listTools"]);
     expect(handler.tools.fetches).toBe(2);
-    // An unlisted tool is forwarded unchecked: the orchestrator answers it.
-    expect((out.at(-1) as Res).result).toMatchObject({ isError: true });
+    // MCP server/tools "Error Handling": an unknown tool is a protocol error.
+    for (const m of out.slice(3)) expect(m).toMatchObject({ error: { code: -32602, message: "Unknown tool: unlisted", data: { tool: "unlisted" } } });
     expect(out.slice(0, 3).map((m) => ((m as Res).result!.content as Array<{ text: string }>)[0]!.text)).toEqual(["t0", "t1", "t2"]);
   });
 

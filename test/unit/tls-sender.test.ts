@@ -192,12 +192,9 @@ describe("TlsSender against the TLS reference orchestrator", () => {
     expect((ok.result as { data: string }).data.length).toBe(1024 * 1024);
   });
 
-  it("an unsupported request kind is a protocol error for that call only", async () => {
-    const e = await rejection(
-      sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "boot", value: {} } })),
-    );
-    expect(e.kind).toBe("protocol");
-    expect(e.message).toMatch(/does not support.*boot/);
+  it("an unsupported request kind is refused as upstream does (tool_call unknown_request) for that call only", async () => {
+    const r = await sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "boot", value: {} } }));
+    expect(toolValue(r)).toMatchObject({ success: false, errorCode: "unknown_request", errorMessage: "unrecognized request type: boot" });
     expect((await sender.send(health())).response.case).toBe("health");
   });
 });
