@@ -1,0 +1,408 @@
+// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,datagrams]`
+// (first part of `npm run bench`): our bridge measured against its real anchors in one run
+// (issue 16), 100-byte `echo` tools/call, every figure from this process's stdio client
+// (bench/stdio-session.mjs) writing JSON-RPC lines to the subject's stdin:
+//
+// - throughput, at 1 and 64 calls in flight: our bridge (`serve`) and the upstream Go bridge
+//   (`transport-stdio`) against the upstream Go orchestrator (`../shared/go-peer`), both against
+//   our orchestrator (`dist/cli/main.js orchestrator`, its own process) over QUIC, our bridge
+//   against our orchestrator over `--transport tls`, our bridge with the embedded orchestrator
+//   (QUIC and TLS), the MCP SDK's stdio server (bench/baseline-server.mjs: McpServer with one
+//   echo tool, no hop) and a bare Node process (bench/bare-node-server.mjs, Node's floor and the
+//   ceiling of this client). Per case: calls/s, p50/p99 latency in ms, CPU ms per call of the
+//   bridge and of the orchestrator side (/proc/<pid>/stat; upstream: orchestrator + echo plugin).
+//   Rounds are interleaved (the order reverses every round); figures are medians over rounds.
+// - start-up, per spawn: spawn → `initialize` answered, spawn → first `tools/call` answered
+//   (sent right after the initialize response), CPU ms used by then, and RSS (VmRSS, VmHWM)
+//   after 1,000 calls at 1 in flight; for our bridge against our orchestrator and embedded, the
+//   Go bridge against our orchestrator, the SDK's stdio server and the bare Node process. One
+//   unmeasured spawn of each first (page cache, cert store); medians over the measured spawns.
+// - QUIC datagrams per call each way, 1 and 64 in flight, for every bridge/orchestrator pair on
+//   QUIC, counted by a UDP relay on loopback between them (a separate, untimed pass).
+// - the ratios against the issue's targets: measured, target, met or not.
+//
+// Without the Go peer (ORCHESTRA_GO_PEER_BIN, default ~/.cache/orchestra-go-peer/bin, and
+// ../shared/go-peer) its rows and ratios are skipped with the reason. Machine-readable summary:
+// bench/results/anchors-latest.json (or --json FILE). Needs `npm run build` first.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import {
+  GO_PEER_BIN,
+  ROOT,
+  cpuMsOf,
+  goPeerMissing,
+  median,
+  startOurOrchestrator,
+  startRelay,
+  startUpstreamOrchestrator,
+  tempDir,
+} from "./common.mjs";
+import { StdioSession, driveEcho } from "./stdio-session.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const quick = flag("--quick");
+const jsonOut = option("--json", join(ROOT, "bench/results/anchors-latest.json"));
+const only = new Set(option("--only", "throughput,start,datagrams").split(","));
+const PAYLOAD = 100;
+const CONFIG = {
+  rounds: Number(option("--rounds", quick ? 1 : 3)),
+  warmupCalls: quick ? 100 : 500,
+  cases: [
+    { inFlight: 1, calls: quick ? 200 : 2000 },
+    { inFlight: 64, calls: quick ? 1000 : 10_000 },
+  ],
+  startSpawns: quick ? 2 : 7,
+  callsBeforeRss: 1000,
+  datagramCalls: quick ? 500 : 4000,
+};
+
+const MAIN = join(ROOT, "dist/cli/main.js");
+const goMissing = goPeerMissing();
+const log = (line) => process.stderr.write(`${line}\n`);
+
+// ---- subjects ------------------------------------------------------------------------------
+// A subject is one MCP stdio server command line; `orch` (if any) is the orchestrator it dials.
+const addr = (port) => `127.0.0.1:${port}`;
+const SUBJECTS = {
+  ours: (o) => [process.execPath, [MAIN, "serve", "--orchestrator-addr", addr(o.port), "--certs-dir", o.certsDir, "--transport", o.transport]],
+  go: (o) => [join(GO_PEER_BIN, "transport-stdio"), ["--orchestrator-addr", addr(o.port), "--certs-dir", o.certsDir]],
+  embedded: (transport) => [process.execPath, [MAIN, "serve", "--transport", transport]],
+  sdk: () => [process.execPath, [join(ROOT, "bench/baseline-server.mjs")]],
+  bare: () => [process.execPath, [join(ROOT, "bench/bare-node-server.mjs")]],
+};
+
+function spawnSubject([command, args]) {
+  return new StdioSession(command, args);
+}
+
+// ---- orchestrators (long-lived for the whole run, as in a deployment) ----------------------
+const work = tempDir("orchestra-bench-anchors-");
+const orchestrators = {};
+async function startOrchestrators() {
+  const oursCerts = join(work, "certs-ours");
+  orchestrators.oursQuic = { ...(await startOurOrchestrator({ transport: "quic", certsDir: oursCerts })), certsDir: oursCerts };
+  orchestrators.oursTls = { ...(await startOurOrchestrator({ transport: "tls", certsDir: oursCerts })), certsDir: oursCerts };
+  if (!goMissing) {
+    const upCerts = join(work, "certs-upstream");
+    orchestrators.upstream = { ...(await startUpstreamOrchestrator({ certsDir: upCerts })), certsDir: upCerts };
+  }
+}
+
+/** Throughput pairs: id, label, bridge command line (a function of the run's orchestrators), orchestrator. */
+function throughputPairs() {
+  const o = orchestrators;
+  const pairs = [
+    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.ours(o.upstream), orch: () => o.upstream },
+    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.go(o.upstream), orch: () => o.upstream },
+    { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", cmd: () => SUBJECTS.ours(o.oursQuic), orch: () => o.oursQuic },
+    { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.go(o.oursQuic), orch: () => o.oursQuic },
+    { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", cmd: () => SUBJECTS.ours(o.oursTls), orch: () => o.oursTls },
+    { id: "embedded-quic", label: "our bridge, embedded orchestrator (QUIC)", cmd: () => SUBJECTS.embedded("quic") },
+    { id: "embedded-tls", label: "our bridge, embedded orchestrator (TLS)", cmd: () => SUBJECTS.embedded("tls") },
+    { id: "sdk", label: "MCP SDK stdio server (in-process echo)", cmd: () => SUBJECTS.sdk() },
+    { id: "bare", label: "bare Node (floor; this client's ceiling)", cmd: () => SUBJECTS.bare() },
+  ];
+  return pairs.map((p) => ({ ...p, skipped: p.needsGo ? goMissing : undefined }));
+}
+
+/**
+ * Runs `measure(item)` for every item not skipped, `rounds` times, the order reversed every other
+ * round (so drift of the machine's load does not favour one subject). Returns Map id → results.
+ */
+async function interleaved(items, rounds, measure, report) {
+  const samples = new Map(items.map((it) => [it.id, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const it of round % 2 ? [...items].reverse() : items) {
+      if (it.skipped) continue;
+      const r = await measure(it);
+      samples.get(it.id).push(r);
+      report(it, r, round + 1);
+    }
+  }
+  return samples;
+}
+
+const sumCpu = (pids) => pids.reduce((s, pid) => s + cpuMsOf(pid), 0);
+
+async function throughputOnce(pair) {
+  const session = spawnSubject(pair.cmd());
+  const orchPids = pair.orch?.().pids ?? [];
+  try {
+    await session.initialize();
+    const warm = await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
+    if (warm.failures) throw new Error(`${pair.id}: warm-up failures (${warm.failures}), first: ${warm.firstFailure}`);
+    const out = [];
+    for (const c of CONFIG.cases) {
+      const b0 = session.cpuMs();
+      const o0 = sumCpu(orchPids);
+      const r = await driveEcho(session, { payload: PAYLOAD, ...c });
+      out.push({
+        ...c,
+        ...r,
+        bridgeCpuMsPerCall: (session.cpuMs() - b0) / c.calls,
+        orchestratorCpuMsPerCall: orchPids.length ? (sumCpu(orchPids) - o0) / c.calls : undefined,
+      });
+    }
+    return out;
+  } finally {
+    await session.close();
+  }
+}
+
+async function throughputPass() {
+  const pairs = throughputPairs();
+  const samples = await interleaved(pairs, CONFIG.rounds, throughputOnce, (pair, cases, round) =>
+    log(`round ${round}/${CONFIG.rounds} ${pair.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.callsPerSec.toFixed(0)} calls/s${c.failures ? ` (${c.failures} FAILED)` : ""}`).join(", ")}`),
+  );
+  return pairs.map((p) => {
+    if (p.skipped) return { id: p.id, label: p.label, skipped: p.skipped };
+    const rounds = samples.get(p.id);
+    const cases = CONFIG.cases.map((c, i) => {
+      const of = (key) => median(rounds.map((r) => r[i][key]).filter((v) => v !== undefined));
+      const orchCpu = rounds.every((r) => r[i].orchestratorCpuMsPerCall !== undefined) ? of("orchestratorCpuMsPerCall") : undefined;
+      return {
+        inFlight: c.inFlight,
+        callsPerRound: c.calls,
+        rounds: rounds.length,
+        failures: rounds.reduce((s, r) => s + r[i].failures, 0),
+        firstFailure: rounds.map((r) => r[i].firstFailure).find((f) => f),
+        callsPerSec: of("callsPerSec"),
+        callsPerSecRounds: rounds.map((r) => r[i].callsPerSec),
+        p50Ms: of("p50Ms"),
+        p99Ms: of("p99Ms"),
+        bridgeCpuMsPerCall: of("bridgeCpuMsPerCall"),
+        orchestratorCpuMsPerCall: orchCpu,
+      };
+    });
+    return { id: p.id, label: p.label, cases };
+  });
+}
+
+// ---- start-up and memory -------------------------------------------------------------------
+function startSubjects() {
+  const o = orchestrators;
+  return [
+    { id: "ours-remote", label: "our bridge → our orchestrator (QUIC, separate process)", cmd: () => SUBJECTS.ours(o.oursQuic) },
+    { id: "ours-embedded", label: "our bridge, embedded orchestrator (QUIC)", cmd: () => SUBJECTS.embedded("quic") },
+    { id: "go-remote", label: "Go bridge → our orchestrator (QUIC)", cmd: () => SUBJECTS.go(o.oursQuic), skipped: goMissing },
+    { id: "sdk", label: "MCP SDK stdio server", cmd: () => SUBJECTS.sdk() },
+    { id: "bare", label: "bare Node (floor)", cmd: () => SUBJECTS.bare() },
+  ];
+}
+
+async function startOnce(subject) {
+  const session = spawnSubject(subject.cmd());
+  try {
+    const initAt = await session.initialize();
+    const first = await session.echo("x".repeat(PAYLOAD));
+    if (!first.ok) throw new Error(`${subject.id}: first tools/call failed: ${JSON.stringify(first.message)}`);
+    const cpuMsToFirstCall = session.cpuMs();
+    const rest = await driveEcho(session, { payload: PAYLOAD, inFlight: 1, calls: CONFIG.callsBeforeRss - 1 });
+    if (rest.failures) throw new Error(`${subject.id}: ${rest.failures} failed calls, first: ${rest.firstFailure}`);
+    const mem = session.memory();
+    return { initializeMs: initAt - session.spawnedAt, firstCallMs: first.at - session.spawnedAt, cpuMsToFirstCall, ...mem };
+  } finally {
+    await session.close();
+  }
+}
+
+async function startPass() {
+  const subjects = startSubjects();
+  for (const s of subjects) if (!s.skipped) await startOnce(s); // unmeasured: page cache, cert store
+  const samples = await interleaved(subjects, CONFIG.startSpawns, startOnce, (s, r, round) =>
+    log(`spawn ${round}/${CONFIG.startSpawns} ${s.id.padEnd(14)} initialize ${r.initializeMs.toFixed(1)} ms, first call ${r.firstCallMs.toFixed(1)} ms, RSS ${(r.rssKiB / 1024).toFixed(1)} MiB`),
+  );
+  return subjects.map((s) => {
+    if (s.skipped) return { id: s.id, label: s.label, skipped: s.skipped };
+    const runs = samples.get(s.id);
+    const of = (key) => median(runs.map((r) => r[key]));
+    return {
+      id: s.id,
+      label: s.label,
+      spawns: runs.length,
+      initializeMs: of("initializeMs"),
+      initializeMsMin: Math.min(...runs.map((r) => r.initializeMs)),
+      firstCallMs: of("firstCallMs"),
+      firstCallMsMin: Math.min(...runs.map((r) => r.firstCallMs)),
+      cpuMsToFirstCall: of("cpuMsToFirstCall"),
+      rssKiB: of("rssKiB"),
+      peakRssKiB: of("peakRssKiB"),
+      runs: Object.fromEntries(["initializeMs", "firstCallMs", "rssKiB"].map((k) => [k, runs.map((r) => r[k])])),
+    };
+  });
+}
+
+// ---- QUIC datagrams per call ---------------------------------------------------------------
+async function datagramPass() {
+  const o = orchestrators;
+  const pairs = [
+    { id: "ours-upstream", label: "our bridge → upstream orchestrator", bridge: "ours", orch: o.upstream, skipped: goMissing },
+    { id: "go-upstream", label: "Go bridge → upstream orchestrator", bridge: "go", orch: o.upstream, skipped: goMissing },
+    { id: "ours-ours", label: "our bridge → our orchestrator", bridge: "ours", orch: o.oursQuic },
+    { id: "go-ours", label: "Go bridge → our orchestrator", bridge: "go", orch: o.oursQuic, skipped: goMissing },
+  ];
+  const rows = [];
+  for (const p of pairs) {
+    if (p.skipped) {
+      rows.push({ id: p.id, label: p.label, skipped: p.skipped });
+      continue;
+    }
+    const relay = await startRelay(p.orch.port);
+    const session = spawnSubject(SUBJECTS[p.bridge]({ ...p.orch, port: relay.port }));
+    try {
+      await session.initialize();
+      await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
+      const cases = [];
+      for (const inFlight of [1, 64]) {
+        const calls = inFlight === 1 ? Math.min(CONFIG.datagramCalls, 1000) : CONFIG.datagramCalls;
+        const up0 = relay.counts.up;
+        const down0 = relay.counts.down;
+        const r = await driveEcho(session, { payload: PAYLOAD, inFlight, calls });
+        cases.push({ inFlight, calls, failures: r.failures, bridgeToOrchestrator: (relay.counts.up - up0) / calls, orchestratorToBridge: (relay.counts.down - down0) / calls });
+      }
+      rows.push({ id: p.id, label: p.label, cases });
+      log(`datagrams ${p.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.bridgeToOrchestrator.toFixed(2)} up, ${c.orchestratorToBridge.toFixed(2)} down`).join("; ")}`);
+    } finally {
+      await session.close();
+      await relay.close();
+    }
+  }
+  return rows;
+}
+
+// ---- targets (issue 16) --------------------------------------------------------------------
+/**
+ * Per-round figures of both sides → the median of the per-round ratios a[i] / b[i]: each ratio
+ * compares two subjects measured next to each other in the same round (same load), which is
+ * steadier on a busy machine than the ratio of the two medians.
+ */
+function pairedRatio(a, b) {
+  return a?.length && b?.length === a.length ? median(a.map((x, i) => x / b[i])) : undefined;
+}
+
+/** Accessors of a summary: per-round calls/s, per-spawn start-up figures, datagram rates, skip reasons. */
+function lookups({ throughput, start, datagrams }) {
+  return {
+    cps: (id, n) => throughput?.find((r) => r.id === id)?.cases?.find((c) => c.inFlight === n)?.callsPerSecRounds,
+    st: (id, key) => start?.find((r) => r.id === id)?.runs?.[key],
+    dg: (id, n, key) => datagrams?.find((r) => r.id === id)?.cases?.find((c) => c.inFlight === n)?.[key],
+    skip: (...ids) => ids.map((id) => [...(throughput ?? []), ...(start ?? []), ...(datagrams ?? [])].find((r) => r.id === id)?.skipped).find((s) => s),
+  };
+}
+
+function targets(summary) {
+  const { cps, st, dg, skip } = lookups(summary);
+  const rows = [
+    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 1 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 1), cps("go-upstream", 1)), skipped: skip("go-upstream") },
+    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 64 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 64), cps("go-upstream", 64)), skipped: skip("go-upstream") },
+    { target: "chain over QUIC ÷ over TLS calls/s, our bridge → our orchestrator, 64 in flight", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("ours-ours-tls", 64)) },
+    { target: "QUIC datagrams per call, bridge → orchestrator, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "bridgeToOrchestrator") },
+    { target: "QUIC datagrams per call, orchestrator → bridge, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "orchestratorToBridge") },
+    { target: "chain (QUIC, our orchestrator) ÷ SDK in-process server calls/s, 64 in flight (long-range aim)", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("sdk", 64)) },
+    { target: "spawn → initialize answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "initializeMs"), st("bare", "initializeMs")) },
+    { target: "spawn → first tools/call answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 2.5, measured: pairedRatio(st("ours-remote", "firstCallMs"), st("bare", "firstCallMs")) },
+    { target: "RSS after 1,000 calls, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "rssKiB"), st("bare", "rssKiB")) },
+  ];
+  return rows.map((r) => ({ ...r, met: r.measured === undefined || Number.isNaN(r.measured) ? undefined : r.op === "≥" ? r.measured >= r.bound : r.measured <= r.bound }));
+}
+
+/** Informational ratios printed beside the targets (no target in the issue). */
+function context(summary) {
+  const { cps, st } = lookups(summary);
+  const rows = [
+    ["Go bridge calls/s, our orchestrator ÷ upstream orchestrator, 64 in flight", pairedRatio(cps("go-ours", 64), cps("go-upstream", 64))],
+    ["our bridge ÷ Go bridge calls/s, our orchestrator, 64 in flight", pairedRatio(cps("ours-ours", 64), cps("go-ours", 64))],
+    ["embedded chain over QUIC ÷ over TLS calls/s, 64 in flight", pairedRatio(cps("embedded-quic", 64), cps("embedded-tls", 64))],
+    ["our bridge (remote) ÷ Go bridge: spawn → initialize", pairedRatio(st("ours-remote", "initializeMs"), st("go-remote", "initializeMs"))],
+    ["our bridge (remote) ÷ Go bridge: spawn → first tools/call", pairedRatio(st("ours-remote", "firstCallMs"), st("go-remote", "firstCallMs"))],
+    ["our bridge (remote) ÷ Go bridge: RSS after 1,000 calls", pairedRatio(st("ours-remote", "rssKiB"), st("go-remote", "rssKiB"))],
+    ["our bridge, embedded ÷ bare Node: spawn → first tools/call", pairedRatio(st("ours-embedded", "firstCallMs"), st("bare", "firstCallMs"))],
+    ["SDK stdio server ÷ bare Node: spawn → initialize", pairedRatio(st("sdk", "initializeMs"), st("bare", "initializeMs"))],
+  ];
+  return rows.filter(([, v]) => Number.isFinite(v)).map(([what, value]) => ({ what, value }));
+}
+
+// ---- report --------------------------------------------------------------------------------
+const f = (n, d = 2) => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(d));
+const mib = (kib) => f(kib / 1024, 1);
+const skipped = (reason) => (reason === goMissing ? "skipped (no Go peer, see above)" : `skipped: ${reason}`);
+
+function printReport(summary) {
+  const { throughput, start, datagrams } = summary;
+  console.log(`\nAnchors benchmark (${quick ? "quick" : "full"}), 100-byte echo, Node ${process.version}, ${cpus().length} CPUs, load average ${summary.loadavg.start.map((l) => l.toFixed(2)).join(" ")} → ${summary.loadavg.end.map((l) => l.toFixed(2)).join(" ")}`);
+  if (goMissing) console.log(`Go rows skipped: ${goMissing}`);
+  if (throughput) {
+    console.log(`\nThroughput (medians of ${CONFIG.rounds} interleaved round(s); CPU ms per call from /proc):`);
+    console.log("| subject | in flight | calls/s | p50 ms | p99 ms | bridge CPU ms/call | orchestrator CPU ms/call | failures |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (const r of throughput) {
+      if (r.skipped) {
+        console.log(`| ${r.label} | – | ${skipped(r.skipped)} | | | | | |`);
+        continue;
+      }
+      for (const c of r.cases) {
+        console.log(`| ${r.label} | ${c.inFlight} | ${f(c.callsPerSec, 0)} | ${f(c.p50Ms, 3)} | ${f(c.p99Ms, 3)} | ${f(c.bridgeCpuMsPerCall, 3)} | ${f(c.orchestratorCpuMsPerCall, 3)} | ${c.failures} |`);
+      }
+    }
+  }
+  if (start) {
+    console.log(`\nStart-up and memory (medians of ${CONFIG.startSpawns} spawn(s); RSS after ${CONFIG.callsBeforeRss} calls at 1 in flight):`);
+    console.log("| subject | spawn → initialize ms (min) | spawn → first tools/call ms (min) | CPU ms to first call | RSS MiB | peak RSS MiB |");
+    console.log("| --- | --- | --- | --- | --- | --- |");
+    for (const r of start) {
+      if (r.skipped) console.log(`| ${r.label} | ${skipped(r.skipped)} | | | | |`);
+      else console.log(`| ${r.label} | ${f(r.initializeMs, 1)} (${f(r.initializeMsMin, 1)}) | ${f(r.firstCallMs, 1)} (${f(r.firstCallMsMin, 1)}) | ${f(r.cpuMsToFirstCall, 0)} | ${mib(r.rssKiB)} | ${mib(r.peakRssKiB)} |`);
+    }
+  }
+  if (datagrams) {
+    console.log("\nQUIC datagrams per call (UDP relay on loopback, separate untimed pass):");
+    console.log("| pair | in flight | calls | bridge → orchestrator | orchestrator → bridge | failures |");
+    console.log("| --- | --- | --- | --- | --- | --- |");
+    for (const r of datagrams) {
+      if (r.skipped) console.log(`| ${r.label} | – | ${skipped(r.skipped)} | | | |`);
+      else for (const c of r.cases) console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.failures} |`);
+    }
+  }
+  console.log("\nTargets (issue 16; a ratio is the median of the per-round ratios of two subjects measured side by side):");
+  console.log("| target | measured | bound | met |");
+  console.log("| --- | --- | --- | --- |");
+  for (const t of summary.targets) {
+    const verdict = t.skipped ? skipped(t.skipped) : t.met === undefined ? "not measured" : t.met ? "met" : "**not met**";
+    console.log(`| ${t.target} | ${f(t.measured)} | ${t.op} ${t.bound} | ${verdict} |`);
+  }
+  if (summary.context.length) {
+    console.log("\nFor context (no target; medians of per-round ratios):");
+    for (const c of summary.context) console.log(`  ${c.what}: ${f(c.value)}`);
+  }
+  const failures = summary.failures;
+  if (failures) console.log(`\n${failures} call(s) FAILED: the figures above are not valid (first failure in the JSON summary).`);
+}
+
+// ---- main ----------------------------------------------------------------------------------
+const started = performance.now();
+const summary = { date: new Date().toISOString(), quick, node: process.version, cpus: cpus().length, config: CONFIG, goPeer: goMissing ? { skipped: goMissing } : { bin: GO_PEER_BIN }, loadavg: { start: loadavg() } };
+try {
+  await startOrchestrators();
+  if (only.has("throughput")) summary.throughput = await throughputPass();
+  if (only.has("start")) summary.start = await startPass();
+  if (only.has("datagrams")) summary.datagrams = await datagramPass();
+} finally {
+  await Promise.all(Object.values(orchestrators).map((o) => o.stop()));
+  rmSync(work, { recursive: true, force: true });
+}
+summary.loadavg.end = loadavg();
+summary.targets = targets(summary);
+summary.context = context(summary);
+summary.failures =
+  (summary.throughput ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0) +
+  (summary.datagrams ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0);
+summary.seconds = (performance.now() - started) / 1000;
+printReport(summary);
+console.log(`\ntotal time ${f(summary.seconds, 1)} s; JSON summary: ${jsonOut}`);
+mkdirSync(dirname(jsonOut), { recursive: true });
+writeFileSync(jsonOut, JSON.stringify(summary, null, 2));
+if (summary.failures) process.exitCode = 1;
