@@ -37,6 +37,8 @@ import {
   startOurOrchestrator,
   startRelay,
   startUpstreamOrchestrator,
+  straceMissing,
+  syscallCounter,
   tempDir,
 } from "./common.mjs";
 import { StdioSession, driveEcho } from "./stdio-session.mjs";
@@ -46,7 +48,7 @@ const flag = (name) => argv.includes(name);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const quick = flag("--quick");
 const jsonOut = option("--json", join(ROOT, "bench/results/anchors-latest.json"));
-const only = new Set(option("--only", "throughput,start,datagrams").split(","));
+const only = new Set(option("--only", "throughput,start,datagrams,syscalls").split(","));
 const PAYLOAD = 100;
 const CONFIG = {
   rounds: Number(option("--rounds", quick ? 1 : 3)),
@@ -58,6 +60,7 @@ const CONFIG = {
   startSpawns: quick ? 2 : 7,
   callsBeforeRss: 1000,
   datagramCalls: quick ? 500 : 4000,
+  syscallCalls: quick ? 300 : 2000,
 };
 
 const MAIN = join(ROOT, "dist/cli/main.js");
@@ -274,6 +277,68 @@ async function datagramPass() {
   return rows;
 }
 
+// ---- system calls per call -----------------------------------------------------------------
+/** Syscall names counted per call, by what they do (the rest is summed in `other`). */
+const SYSCALL_KINDS = {
+  "UDP send": ["sendmsg", "sendmmsg", "sendto"],
+  "UDP receive": ["recvmsg", "recvmmsg", "recvfrom"],
+  write: ["write", "writev", "pwrite64"],
+  read: ["read", "readv", "pread64"],
+  "epoll/poll": ["epoll_wait", "epoll_pwait", "epoll_pwait2", "epoll_ctl", "poll", "ppoll", "select", "pselect6"],
+  "futex/sleep": ["futex", "nanosleep", "clock_nanosleep", "sched_yield"],
+};
+
+function syscallKinds(counts, calls) {
+  const out = {};
+  let other = 0;
+  const known = new Set(Object.values(SYSCALL_KINDS).flat());
+  for (const [kind, names] of Object.entries(SYSCALL_KINDS)) out[kind] = names.reduce((s, n) => s + (counts[n] ?? 0), 0) / calls;
+  for (const [n, c] of Object.entries(counts)) if (!known.has(n)) other += c;
+  out.other = other / calls;
+  out.total = Object.values(counts).reduce((s, c) => s + c, 0) / calls;
+  return out;
+}
+
+/**
+ * System calls per tools/call on each side at 64 in flight (strace -c attached to every thread
+ * of the bridge and of the orchestrator side for the measured calls only; a separate, untimed
+ * pass, since tracing slows everything down). The "write" and "read" rows include the bridge's
+ * stdio and, over TLS, the TCP socket.
+ */
+async function syscallPass() {
+  const o = orchestrators;
+  const pairs = [
+    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", bridge: "ours", orch: o.upstream, skipped: goMissing },
+    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", bridge: "go", orch: o.upstream, skipped: goMissing },
+    { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", bridge: "ours", orch: o.oursQuic },
+    { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", bridge: "go", orch: o.oursQuic, skipped: goMissing },
+    { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", bridge: "ours", orch: o.oursTls },
+  ];
+  const rows = [];
+  for (const p of pairs) {
+    const reason = p.skipped ?? straceMissing();
+    if (reason) {
+      rows.push({ id: p.id, label: p.label, skipped: reason });
+      continue;
+    }
+    const session = spawnSubject(SUBJECTS[p.bridge](p.orch));
+    try {
+      await session.initialize();
+      await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
+      const bridge = syscallCounter([session.pid]);
+      const orchestrator = syscallCounter(p.orch.pids);
+      await Promise.all([bridge.start(), orchestrator.start()]);
+      const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 64, calls: CONFIG.syscallCalls });
+      const [b, s] = await Promise.all([bridge.stop(), orchestrator.stop()]);
+      rows.push({ id: p.id, label: p.label, inFlight: 64, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s });
+      log(`syscalls ${p.id.padEnd(14)} bridge ${rows.at(-1).bridge.total.toFixed(1)}/call, orchestrator side ${rows.at(-1).orchestrator.total.toFixed(1)}/call`);
+    } finally {
+      await session.close();
+    }
+  }
+  return rows;
+}
+
 // ---- targets (issue 16) --------------------------------------------------------------------
 /**
  * Per-round figures of both sides → the median of the per-round ratios a[i] / b[i]: each ratio
@@ -367,6 +432,16 @@ function printReport(summary) {
       else for (const c of r.cases) console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.failures} |`);
     }
   }
+  if (summary.syscalls) {
+    console.log("\nSystem calls per tools/call at 64 in flight (strace -c on every thread, separate untimed pass; bridge / orchestrator side):");
+    const kinds = [...Object.keys(SYSCALL_KINDS), "other", "total"];
+    console.log(`| pair | calls | ${kinds.join(" | ")} |`);
+    console.log(`| --- | --- | ${kinds.map(() => "---").join(" | ")} |`);
+    for (const r of summary.syscalls) {
+      if (r.skipped) console.log(`| ${r.label} | ${skipped(r.skipped)} | ${kinds.map(() => "").join(" | ")} |`);
+      else console.log(`| ${r.label} | ${r.calls} | ${kinds.map((k) => `${f(r.bridge[k])} / ${f(r.orchestrator[k])}`).join(" | ")} |`);
+    }
+  }
   console.log("\nTargets (issue 16; a ratio is the median of the per-round ratios of two subjects measured side by side):");
   console.log("| target | measured | bound | met |");
   console.log("| --- | --- | --- | --- |");
@@ -390,6 +465,7 @@ try {
   if (only.has("throughput")) summary.throughput = await throughputPass();
   if (only.has("start")) summary.start = await startPass();
   if (only.has("datagrams")) summary.datagrams = await datagramPass();
+  if (only.has("syscalls")) summary.syscalls = await syscallPass();
 } finally {
   await Promise.all(Object.values(orchestrators).map((o) => o.stop()));
   rmSync(work, { recursive: true, force: true });
@@ -399,7 +475,8 @@ summary.targets = targets(summary);
 summary.context = context(summary);
 summary.failures =
   (summary.throughput ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0) +
-  (summary.datagrams ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0);
+  (summary.datagrams ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0) +
+  (summary.syscalls ?? []).reduce((s, r) => s + (r.failures ?? 0), 0);
 summary.seconds = (performance.now() - started) / 1000;
 printReport(summary);
 console.log(`\ntotal time ${f(summary.seconds, 1)} s; JSON summary: ${jsonOut}`);

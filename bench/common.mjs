@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { execSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -189,4 +189,55 @@ export async function startRelay(serverPort) {
     s.setSendBufferSize(4 << 20);
   }
   return { port: front.address().port, counts, close: () => Promise.all([front, back].map((s) => new Promise((r) => s.close(r)))) };
+}
+
+/** Skip reason when `strace` cannot be run; else undefined. */
+export function straceMissing() {
+  try {
+    execSync("strace -V", { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "needs strace on PATH (apt-get install strace) and permission to attach (ptrace)";
+  }
+}
+
+/**
+ * Counts the system calls of running processes (every thread) with `strace -c`, from start() to
+ * stop(). start() resolves once strace has attached to every thread; stop() detaches (SIGINT)
+ * and resolves with { syscall name → calls } (strace's "total" row left out). Tracing slows the processes down: never time a traced run.
+ */
+export function syscallCounter(pids) {
+  const out = join(tempDir("orchestra-bench-strace-"), "summary.txt");
+  let child;
+  return {
+    start: () =>
+      new Promise((resolveStart, reject) => {
+        // -f with -p attaches to every thread of the process (and follows new ones).
+        child = spawn("strace", ["-f", "-c", "-o", out, ...pids.flatMap((pid) => ["-p", String(pid)])], { stdio: ["ignore", "ignore", "pipe"] });
+        let stderr = "";
+        const timer = setTimeout(() => reject(new Error(`strace did not attach within 30 s:\n${stderr}`)), 30_000);
+        child.stderr.setEncoding("utf8");
+        child.stderr.on("data", (d) => {
+          stderr += d;
+          if ((stderr.match(/Process \d+ attached/g) ?? []).length >= pids.length) {
+            clearTimeout(timer);
+            resolveStart();
+          }
+        });
+        child.once("exit", (code) => reject(new Error(`strace exited (${code}):\n${stderr}`)));
+      }),
+    stop: async () => {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGINT");
+      await exited;
+      const counts = {};
+      // strace -c table rows: "% time  seconds  usecs/call  calls  [errors]  syscall"
+      for (const line of readFileSync(out, "utf8").split("\n")) {
+        const t = line.trim().split(/\s+/);
+        if ((t.length === 5 || t.length === 6) && /^\d+$/.test(t[3]) && /^[a-z_0-9]+$/.test(t.at(-1)) && t.at(-1) !== "total") counts[t.at(-1)] = Number(t[3]);
+      }
+      rmSync(dirname(out), { recursive: true, force: true });
+      return counts;
+    },
+  };
 }
