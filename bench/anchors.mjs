@@ -95,21 +95,30 @@ async function startOrchestrators() {
   }
 }
 
-/** Throughput pairs: id, label, bridge command line (a function of the run's orchestrators), orchestrator. */
+/**
+ * The bridge → orchestrator pairs (separate processes): id, label, bridge ("ours" | "go"), the
+ * orchestrator (a key of `orchestrators`), skip reason. Used by the throughput, datagram and
+ * syscall passes.
+ */
+function bridgePairs() {
+  return [
+    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", bridge: "ours", orch: "upstream", skipped: goMissing },
+    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", bridge: "go", orch: "upstream", skipped: goMissing },
+    { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", bridge: "ours", orch: "oursQuic" },
+    { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", bridge: "go", orch: "oursQuic", skipped: goMissing },
+    { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", bridge: "ours", orch: "oursTls" },
+  ].map((p) => ({ ...p, cmd: () => SUBJECTS[p.bridge](orchestrators[p.orch]), orchestrator: () => orchestrators[p.orch] }));
+}
+
+/** Throughput subjects: the bridge pairs, then the single-process ones. */
 function throughputPairs() {
-  const o = orchestrators;
-  const pairs = [
-    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.ours(o.upstream), orch: () => o.upstream },
-    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.go(o.upstream), orch: () => o.upstream },
-    { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", cmd: () => SUBJECTS.ours(o.oursQuic), orch: () => o.oursQuic },
-    { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", needsGo: true, cmd: () => SUBJECTS.go(o.oursQuic), orch: () => o.oursQuic },
-    { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", cmd: () => SUBJECTS.ours(o.oursTls), orch: () => o.oursTls },
+  return [
+    ...bridgePairs(),
     { id: "embedded-quic", label: "our bridge, embedded orchestrator (QUIC)", cmd: () => SUBJECTS.embedded("quic") },
     { id: "embedded-tls", label: "our bridge, embedded orchestrator (TLS)", cmd: () => SUBJECTS.embedded("tls") },
     { id: "sdk", label: "MCP SDK stdio server (in-process echo)", cmd: () => SUBJECTS.sdk() },
     { id: "bare", label: "bare Node (floor; this client's ceiling)", cmd: () => SUBJECTS.bare() },
   ];
-  return pairs.map((p) => ({ ...p, skipped: p.needsGo ? goMissing : undefined }));
 }
 
 /**
@@ -133,7 +142,7 @@ const sumCpu = (pids) => pids.reduce((s, pid) => s + cpuMsOf(pid), 0);
 
 async function throughputOnce(pair) {
   const session = spawnSubject(pair.cmd());
-  const orchPids = pair.orch?.().pids ?? [];
+  const orchPids = pair.orchestrator?.().pids ?? [];
   try {
     await session.initialize();
     const warm = await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
@@ -241,21 +250,15 @@ async function startPass() {
 
 // ---- QUIC datagrams per call ---------------------------------------------------------------
 async function datagramPass() {
-  const o = orchestrators;
-  const pairs = [
-    { id: "ours-upstream", label: "our bridge → upstream orchestrator", bridge: "ours", orch: o.upstream, skipped: goMissing },
-    { id: "go-upstream", label: "Go bridge → upstream orchestrator", bridge: "go", orch: o.upstream, skipped: goMissing },
-    { id: "ours-ours", label: "our bridge → our orchestrator", bridge: "ours", orch: o.oursQuic },
-    { id: "go-ours", label: "Go bridge → our orchestrator", bridge: "go", orch: o.oursQuic, skipped: goMissing },
-  ];
+  const pairs = bridgePairs().filter((p) => p.orch !== "oursTls"); // the QUIC pairs
   const rows = [];
   for (const p of pairs) {
     if (p.skipped) {
       rows.push({ id: p.id, label: p.label, skipped: p.skipped });
       continue;
     }
-    const relay = await startRelay(p.orch.port);
-    const session = spawnSubject(SUBJECTS[p.bridge]({ ...p.orch, port: relay.port }));
+    const relay = await startRelay(p.orchestrator().port);
+    const session = spawnSubject(SUBJECTS[p.bridge]({ ...p.orchestrator(), port: relay.port }));
     try {
       await session.initialize();
       await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
@@ -306,14 +309,7 @@ function syscallKinds(counts, calls) {
  * stdio and, over TLS, the TCP socket.
  */
 async function syscallPass() {
-  const o = orchestrators;
-  const pairs = [
-    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", bridge: "ours", orch: o.upstream, skipped: goMissing },
-    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", bridge: "go", orch: o.upstream, skipped: goMissing },
-    { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", bridge: "ours", orch: o.oursQuic },
-    { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", bridge: "go", orch: o.oursQuic, skipped: goMissing },
-    { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", bridge: "ours", orch: o.oursTls },
-  ];
+  const pairs = bridgePairs();
   const rows = [];
   for (const p of pairs) {
     const reason = p.skipped ?? straceMissing();
@@ -321,12 +317,12 @@ async function syscallPass() {
       rows.push({ id: p.id, label: p.label, skipped: reason });
       continue;
     }
-    const session = spawnSubject(SUBJECTS[p.bridge](p.orch));
+    const session = spawnSubject(p.cmd());
     try {
       await session.initialize();
       await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
       const bridge = syscallCounter([session.pid]);
-      const orchestrator = syscallCounter(p.orch.pids);
+      const orchestrator = syscallCounter(p.orchestrator().pids);
       await Promise.all([bridge.start(), orchestrator.start()]);
       const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 64, calls: CONFIG.syscallCalls });
       const [b, s] = await Promise.all([bridge.stop(), orchestrator.stop()]);
