@@ -1,4 +1,4 @@
-// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,datagrams]`
+// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,datagrams,syscalls]`
 // (first part of `npm run bench`): our bridge measured against its real anchors in one run
 // (issue 16), 100-byte `echo` tools/call, every figure from this process's stdio client
 // (bench/stdio-session.mjs) writing JSON-RPC lines to the subject's stdin:
@@ -19,10 +19,14 @@
 //   unmeasured spawn of each first (page cache, cert store); medians over the measured spawns.
 // - QUIC datagrams per call each way, 1 and 64 in flight, for every bridge/orchestrator pair on
 //   QUIC, counted by a UDP relay on loopback between them (a separate, untimed pass).
+// - system calls per call on each side at 64 in flight, every bridge/orchestrator pair (strace -c
+//   attached for the measured calls only; a separate, untimed pass).
 // - the ratios against the issue's targets: measured, target, met or not.
 //
 // Without the Go peer (ORCHESTRA_GO_PEER_BIN, default ~/.cache/orchestra-go-peer/bin, and
-// ../shared/go-peer) its rows and ratios are skipped with the reason. Machine-readable summary:
+// ../shared/go-peer) its rows and ratios are skipped with the reason; likewise the syscall pass
+// without strace. A subject that crashes or stops answering (bench/stdio-session.mjs: 60 s) is
+// reported FAILED and the run goes on; any failure makes the exit code 1. Machine-readable summary:
 // bench/results/anchors-latest.json (or --json FILE). Needs `npm run build` first.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -123,19 +127,36 @@ function throughputPairs() {
 
 /**
  * Runs `measure(item)` for every item not skipped, `rounds` times, the order reversed every other
- * round (so drift of the machine's load does not favour one subject). Returns Map id → results.
+ * round (so drift of the machine's load does not favour one subject). A subject whose measurement
+ * throws (it crashed, hung, or refused a call) is reported and not measured again.
+ * `unmeasuredFirst`: one more round first whose results are dropped (page cache, cert store).
+ * Returns { samples: Map id → results, errors: Map id → message }.
  */
-async function interleaved(items, rounds, measure, report) {
+async function interleaved(items, rounds, measure, report, { unmeasuredFirst = false } = {}) {
   const samples = new Map(items.map((it) => [it.id, []]));
-  for (let round = 0; round < rounds; round++) {
+  const errors = new Map();
+  for (let round = unmeasuredFirst ? -1 : 0; round < rounds; round++) {
     for (const it of round % 2 ? [...items].reverse() : items) {
-      if (it.skipped) continue;
-      const r = await measure(it);
-      samples.get(it.id).push(r);
-      report(it, r, round + 1);
+      if (it.skipped || errors.has(it.id)) continue;
+      try {
+        const r = await measure(it);
+        if (round < 0) continue; // the unmeasured round
+        samples.get(it.id).push(r);
+        report(it, r, round + 1);
+      } catch (err) {
+        errors.set(it.id, err.message);
+        log(`${it.id}: FAILED: ${err.message}`);
+      }
     }
   }
-  return samples;
+  return { samples, errors };
+}
+
+/** The row of a subject that was skipped or failed, or undefined when it has figures. */
+function notMeasured(item, errors) {
+  if (item.skipped) return { id: item.id, label: item.label, skipped: item.skipped };
+  if (errors?.has(item.id)) return { id: item.id, label: item.label, error: errors.get(item.id) };
+  return undefined;
 }
 
 const sumCpu = (pids) => pids.reduce((s, pid) => s + cpuMsOf(pid), 0);
@@ -167,11 +188,12 @@ async function throughputOnce(pair) {
 
 async function throughputPass() {
   const pairs = throughputPairs();
-  const samples = await interleaved(pairs, CONFIG.rounds, throughputOnce, (pair, cases, round) =>
+  const { samples, errors } = await interleaved(pairs, CONFIG.rounds, throughputOnce, (pair, cases, round) =>
     log(`round ${round}/${CONFIG.rounds} ${pair.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.callsPerSec.toFixed(0)} calls/s${c.failures ? ` (${c.failures} FAILED)` : ""}`).join(", ")}`),
   );
   return pairs.map((p) => {
-    if (p.skipped) return { id: p.id, label: p.label, skipped: p.skipped };
+    const none = notMeasured(p, errors);
+    if (none) return none;
     const rounds = samples.get(p.id);
     const cases = CONFIG.cases.map((c, i) => {
       const of = (key) => median(rounds.map((r) => r[i][key]).filter((v) => v !== undefined));
@@ -224,12 +246,16 @@ async function startOnce(subject) {
 
 async function startPass() {
   const subjects = startSubjects();
-  for (const s of subjects) if (!s.skipped) await startOnce(s); // unmeasured: page cache, cert store
-  const samples = await interleaved(subjects, CONFIG.startSpawns, startOnce, (s, r, round) =>
-    log(`spawn ${round}/${CONFIG.startSpawns} ${s.id.padEnd(14)} initialize ${r.initializeMs.toFixed(1)} ms, first call ${r.firstCallMs.toFixed(1)} ms, RSS ${(r.rssKiB / 1024).toFixed(1)} MiB`),
+  const { samples, errors } = await interleaved(
+    subjects,
+    CONFIG.startSpawns,
+    startOnce,
+    (s, r, round) => log(`spawn ${round}/${CONFIG.startSpawns} ${s.id.padEnd(14)} initialize ${r.initializeMs.toFixed(1)} ms, first call ${r.firstCallMs.toFixed(1)} ms, RSS ${(r.rssKiB / 1024).toFixed(1)} MiB`),
+    { unmeasuredFirst: true },
   );
   return subjects.map((s) => {
-    if (s.skipped) return { id: s.id, label: s.label, skipped: s.skipped };
+    const none = notMeasured(s, errors);
+    if (none) return none;
     const runs = samples.get(s.id);
     const of = (key) => median(runs.map((r) => r[key]));
     return {
@@ -249,35 +275,40 @@ async function startPass() {
 }
 
 // ---- QUIC datagrams per call ---------------------------------------------------------------
+async function datagramsOnce(p) {
+  const relay = await startRelay(p.orchestrator().port);
+  const session = spawnSubject(SUBJECTS[p.bridge]({ ...p.orchestrator(), port: relay.port }));
+  try {
+    await session.initialize();
+    await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
+    const cases = [];
+    for (const inFlight of [1, 64]) {
+      const calls = inFlight === 1 ? Math.min(CONFIG.datagramCalls, 1000) : CONFIG.datagramCalls;
+      const up0 = relay.counts.up;
+      const down0 = relay.counts.down;
+      const r = await driveEcho(session, { payload: PAYLOAD, inFlight, calls });
+      cases.push({
+        inFlight,
+        calls,
+        failures: r.failures,
+        bridgeToOrchestrator: (relay.counts.up - up0) / calls,
+        orchestratorToBridge: (relay.counts.down - down0) / calls,
+        bridgeSockets: relay.counts.clients,
+      });
+    }
+    return cases;
+  } finally {
+    await session.close();
+    await relay.close();
+  }
+}
+
 async function datagramPass() {
   const pairs = bridgePairs().filter((p) => p.orch !== "oursTls"); // the QUIC pairs
-  const rows = [];
-  for (const p of pairs) {
-    if (p.skipped) {
-      rows.push({ id: p.id, label: p.label, skipped: p.skipped });
-      continue;
-    }
-    const relay = await startRelay(p.orchestrator().port);
-    const session = spawnSubject(SUBJECTS[p.bridge]({ ...p.orchestrator(), port: relay.port }));
-    try {
-      await session.initialize();
-      await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
-      const cases = [];
-      for (const inFlight of [1, 64]) {
-        const calls = inFlight === 1 ? Math.min(CONFIG.datagramCalls, 1000) : CONFIG.datagramCalls;
-        const up0 = relay.counts.up;
-        const down0 = relay.counts.down;
-        const r = await driveEcho(session, { payload: PAYLOAD, inFlight, calls });
-        cases.push({ inFlight, calls, failures: r.failures, bridgeToOrchestrator: (relay.counts.up - up0) / calls, orchestratorToBridge: (relay.counts.down - down0) / calls });
-      }
-      rows.push({ id: p.id, label: p.label, cases });
-      log(`datagrams ${p.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.bridgeToOrchestrator.toFixed(2)} up, ${c.orchestratorToBridge.toFixed(2)} down`).join("; ")}`);
-    } finally {
-      await session.close();
-      await relay.close();
-    }
-  }
-  return rows;
+  const { samples, errors } = await interleaved(pairs, 1, datagramsOnce, (p, cases) =>
+    log(`datagrams ${p.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.bridgeToOrchestrator.toFixed(2)} up, ${c.orchestratorToBridge.toFixed(2)} down`).join("; ")}`),
+  );
+  return pairs.map((p) => notMeasured(p, errors) ?? { id: p.id, label: p.label, cases: samples.get(p.id)[0] });
 }
 
 // ---- system calls per call -----------------------------------------------------------------
@@ -308,31 +339,30 @@ function syscallKinds(counts, calls) {
  * pass, since tracing slows everything down). The "write" and "read" rows include the bridge's
  * stdio and, over TLS, the TCP socket.
  */
-async function syscallPass() {
-  const pairs = bridgePairs();
-  const rows = [];
-  for (const p of pairs) {
-    const reason = p.skipped ?? straceMissing();
-    if (reason) {
-      rows.push({ id: p.id, label: p.label, skipped: reason });
-      continue;
-    }
-    const session = spawnSubject(p.cmd());
-    try {
-      await session.initialize();
-      await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
-      const bridge = syscallCounter([session.pid]);
-      const orchestrator = syscallCounter(p.orchestrator().pids);
-      await Promise.all([bridge.start(), orchestrator.start()]);
-      const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 64, calls: CONFIG.syscallCalls });
-      const [b, s] = await Promise.all([bridge.stop(), orchestrator.stop()]);
-      rows.push({ id: p.id, label: p.label, inFlight: 64, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s });
-      log(`syscalls ${p.id.padEnd(14)} bridge ${rows.at(-1).bridge.total.toFixed(1)}/call, orchestrator side ${rows.at(-1).orchestrator.total.toFixed(1)}/call`);
-    } finally {
-      await session.close();
-    }
+async function syscallsOnce(p) {
+  const session = spawnSubject(p.cmd());
+  const counters = [];
+  try {
+    await session.initialize();
+    await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
+    counters.push(syscallCounter([session.pid]), syscallCounter(p.orchestrator().pids));
+    await Promise.all(counters.map((c) => c.start()));
+    const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 64, calls: CONFIG.syscallCalls });
+    const [b, s] = await Promise.all(counters.map((c) => c.stop()));
+    return { inFlight: 64, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s };
+  } finally {
+    for (const c of counters) c.abort();
+    await session.close();
   }
-  return rows;
+}
+
+async function syscallPass() {
+  const noStrace = straceMissing();
+  const pairs = bridgePairs().map((p) => ({ ...p, skipped: p.skipped ?? noStrace }));
+  const { samples, errors } = await interleaved(pairs, 1, syscallsOnce, (p, r) =>
+    log(`syscalls ${p.id.padEnd(14)} bridge ${r.bridge.total.toFixed(1)}/call, orchestrator side ${r.orchestrator.total.toFixed(1)}/call`),
+  );
+  return pairs.map((p) => notMeasured(p, errors) ?? { id: p.id, label: p.label, ...samples.get(p.id)[0] });
 }
 
 // ---- targets (issue 16) --------------------------------------------------------------------
@@ -351,22 +381,27 @@ function lookups({ throughput, start, datagrams }) {
     cps: (id, n) => throughput?.find((r) => r.id === id)?.cases?.find((c) => c.inFlight === n)?.callsPerSecRounds,
     st: (id, key) => start?.find((r) => r.id === id)?.runs?.[key],
     dg: (id, n, key) => datagrams?.find((r) => r.id === id)?.cases?.find((c) => c.inFlight === n)?.[key],
-    skip: (...ids) => ids.map((id) => [...(throughput ?? []), ...(start ?? []), ...(datagrams ?? [])].find((r) => r.id === id)?.skipped).find((s) => s),
+    /** Why a pass ("throughput" | "start" | "datagrams") has no figures for one of `ids`, if so. */
+    skip: (pass, ...ids) =>
+      ids
+        .map((id) => ({ throughput, start, datagrams })[pass]?.find((r) => r.id === id))
+        .map((r) => r?.skipped ?? (r?.error ? `failed: ${r.error.split("\n")[0]}` : undefined))
+        .find((s) => s),
   };
 }
 
 function targets(summary) {
   const { cps, st, dg, skip } = lookups(summary);
   const rows = [
-    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 1 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 1), cps("go-upstream", 1)), skipped: skip("go-upstream") },
-    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 64 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 64), cps("go-upstream", 64)), skipped: skip("go-upstream") },
-    { target: "chain over QUIC ÷ over TLS calls/s, our bridge → our orchestrator, 64 in flight", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("ours-ours-tls", 64)) },
-    { target: "QUIC datagrams per call, bridge → orchestrator, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "bridgeToOrchestrator") },
-    { target: "QUIC datagrams per call, orchestrator → bridge, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "orchestratorToBridge") },
-    { target: "chain (QUIC, our orchestrator) ÷ SDK in-process server calls/s, 64 in flight (long-range aim)", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("sdk", 64)) },
-    { target: "spawn → initialize answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "initializeMs"), st("bare", "initializeMs")) },
-    { target: "spawn → first tools/call answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 2.5, measured: pairedRatio(st("ours-remote", "firstCallMs"), st("bare", "firstCallMs")) },
-    { target: "RSS after 1,000 calls, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "rssKiB"), st("bare", "rssKiB")) },
+    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 1 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 1), cps("go-upstream", 1)), skipped: skip("throughput", "ours-upstream", "go-upstream") },
+    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 64 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 64), cps("go-upstream", 64)), skipped: skip("throughput", "ours-upstream", "go-upstream") },
+    { target: "chain over QUIC ÷ over TLS calls/s, our bridge → our orchestrator, 64 in flight", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("ours-ours-tls", 64)), skipped: skip("throughput", "ours-ours", "ours-ours-tls") },
+    { target: "QUIC datagrams per call, bridge → orchestrator, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "bridgeToOrchestrator"), skipped: skip("datagrams", "ours-ours") },
+    { target: "QUIC datagrams per call, orchestrator → bridge, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "orchestratorToBridge"), skipped: skip("datagrams", "ours-ours") },
+    { target: "chain (QUIC, our orchestrator) ÷ SDK in-process server calls/s, 64 in flight (long-range aim)", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("sdk", 64)), skipped: skip("throughput", "ours-ours", "sdk") },
+    { target: "spawn → initialize answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "initializeMs"), st("bare", "initializeMs")), skipped: skip("start", "ours-remote", "bare") },
+    { target: "spawn → first tools/call answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 2.5, measured: pairedRatio(st("ours-remote", "firstCallMs"), st("bare", "firstCallMs")), skipped: skip("start", "ours-remote", "bare") },
+    { target: "RSS after 1,000 calls, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "rssKiB"), st("bare", "rssKiB")), skipped: skip("start", "ours-remote", "bare") },
   ];
   return rows.map((r) => ({ ...r, met: r.measured === undefined || Number.isNaN(r.measured) ? undefined : r.op === "≥" ? r.measured >= r.bound : r.measured <= r.bound }));
 }
@@ -391,6 +426,8 @@ function context(summary) {
 const f = (n, d = 2) => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(d));
 const mib = (kib) => f(kib / 1024, 1);
 const skipped = (reason) => (reason === goMissing ? "skipped (no Go peer, see above)" : `skipped: ${reason}`);
+/** Text of a row without figures: skipped (with the reason) or FAILED (with the error); undefined otherwise. */
+const noFigures = (r) => (r.skipped ? skipped(r.skipped) : r.error ? `FAILED: ${r.error.split("\n")[0]}` : undefined);
 
 function printReport(summary) {
   const { throughput, start, datagrams } = summary;
@@ -401,8 +438,8 @@ function printReport(summary) {
     console.log("| subject | in flight | calls/s | p50 ms | p99 ms | bridge CPU ms/call | orchestrator CPU ms/call | failures |");
     console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (const r of throughput) {
-      if (r.skipped) {
-        console.log(`| ${r.label} | – | ${skipped(r.skipped)} | | | | | |`);
+      if (noFigures(r)) {
+        console.log(`| ${r.label} | – | ${noFigures(r)} | | | | | |`);
         continue;
       }
       for (const c of r.cases) {
@@ -415,17 +452,17 @@ function printReport(summary) {
     console.log("| subject | spawn → initialize ms (min) | spawn → first tools/call ms (min) | CPU ms to first call | RSS MiB | peak RSS MiB |");
     console.log("| --- | --- | --- | --- | --- | --- |");
     for (const r of start) {
-      if (r.skipped) console.log(`| ${r.label} | ${skipped(r.skipped)} | | | | |`);
+      if (noFigures(r)) console.log(`| ${r.label} | ${noFigures(r)} | | | | |`);
       else console.log(`| ${r.label} | ${f(r.initializeMs, 1)} (${f(r.initializeMsMin, 1)}) | ${f(r.firstCallMs, 1)} (${f(r.firstCallMsMin, 1)}) | ${f(r.cpuMsToFirstCall, 0)} | ${mib(r.rssKiB)} | ${mib(r.peakRssKiB)} |`);
     }
   }
   if (datagrams) {
     console.log("\nQUIC datagrams per call (UDP relay on loopback, separate untimed pass):");
-    console.log("| pair | in flight | calls | bridge → orchestrator | orchestrator → bridge | failures |");
-    console.log("| --- | --- | --- | --- | --- | --- |");
+    console.log("| pair | in flight | calls | bridge → orchestrator | orchestrator → bridge | bridge UDP sockets | failures |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- |");
     for (const r of datagrams) {
-      if (r.skipped) console.log(`| ${r.label} | – | ${skipped(r.skipped)} | | | |`);
-      else for (const c of r.cases) console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.failures} |`);
+      if (noFigures(r)) console.log(`| ${r.label} | – | ${noFigures(r)} | | | | |`);
+      else for (const c of r.cases) console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.bridgeSockets} | ${c.failures} |`);
     }
   }
   if (summary.syscalls) {
@@ -434,7 +471,7 @@ function printReport(summary) {
     console.log(`| pair | calls | ${kinds.join(" | ")} |`);
     console.log(`| --- | --- | ${kinds.map(() => "---").join(" | ")} |`);
     for (const r of summary.syscalls) {
-      if (r.skipped) console.log(`| ${r.label} | ${skipped(r.skipped)} | ${kinds.map(() => "").join(" | ")} |`);
+      if (noFigures(r)) console.log(`| ${r.label} | ${noFigures(r)} | ${kinds.map(() => "").join(" | ")} |`);
       else console.log(`| ${r.label} | ${r.calls} | ${kinds.map((k) => `${f(r.bridge[k])} / ${f(r.orchestrator[k])}`).join(" | ")} |`);
     }
   }
@@ -450,7 +487,7 @@ function printReport(summary) {
     for (const c of summary.context) console.log(`  ${c.what}: ${f(c.value)}`);
   }
   const failures = summary.failures;
-  if (failures) console.log(`\n${failures} call(s) FAILED: the figures above are not valid (first failure in the JSON summary).`);
+  if (failures) console.log(`\n${failures} failed call(s) or subject(s): the figures above are not valid (details in the JSON summary: errors, firstFailure).`);
 }
 
 // ---- main ----------------------------------------------------------------------------------
@@ -469,10 +506,13 @@ try {
 summary.loadavg.end = loadavg();
 summary.targets = targets(summary);
 summary.context = context(summary);
+const rowsOfAllPasses = ["throughput", "start", "datagrams", "syscalls"].flatMap((k) => summary[k] ?? []);
+summary.errors = rowsOfAllPasses.filter((r) => r.error).map((r) => ({ id: r.id, error: r.error }));
 summary.failures =
-  (summary.throughput ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0) +
-  (summary.datagrams ?? []).flatMap((r) => r.cases ?? []).reduce((s, c) => s + c.failures, 0) +
-  (summary.syscalls ?? []).reduce((s, r) => s + (r.failures ?? 0), 0);
+  summary.errors.length +
+  rowsOfAllPasses
+    .flatMap((r) => r.cases ?? (r.failures !== undefined ? [r] : []))
+    .reduce((s, c) => s + (c.failures ?? 0), 0);
 summary.seconds = (performance.now() - started) / 1000;
 printReport(summary);
 console.log(`\ntotal time ${f(summary.seconds, 1)} s; JSON summary: ${jsonOut}`);

@@ -152,6 +152,9 @@ export async function startUpstreamOrchestrator({ certsDir }) {
     transport: "quic",
     port,
     pids: [child.pid, pluginPid],
+    abort: () => {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+    },
     stop: async () => {
       await stopChild(child);
       try {
@@ -164,31 +167,47 @@ export async function startUpstreamOrchestrator({ certsDir }) {
 }
 
 /**
- * A UDP relay on 127.0.0.1 that forwards datagrams between one client (the first sender to its
- * port) and the server on `serverPort`, and counts them: `counts.up` client → server,
- * `counts.down` server → client. Nothing is queued. close() releases both sockets.
+ * A UDP relay on 127.0.0.1 in front of the server on `serverPort`, counting datagrams:
+ * `counts.up` client → server, `counts.down` server → client. Each client address (a bridge may
+ * hold several QUIC connections, each on its own socket: `serve` has one for unary calls and one
+ * for streaming) gets its own socket towards the server, as a NAT would, so every reply goes back
+ * to the socket it belongs to; at most 16 client addresses (`counts.refused` counts the datagrams
+ * of any more). Nothing is queued. close() releases every socket.
  */
 export async function startRelay(serverPort) {
+  const MAX_CLIENTS = 16;
   const front = createSocket("udp4");
-  const back = createSocket("udp4");
-  const counts = { up: 0, down: 0 };
-  let client;
+  const counts = { up: 0, down: 0, clients: 0, refused: 0 };
+  const backs = new Map(); // "address:port" of a client → its socket towards the server
+  const buffers = (s) => {
+    s.setRecvBufferSize(4 << 20);
+    s.setSendBufferSize(4 << 20);
+  };
   front.on("message", (msg, rinfo) => {
-    client = rinfo;
+    const key = `${rinfo.address}:${rinfo.port}`;
+    let back = backs.get(key);
+    if (!back) {
+      if (backs.size >= MAX_CLIENTS) return void counts.refused++;
+      back = createSocket("udp4");
+      back.on("listening", () => buffers(back));
+      back.on("message", (reply) => {
+        counts.down++;
+        front.send(reply, rinfo.port, rinfo.address);
+      });
+      back.bind(0, "127.0.0.1"); // sends made before the bind completes wait for it
+      backs.set(key, back);
+      counts.clients++;
+    }
     counts.up++;
     back.send(msg, serverPort, "127.0.0.1");
   });
-  back.on("message", (msg) => {
-    counts.down++;
-    if (client) front.send(msg, client.port, client.address);
-  });
   await new Promise((r) => front.bind(0, "127.0.0.1", r));
-  await new Promise((r) => back.bind(0, "127.0.0.1", r));
-  for (const s of [front, back]) {
-    s.setRecvBufferSize(4 << 20);
-    s.setSendBufferSize(4 << 20);
-  }
-  return { port: front.address().port, counts, close: () => Promise.all([front, back].map((s) => new Promise((r) => s.close(r)))) };
+  buffers(front);
+  return {
+    port: front.address().port,
+    counts,
+    close: () => Promise.all([front, ...backs.values()].map((s) => new Promise((r) => s.close(r)))),
+  };
 }
 
 /** Skip reason when `strace` cannot be run; else undefined. */
@@ -203,8 +222,10 @@ export function straceMissing() {
 
 /**
  * Counts the system calls of running processes (every thread) with `strace -c`, from start() to
- * stop(). start() resolves once strace has attached to every thread; stop() detaches (SIGINT)
- * and resolves with { syscall name → calls } (strace's "total" row left out). Tracing slows the processes down: never time a traced run.
+ * stop(). start() resolves once strace has attached to every process; stop() detaches (SIGINT)
+ * and resolves with { syscall name → calls } (strace's "total" row left out); abort() detaches
+ * without a result (idempotent, for error paths). Tracing slows the processes down: never time a
+ * traced run.
  */
 export function syscallCounter(pids) {
   const out = join(tempDir("orchestra-bench-strace-"), "summary.txt");
@@ -226,10 +247,16 @@ export function syscallCounter(pids) {
         });
         child.once("exit", (code) => reject(new Error(`strace exited (${code}):\n${stderr}`)));
       }),
+    abort: () => {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+      rmSync(dirname(out), { recursive: true, force: true });
+    },
     stop: async () => {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGINT");
-      await exited;
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGINT");
+        await exited;
+      }
       const counts = {};
       // strace -c table rows: "% time  seconds  usecs/call  calls  [errors]  syscall"
       for (const line of readFileSync(out, "utf8").split("\n")) {

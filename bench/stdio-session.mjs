@@ -14,11 +14,20 @@ export const PROTOCOL_VERSION = "2025-06-18";
 
 const STDERR_KEEP = 8 * 1024;
 
+/** The last non-blank line of a text ("" when none). */
+const lastLine = (text) => text.trimEnd().split("\n").at(-1) ?? "";
+
+/** A session with requests pending and no response for this long is declared stuck (ms). */
+export const STALL_MS = 60_000;
+
 /**
  * One MCP stdio server process and the client side of its session.
  * - `spawnedAt`: performance.now() just before spawn (start-up times are measured from it).
  * - request(method, params) → Promise<{ message, at }> (`at`: performance.now() when the response line arrived).
  * - Responses to unknown ids, notifications and server requests are counted in `unexpected`, never fatal.
+ * - Stuck subject: when requests are pending and nothing has answered for {@link STALL_MS}, every
+ *   pending request rejects ("no response for ...") and the process is killed, so a hung subject
+ *   fails the run instead of hanging it.
  */
 export class StdioSession {
   constructor(command, args, { env } = {}) {
@@ -28,7 +37,8 @@ export class StdioSession {
     this.stderrTail = "";
     this.spawnedAt = performance.now();
     this.child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], env: env ?? process.env });
-    this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
+    // "close": after the exit and after stdout/stderr have delivered everything.
+    this.exited = new Promise((resolve) => this.child.once("close", (code, signal) => resolve({ code, signal })));
     this.child.stdin.on("error", () => {}); // EPIPE after an early exit: reported through `exited`
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (d) => {
@@ -46,11 +56,25 @@ export class StdioSession {
       const waiter = message.id !== undefined && message.method === undefined ? this.pending.get(message.id) : undefined;
       if (!waiter) return void this.unexpected++;
       this.pending.delete(message.id);
+      this.lastResponseAt = at;
       waiter.resolve({ message, at });
     });
     this.child.stdout.on("data", (chunk) => splitter.push(chunk));
+    this.lastResponseAt = this.spawnedAt;
+    const watchdog = setInterval(() => {
+      if (this.pending.size === 0 || performance.now() - this.lastResponseAt < STALL_MS) return;
+      const [oldestId, oldest] = this.pending.entries().next().value;
+      const err = new Error(
+        `${command}: no response for ${STALL_MS / 1000} s with ${this.pending.size} request(s) pending (oldest: id ${oldestId}, ${oldest.method}, sent ${((performance.now() - oldest.sentAt) / 1000).toFixed(0)} s ago); stderr ends: ${lastLine(this.stderrTail)}\n${this.stderrTail}`,
+      );
+      for (const w of this.pending.values()) w.reject(err);
+      this.pending.clear();
+      this.child.kill("SIGKILL");
+    }, 1000);
+    watchdog.unref();
     this.exited.then(({ code, signal }) => {
-      const err = new Error(`${command} exited (${code ?? signal}) with ${this.pending.size} request(s) unanswered; stderr:\n${this.stderrTail}`);
+      clearInterval(watchdog);
+      const err = new Error(`${command} exited (${code ?? signal}) with ${this.pending.size} request(s) unanswered; stderr ends: ${lastLine(this.stderrTail)}\n${this.stderrTail}`);
       for (const w of this.pending.values()) w.reject(err);
       this.pending.clear();
     });
@@ -63,8 +87,9 @@ export class StdioSession {
   /** Sends a JSON-RPC request; resolves with its response and the time it arrived. */
   request(method, params) {
     const id = this.nextId++;
+    if (this.pending.size === 0) this.lastResponseAt = performance.now(); // idle time is not a stall
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, method, sentAt: performance.now() });
       this.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
     });
   }
