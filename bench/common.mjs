@@ -162,6 +162,7 @@ export async function startUpstreamOrchestrator({ certsDir }) {
       } catch {
         /* already gone */
       }
+      rmSync(state, { recursive: true, force: true });
     },
   };
 }
