@@ -1,4 +1,4 @@
-// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,datagrams,syscalls]`
+// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,heap,datagrams,syscalls]`
 // (first part of `npm run bench`): our bridge measured against its real anchors in one run
 // (issue 16), 100-byte `echo` tools/call, every figure from this process's stdio client
 // (bench/stdio-session.mjs) writing JSON-RPC lines to the subject's stdin:
@@ -17,6 +17,9 @@
 //   after 1,000 calls at 1 in flight; for our bridge against our orchestrator and embedded, the
 //   Go bridge against our orchestrator, the SDK's stdio server and the bare Node process. One
 //   unmeasured spawn of each first (page cache, cert store); medians over the measured spawns.
+// - the JavaScript heap after 1,000 calls of the Node subjects (process.memoryUsage(), before and
+//   after a full GC, through bench/startup/memory-probe.mjs; separate spawns, since the probe is
+//   one more module to load).
 // - QUIC datagrams per call each way, 1 and 64 in flight, for every bridge/orchestrator pair on
 //   QUIC, counted by a UDP relay on loopback between them (a separate, untimed pass).
 // - system calls per call on each side at 64 in flight, every bridge/orchestrator pair (strace -c
@@ -28,7 +31,7 @@
 // without strace. A subject that crashes or stops answering (bench/stdio-session.mjs: 60 s) is
 // reported FAILED and the run goes on; any failure makes the exit code 1. Machine-readable summary:
 // bench/results/anchors-latest.json (or --json FILE). Needs `npm run build` first.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -52,7 +55,7 @@ const flag = (name) => argv.includes(name);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const quick = flag("--quick");
 const jsonOut = option("--json", join(ROOT, "bench/results/anchors-latest.json"));
-const only = new Set(option("--only", "throughput,start,datagrams,syscalls").split(","));
+const only = new Set(option("--only", "throughput,start,heap,datagrams,syscalls").split(","));
 const PAYLOAD = 100;
 const CONFIG = {
   rounds: Number(option("--rounds", quick ? 1 : 3)),
@@ -63,6 +66,7 @@ const CONFIG = {
   ],
   startSpawns: quick ? 2 : 7,
   callsBeforeRss: 1000,
+  heapSpawns: quick ? 1 : 3,
   datagramCalls: quick ? 500 : 4000,
   syscallCalls: quick ? 300 : 2000,
 };
@@ -274,6 +278,43 @@ async function startPass() {
   });
 }
 
+// ---- JavaScript heap after 1,000 calls (the Node subjects) ----------------------------------
+const MEMORY_PROBE = join(ROOT, "bench/startup/memory-probe.mjs");
+
+/** The heap after 1,000 calls at 1 in flight, read through bench/startup/memory-probe.mjs (SIGUSR2). */
+async function heapOnce(subject) {
+  const [command, args] = subject.cmd();
+  const out = join(work, `heap-${subject.id}-${Date.now()}.json`);
+  const session = new StdioSession(command, ["--import", MEMORY_PROBE, ...args], { env: { ...process.env, MEMORY_PROBE_OUT: out } });
+  try {
+    await session.initialize();
+    const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 1, calls: CONFIG.callsBeforeRss });
+    if (r.failures) throw new Error(`${subject.id}: ${r.failures} failed calls, first: ${r.firstFailure}`);
+    process.kill(session.pid, "SIGUSR2");
+    for (let waited = 0; !existsSync(out); waited += 20) {
+      if (waited > 10_000) throw new Error(`${subject.id}: no memory report 10 s after SIGUSR2`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return JSON.parse(readFileSync(out, "utf8"));
+  } finally {
+    await session.close();
+  }
+}
+
+async function heapPass() {
+  const subjects = startSubjects().filter((s) => s.id !== "go-remote"); // Node processes only
+  const { samples, errors } = await interleaved(subjects, CONFIG.heapSpawns, heapOnce, (s, r, round) =>
+    log(`heap ${round}/${CONFIG.heapSpawns} ${s.id.padEnd(14)} heap used ${(r.heapUsed / 2 ** 20).toFixed(1)} MiB, after GC ${(r.heapUsedAfterGc / 2 ** 20).toFixed(1)} MiB`),
+  );
+  return subjects.map((s) => {
+    const none = notMeasured(s, errors);
+    if (none) return none;
+    const runs = samples.get(s.id);
+    const of = (key) => median(runs.map((r) => r[key]));
+    return { id: s.id, label: s.label, spawns: runs.length, ...Object.fromEntries(["heapUsed", "heapUsedAfterGc", "heapTotal", "external", "arrayBuffers", "rss"].map((k) => [k, of(k)])) };
+  });
+}
+
 // ---- QUIC datagrams per call ---------------------------------------------------------------
 async function datagramsOnce(p) {
   const relay = await startRelay(p.orchestrator().port);
@@ -456,6 +497,15 @@ function printReport(summary) {
       else console.log(`| ${r.label} | ${f(r.initializeMs, 1)} (${f(r.initializeMsMin, 1)}) | ${f(r.firstCallMs, 1)} (${f(r.firstCallMsMin, 1)}) | ${f(r.cpuMsToFirstCall, 0)} | ${mib(r.rssKiB)} | ${mib(r.peakRssKiB)} |`);
     }
   }
+  if (summary.heap) {
+    console.log(`\nJavaScript heap after ${CONFIG.callsBeforeRss} calls at 1 in flight (process.memoryUsage() through bench/startup/memory-probe.mjs; medians of ${CONFIG.heapSpawns} spawn(s)), MiB:`);
+    console.log("| subject | heap used | heap used after a full GC | heap total | external | array buffers | RSS |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- |");
+    for (const r of summary.heap) {
+      if (noFigures(r)) console.log(`| ${r.label} | ${noFigures(r)} | | | | | |`);
+      else console.log(`| ${r.label} | ${["heapUsed", "heapUsedAfterGc", "heapTotal", "external", "arrayBuffers", "rss"].map((k) => mib(r[k] / 1024)).join(" | ")} |`);
+    }
+  }
   if (datagrams) {
     console.log("\nQUIC datagrams per call (UDP relay on loopback, separate untimed pass):");
     console.log("| pair | in flight | calls | bridge → orchestrator | orchestrator → bridge | bridge UDP sockets | failures |");
@@ -497,6 +547,7 @@ try {
   await startOrchestrators();
   if (only.has("throughput")) summary.throughput = await throughputPass();
   if (only.has("start")) summary.start = await startPass();
+  if (only.has("heap")) summary.heap = await heapPass();
   if (only.has("datagrams")) summary.datagrams = await datagramPass();
   if (only.has("syscalls")) summary.syscalls = await syscallPass();
 } finally {
@@ -506,7 +557,7 @@ try {
 summary.loadavg.end = loadavg();
 summary.targets = targets(summary);
 summary.context = context(summary);
-const rowsOfAllPasses = ["throughput", "start", "datagrams", "syscalls"].flatMap((k) => summary[k] ?? []);
+const rowsOfAllPasses = ["throughput", "start", "heap", "datagrams", "syscalls"].flatMap((k) => summary[k] ?? []);
 summary.errors = rowsOfAllPasses.filter((r) => r.error).map((r) => ({ id: r.id, error: r.error }));
 summary.failures =
   summary.errors.length +
