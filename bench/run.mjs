@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { quantile } from "./common.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -33,10 +34,6 @@ async function connect(subject) {
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);
   return client;
-}
-
-function quantile(sorted, q) {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 async function runCase(client, { payload, inFlight, calls }) {

@@ -11,17 +11,13 @@
 // (this process forwards every datagram between the sender and the orchestrator and counts them),
 // so the relay's cost never pollutes the timed runs.
 // Requires `npm run build` first (npm run bench does it).
-import { spawn } from "node:child_process";
-import { createSocket } from "node:dgram";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { execSync } from "node:child_process";
 import { create } from "@bufbuild/protobuf";
+import { ROOT, cpuMsOf, quantile, startOurOrchestrator, startRelay } from "./common.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // BENCH_DIST: another build to measure (e.g. a copy of dist/ from before a change).
 const DIST = process.env.BENCH_DIST ?? join(ROOT, "dist");
 const args = process.argv.slice(2);
@@ -46,75 +42,10 @@ const DATAGRAM_CASES = [
   { payload: 100, inFlight: 1, calls: quick ? 100 : 400 },
   { payload: 100, inFlight: 64, calls: quick ? 256 : 1280 },
 ];
-let CLK_TCK = 100;
-try {
-  CLK_TCK = Number(execSync("getconf CLK_TCK", { encoding: "utf8" }).trim()) || 100;
-} catch {
-  /* keep 100 */
-}
-
-function serverCpuMs(pid) {
-  // /proc/<pid>/stat: fields after the ")" of comm; utime and stime are fields 14 and 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
-
-async function startOrchestrator(transport, certsDir) {
-  const child = spawn(
-    process.execPath,
-    [...(process.env.ORCH_NODE_ARGS ? process.env.ORCH_NODE_ARGS.split(" ") : []), join(DIST, "cli/main.js"), "orchestrator", "--transport", transport, "--listen", "127.0.0.1:0", "--certs-dir", certsDir],
-    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" } },
-  );
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  const address = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`orchestrator did not start:\n${stderr}`)), 30_000);
-    child.stderr.on("data", (d) => {
-      stderr += d;
-      const m = /READY (\S+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`orchestrator exited (${code}):\n${stderr}`)));
-  });
-  const port = Number(address.slice(address.lastIndexOf(":") + 1));
-  return {
-    child,
-    port,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
-
-/** A UDP relay on 127.0.0.1 that forwards client↔server datagrams and counts them. */
-async function startRelay(serverPort) {
-  const front = createSocket("udp4");
-  const back = createSocket("udp4");
-  const counts = { up: 0, down: 0 };
-  let client;
-  front.on("message", (msg, rinfo) => {
-    client = rinfo;
-    counts.up++;
-    back.send(msg, serverPort, "127.0.0.1");
-  });
-  back.on("message", (msg) => {
-    counts.down++;
-    if (client) front.send(msg, client.port, client.address);
-  });
-  await new Promise((r) => front.bind(0, "127.0.0.1", r));
-  await new Promise((r) => back.bind(0, "127.0.0.1", r));
-  for (const s of [front, back]) {
-    s.setRecvBufferSize(4 << 20);
-    s.setSendBufferSize(4 << 20);
-  }
-  return { port: front.address().port, counts, close: () => Promise.all([front, back].map((s) => new Promise((r) => s.close(r)))) };
+/** Our orchestrator as a separate process from DIST (ORCH_NODE_ARGS: extra Node flags, e.g. --cpu-prof). */
+function startOrchestrator(transport, certsDir) {
+  const nodeArgs = process.env.ORCH_NODE_ARGS ? process.env.ORCH_NODE_ARGS.split(" ") : [];
+  return startOurOrchestrator({ dist: DIST, transport, certsDir, nodeArgs });
 }
 
 function makeSender(transport, port, certsDir) {
@@ -127,10 +58,6 @@ function request(i, text) {
     requestId: `bench-${i}`,
     request: { case: "toolCall", value: create(ToolRequestSchema, { toolName: "echo", arguments: { text } }) },
   });
-}
-
-function quantile(sorted, q) {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 async function drive(sender, { payload, inFlight, calls }) {
@@ -167,10 +94,10 @@ async function runTransport(transport, certsDir) {
     await drive(sender, { payload: 100, inFlight: 8, calls: quick ? 100 : 400 }); // connect + warm up
     for (const c of CASES) {
       const cpu0 = process.cpuUsage();
-      const s0 = serverCpuMs(orch.child.pid);
+      const s0 = cpuMsOf(orch.pids[0]);
       const r = await drive(sender, c);
       const cpu = process.cpuUsage(cpu0);
-      const s1 = serverCpuMs(orch.child.pid);
+      const s1 = cpuMsOf(orch.pids[0]);
       rows.push({
         transport,
         payload: c.payload,

@@ -1,0 +1,44 @@
+// `node --import ./bench/startup/probe.mjs ...`: records what a process loads before its first
+// line on stdout (the first JSON-RPC response of an MCP stdio server) and writes it, at exit, to
+// the file named by STARTUP_PROBE_OUT as JSON:
+//   { bootstrapMs, firstLineMs, firstLineMonoUs, modules: [{ url, format, bytes, at }] }
+// Times are ms since the process started (performance.timeOrigin); `firstLineMonoUs` is the same
+// instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile. `modules`: every ES module
+// (loader hooks, ./loader-hooks.mjs) and CommonJS module (Module.prototype._compile; `at` is when
+// its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
+import { writeFileSync } from "node:fs";
+import Module, { register } from "node:module";
+import { MessageChannel } from "node:worker_threads";
+import { performance } from "node:perf_hooks";
+
+const out = process.env.STARTUP_PROBE_OUT;
+const now = () => performance.now();
+const record = { bootstrapMs: now(), firstLineMs: undefined, firstLineMonoUs: undefined, modules: [] };
+
+// STARTUP_PROBE_MODULES=0: no loader hooks (they start a thread and slow every import), for runs
+// that only need the first line's time, e.g. under --cpu-prof.
+if (process.env.STARTUP_PROBE_MODULES !== "0") {
+  const { port1, port2 } = new MessageChannel();
+  port1.on("message", (m) => record.modules.push({ ...m, at: m.at - performance.timeOrigin }));
+  port1.unref();
+  register("./loader-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
+}
+
+const compile = Module.prototype._compile;
+Module.prototype._compile = function (content, filename) {
+  record.modules.push({ url: `file://${filename}`, format: "commonjs-require", bytes: Buffer.byteLength(content), at: now() });
+  return compile.call(this, content, filename);
+};
+
+const write = process.stdout.write;
+process.stdout.write = function (chunk, ...rest) {
+  if (record.firstLineMs === undefined) {
+    record.firstLineMs = now();
+    record.firstLineMonoUs = Number(process.hrtime.bigint() / 1000n);
+  }
+  return write.call(this, chunk, ...rest);
+};
+
+process.on("exit", () => {
+  if (out) writeFileSync(out, JSON.stringify(record));
+});
