@@ -23,7 +23,7 @@ import path from "node:path";
 import Logger, { LogLevel, StreamHandler } from "@matrixai/logger";
 import { QUICClient, QUICServer, events, type QUICConnection, type QUICStream } from "@matrixai/quic";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServerCrypto } from "../../src/quic/quic-common.js";
+import { createServerCrypto } from "../helpers/quic/library.js";
 import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";
 
 const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
