@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";
 import type { RunningOrchestrator } from "../orchestrator/server.js";
 import { DEFAULT_MAX_STREAMS } from "../orchestrator/defaults.js";
+import { addLogOptions, withEnvironment } from "./environment.js";
 
 /** Default listen address (orchestra-protocol.md: default orchestrator address `localhost:50100`). */
 export const DEFAULT_LISTEN = "127.0.0.1:50100";
@@ -43,8 +44,7 @@ function listenAddress(value: string): string {
  * [--max-streams N]` to `program` (commander 14).
  */
 export function registerOrchestratorCommand(program: Command): void {
-  program
-    .command("orchestrator")
+  const command = withEnvironment(program.command("orchestrator"))
     .description("run the reference orchestrator (QUIC, mutual TLS); prints READY <host:port> on stderr")
     .addOption(
       new Option("--listen <host:port>", "UDP address to listen on (port 0 = ephemeral)")
@@ -63,10 +63,10 @@ export function registerOrchestratorCommand(program: Command): void {
       new Option("--transport <kind>", "quic (UDP, interoperable) or tls (TLS 1.3 over TCP on the same address, our extension)")
         .choices(["quic", "tls"])
         .default("quic"),
-    )
-    .action(async (opts: OrchestratorCliOptions) => {
-      process.exitCode = await runOrchestrator(opts);
-    });
+    );
+  addLogOptions(command).action(async (opts: OrchestratorCliOptions) => {
+    process.exitCode = await runOrchestrator(opts);
+  });
 }
 
 async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
+import { addLogOptions, withEnvironment } from "./environment.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -44,8 +45,7 @@ export function positiveInt(value: string): number {
 
 /** Adds the `serve` command to `program`. */
 export function registerServeCommand(program: Command): void {
-  program
-    .command("serve")
+  const command = withEnvironment(program.command("serve"))
     .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
     .addOption(new Option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator").argParser(orchestratorAddress))
     .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, a throwaway one without")
@@ -64,10 +64,10 @@ export function registerServeCommand(program: Command): void {
     .option("--resource-prefix <prefix...>", "storage path prefixes exposed as MCP resources (default: everything)")
     // The embedded orchestrator's content: the same option and module shape as `orchestrator --tools`.
     .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md)")
-    .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries")
-    .action(async (opts: ServeOptions) => {
-      process.exitCode = await serve(opts);
-    });
+    .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries");
+  addLogOptions(command).action(async (opts: ServeOptions) => {
+    process.exitCode = await serve(opts);
+  });
 }
 
 async function serve(opts: ServeOptions): Promise<number> {
@@ -116,6 +116,7 @@ async function serve(opts: ServeOptions): Promise<number> {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+        log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
         const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
         const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
@@ -129,7 +130,7 @@ async function serve(opts: ServeOptions): Promise<number> {
             ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
             : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
         cleanups.unshift(() => orchestrator.stop());
-        log.info({ address: orchestrator.address, transport: opts.transport }, "embedded reference orchestrator listening");
+        log.info({ orchestrator: orchestrator.address, transport: opts.transport }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
         const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
       }
@@ -168,6 +169,7 @@ async function serve(opts: ServeOptions): Promise<number> {
       cleanups.push(() => opened.close());
     }
 
+    if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
     // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
     process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
     const bridge = new StdioBridge({
@@ -204,3 +206,8 @@ async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: o
 // `--transport quic|tls`: which Sender (and embedded orchestrator) `serve` uses.
 const TRANSPORTS = ["quic", "tls"] as const;
 type Transport = (typeof TRANSPORTS)[number];
+
+/** Printed on stderr when stdin is a terminal: `serve` is meant to be started by an MCP client. */
+export const TERMINAL_HINT =
+  "orchestra-stdio serve speaks MCP: one JSON-RPC message per line on stdin, answers on stdout.\n" +
+  "It is meant to be started by an MCP client (see the README); type requests here, or press Ctrl-D to quit.\n";

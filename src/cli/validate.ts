@@ -19,7 +19,7 @@ import {
   type ReportFormat,
   type ValidateOptions,
 } from "../validate/index.js";
-import { createProgressBar, PROGRESS_MIN_BYTES, type ProgressBar } from "../validate/progress.js";
+import { createProgressBar, progressBarWanted, PROGRESS_MIN_BYTES, sameTerminal, type ProgressBar } from "../validate/progress.js";
 
 const INPUT_FORMATS: readonly InputFormat[] = ["capture", "jsonl", "claude-log", "har"];
 
@@ -89,15 +89,18 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
     inputs = ["-"];
   }
   const color = process.stdout.isTTY === true && process.env.NO_COLOR === undefined && opts.format === "text";
+  const reportOnSameTerminal = process.stdout.isTTY === true && sameTerminal(1, 2);
+  let bar: ProgressBar | undefined;
   const reporter = createReporter(opts.format, {
     write: (s) => {
+      // The report must not share a line with the bar: clear the bar (for good) first.
+      if (reportOnSameTerminal) bar?.stop();
       if (piped) process.stdout.write(s);
     },
     color,
   });
 
-  let bar: ProgressBar | undefined;
-  if (process.stderr.isTTY === true) {
+  if (progressBarWanted({ stderrIsTTY: process.stderr.isTTY === true, reportOnSameTerminal, format: opts.format })) {
     const total = await totalSize(inputs);
     if (total > PROGRESS_MIN_BYTES) bar = createProgressBar(total);
   }

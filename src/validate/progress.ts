@@ -1,12 +1,36 @@
 /**
  * The progress bar of `orchestra-stdio validate` (cli-progress on stderr). The CLI shows it only
- * when stderr is a TTY and the inputs add up to more than {@link PROGRESS_MIN_BYTES}.
+ * when {@link progressBarWanted} and the inputs add up to more than {@link PROGRESS_MIN_BYTES},
+ * and stops (clears) it before any report text reaches the terminal it is drawn on.
  */
+import { fstatSync } from "node:fs";
 import cliProgress from "cli-progress";
 import type { ProgressEvent } from "./types.js";
 
 /** Inputs smaller than this (bytes, all files together) get no bar. */
 export const PROGRESS_MIN_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Whether file descriptors `a` and `b` are both terminals and the same one (same device and
+ * inode), e.g. stdout and stderr of a command run in a shell without redirection.
+ */
+export function sameTerminal(a: number, b: number): boolean {
+  try {
+    const [sa, sb] = [fstatSync(a), fstatSync(b)];
+    return sa.isCharacterDevice() && sb.isCharacterDevice() && sa.rdev === sb.rdev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `validate` may draw its bar: stderr is a terminal, and the report is not text streamed
+ * to that same terminal (its lines would land on the bar's line). Other report formats on the
+ * same terminal get the bar until their first output, which stops it (see the CLI).
+ */
+export function progressBarWanted(options: { stderrIsTTY: boolean; reportOnSameTerminal: boolean; format: string }): boolean {
+  return options.stderrIsTTY && !(options.reportOnSameTerminal && options.format === "text");
+}
 
 export interface ProgressBar {
   /** Feed a `ValidateOptions.onProgress` event. */

@@ -6,7 +6,7 @@
  *  - every captured message gets the same verdict from our generated validators as from the
  *    official schema of its version (issue 4: "every message our e2e suite sends or receives").
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,11 +16,13 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { CLI, ROOT, requireBuiltCli, runCli, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, runCli, tempDir } from "./helpers.js";
 import { PinnedVersionTransport } from "./mcp-lines.js";
+import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;
-const SHARED = join(ROOT, "../shared/mcp-schema");
+const SHARED = sharedPath("mcp-schema");
+const sharedMissing = requireShared("mcp-schema");
 
 interface Record_ {
   dir: "c2s" | "s2c";
@@ -87,7 +89,7 @@ describe("captured SDK sessions", () => {
   });
 });
 
-describe.skipIf(!existsSync(SHARED))("captured messages: our validators agree with the official schemas (needs ../shared)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("captured messages: our validators agree with the official schemas", sharedMissing), () => {
   function official(version: string): (definition: string, data: unknown) => boolean {
     const schema = JSON.parse(readFileSync(join(SHARED, version, "schema.json"), "utf8")) as { $defs?: unknown };
     const ajv = schema.$defs

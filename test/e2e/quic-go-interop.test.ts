@@ -7,8 +7,8 @@
  * golang-github-lucas-clemente-quic-go-dev`, quic-go 0.29); skipped when either is missing.
  * The peer is test/helpers/quic/go-interop/main.go, built in GOPATH mode into a temp dir.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, copyFileSync, rmSync } from "node:fs";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, copyFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -20,13 +20,16 @@ import { encodeFrame } from "../../src/quic/frame.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
 import { healthRequest } from "../helpers/quic/index.js";
+import { firstReason, requireCommand, requirePath, skipTitle } from "../helpers/requires.js";
 
 const run = promisify(execFile);
 const GOPATH_SYSTEM = "/usr/share/gocode";
-const available =
-  spawnSync("go", ["version"]).status === 0 && existsSync(join(GOPATH_SYSTEM, "src/github.com/lucas-clemente/quic-go"));
+const goMissing = firstReason(
+  requireCommand("go", ["version"]),
+  requirePath(join(GOPATH_SYSTEM, "src/github.com/lucas-clemente/quic-go"), "quic-go sources (apt-get install golang-github-lucas-clemente-quic-go-dev)"),
+);
 
-describe.skipIf(!available)("interop with quic-go", () => {
+describe.skipIf(goMissing !== undefined)(skipTitle("interop with quic-go", goMissing), () => {
   let work: string;
   let bin: string;
   let certs: string;

@@ -13,7 +13,8 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
-import { StreamCode, writeFrameAndClose } from "../../src/quic/quic-common.js";
+import { StreamCode } from "../../src/quic/quic-common.js";
+import { writeFrameAndClose } from "../helpers/quic/library.js";
 import { parseHostPort, QuicSender } from "../../src/quic/quic-sender.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";

@@ -44,3 +44,18 @@ export function requireCommand(command: string, args: string[] = ["--version"]):
   const r = spawnSync(command, args, { stdio: "ignore" });
   return r.status === 0 ? undefined : `needs \`${command}\` on PATH`;
 }
+
+/** Skip reason when `path` (outside the project and ../shared, e.g. a system package) is absent. */
+export function requirePath(path: string, what: string): string | undefined {
+  return existsSync(path) ? undefined : `needs ${what} (${path})`;
+}
+
+/** The first skip reason of `reasons`, or `undefined` when every requirement is met. */
+export function firstReason(...reasons: (string | undefined)[]): string | undefined {
+  return reasons.find((r) => r !== undefined);
+}
+
+/** `title`, with ` (skipped: reason)` appended when `reason` is set. */
+export function skipTitle(title: string, reason: string | undefined): string {
+  return reason === undefined ? title : `${title} (skipped: ${reason})`;
+}

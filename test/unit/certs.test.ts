@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,8 +11,9 @@ import {
   ensureCertStore,
   ORCHESTRATOR_CERT_NAME,
 } from "../../src/quic/certs.js";
+import { requireCommand, skipTitle } from "../helpers/requires.js";
 
-const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
+const opensslMissing = requireCommand("openssl", ["version"]);
 
 let root: string;
 let dir: string;
@@ -150,7 +151,7 @@ describe("ensureCertStore", () => {
     }
   });
 
-  it.skipIf(!hasOpenssl)("openssl reads the certs as ED25519 with the SANs and verifies the chain", async () => {
+  it.skipIf(opensslMissing !== undefined)(skipTitle("openssl reads the certs as ED25519 with the SANs and verifies the chain", opensslMissing), async () => {
     const store = await ensureCertStore(dir, BRIDGE_CERT_NAME);
     const text = execFileSync("openssl", ["x509", "-noout", "-text", "-in", store.paths.cert], { encoding: "utf8" });
     expect(text).toMatch(/Signature Algorithm: ED25519/);

@@ -162,7 +162,7 @@ describe("readOneFrame (stream reader)", () => {
   }
 
   it("resolves with the first frame and counts bytes after it in the same chunk", async () => {
-    const { readOneFrame } = await import("../../src/quic/quic-common.js");
+    const { readOneFrame } = await import("../helpers/quic/library.js");
     const payload = bytes(20);
     const frame = encodeFrame(payload);
     const one = await readOneFrame(readerOf([frame.subarray(0, 2), frame.subarray(2, 9), frame.subarray(9)]));
@@ -174,7 +174,8 @@ describe("readOneFrame (stream reader)", () => {
   });
 
   it("rejects an empty stream, a truncated frame and an oversized header", async () => {
-    const { readOneFrame, FrameEmptyStreamError } = await import("../../src/quic/quic-common.js");
+    const { readOneFrame } = await import("../helpers/quic/library.js");
+    const { FrameEmptyStreamError } = await import("../../src/quic/quic-common.js");
     await expect(readOneFrame(readerOf([]))).rejects.toBeInstanceOf(FrameEmptyStreamError);
     await expect(readOneFrame(readerOf([encodeFrame(bytes(9)).subarray(0, 7)]))).rejects.toBeInstanceOf(
       FrameTruncatedError,

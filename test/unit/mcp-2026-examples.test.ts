@@ -13,22 +13,21 @@
  * Format checks are this project's (src/mcp/formats.ts) on both sides, over ajv-formats on the
  * official side, as in mcp-schema-agreement.test.ts. Skips when ../shared is absent.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { GENERATED_PROTOCOLS } from "../../src/gen/mcp/index.js";
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
+import { firstReason, requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const VERSION = "2026-07-28";
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const SHARED = path.resolve(ROOT, "../shared/mcp-schema", VERSION);
+const SHARED = sharedPath(`mcp-schema/${VERSION}`);
 const OFFICIAL = path.join(SHARED, "schema.json");
 const EXAMPLES = path.join(SHARED, "examples");
-const haveShared = existsSync(OFFICIAL) && existsSync(EXAMPLES);
+const sharedMissing = firstReason(requireShared(`mcp-schema/${VERSION}/schema.json`), requireShared(`mcp-schema/${VERSION}/examples`));
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type SchemaNode = { [key: string]: unknown };
@@ -173,10 +172,10 @@ function invalidMutations(defs: Record<string, SchemaNode>, definition: string, 
   return out;
 }
 
-describe.skipIf(!haveShared)(
-  `MCP ${VERSION} official examples (needs ../shared/mcp-schema/${VERSION}; skipped without it)`,
+describe.skipIf(sharedMissing !== undefined)(
+  skipTitle(`MCP ${VERSION} official examples`, sharedMissing),
   () => {
-    const examples = haveShared ? loadExamples() : [];
+    const examples = sharedMissing === undefined ? loadExamples() : [];
     const ours = validatorsFor(VERSION);
     const generated = GENERATED_PROTOCOLS[VERSION];
     // One official compilation for the whole file (definitions compile lazily, on first use).

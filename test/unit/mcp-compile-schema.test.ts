@@ -4,17 +4,19 @@
  * 2025-06-18 (draft-07) and 2025-11-25 (2020-12) schemas; the official 2026-07-28 examples must
  * validate. Tests that read ../shared skip with a reason when it is absent.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { GENERATED_PROTOCOLS } from "../../src/gen/mcp/index.js";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
 import { mutations, SAMPLES } from "./mcp-samples.js";
+import { firstReason, requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const SHARED = path.resolve(ROOT, "../shared/mcp-schema");
-const haveShared = existsSync(path.join(SHARED, "2025-06-18/schema.json"));
+const SHARED = sharedPath("mcp-schema");
+const sharedMissing = firstReason(requireShared("mcp-schema/2025-06-18/schema.json"), requireShared("mcp-schema/2025-11-25/schema.json"));
+const examplesMissing = requireShared("mcp-schema/2026-07-28/examples");
 const readJson = (file: string): object => JSON.parse(readFileSync(file, "utf8")) as object;
 
 const generated = GENERATED_PROTOCOLS["2025-06-18"];
@@ -94,7 +96,7 @@ describe("compileValidatorsFromSchema on our own schema", () => {
   });
 });
 
-describe.skipIf(!haveShared)("compileValidatorsFromSchema on official schemas (needs ../shared/mcp-schema; skipped without it)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("compileValidatorsFromSchema on official schemas", sharedMissing), () => {
   it("2025-06-18 (draft-07): same verdicts as ours on every definition we cover, and the spec's full method table", () => {
     const official = compileValidatorsFromSchema(readJson(path.join(SHARED, "2025-06-18/schema.json")), "2025-06-18");
     expect(disagreements(official, generated.definitions, true)).toEqual([]);
@@ -140,9 +142,8 @@ describe.skipIf(!haveShared)("compileValidatorsFromSchema on official schemas (n
     expect(official.messageDefinition("c2s", "ping")?.resultDefinition).toBe("EmptyResult");
   });
 
-  it("2026-07-28: every published example validates against its definition", () => {
+  it.skipIf(examplesMissing !== undefined)(skipTitle("2026-07-28: every published example validates against its definition", examplesMissing), () => {
     const dir = path.join(SHARED, "2026-07-28/examples");
-    if (!existsSync(dir)) return;
     const official = compileValidatorsFromSchema(readJson(path.join(SHARED, "2026-07-28/schema.json")), "2026-07-28");
     let count = 0;
     for (const definition of readdirSync(dir).sort()) {

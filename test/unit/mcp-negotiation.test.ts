@@ -4,7 +4,7 @@
  * Shapes are checked with the generated 2026-07-28 validators (our schema), so a builder that
  * drifts from the schema fails here.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -31,10 +31,12 @@ import {
   type ProtocolVersionSupport,
 } from "../../src/mcp/negotiation.js";
 import { validatorsFor, type ProtocolValidators } from "../../src/mcp/validation.js";
+import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MODERN = "2026-07-28";
-const EXAMPLES = path.resolve(ROOT, "../shared/mcp-schema", MODERN, "examples");
+const EXAMPLES = sharedPath(`mcp-schema/${MODERN}/examples`);
+const examplesMissing = requireShared(`mcp-schema/${MODERN}/examples`);
 
 /** A fixed offer, so decisions do not depend on which versions are generated today. */
 const SUPPORT: ProtocolVersionSupport = { modern: ["2026-07-28"], legacy: ["2025-11-25", "2025-06-18", "2024-11-05"] };
@@ -256,7 +258,7 @@ describe("requestProtocolVersion", () => {
     expect(error.message).toContain(MODERN);
   });
 
-  it.skipIf(!existsSync(EXAMPLES))("puts every official 2026-07-28 request example under 2026-07-28 (needs ../shared)", () => {
+  it.skipIf(examplesMissing !== undefined)(skipTitle("puts every official 2026-07-28 request example under 2026-07-28", examplesMissing), () => {
     const requestDirs = readdirSync(EXAMPLES).filter((d) => /Request$/.test(d));
     let seen = 0;
     for (const dir of requestDirs) {

@@ -39,10 +39,11 @@ import {
   type Mutation,
   type MutationKind,
 } from "../helpers/schema-instances.js";
+import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const SHARED = path.resolve(ROOT, "../shared/mcp-schema");
-const haveShared = existsSync(SHARED);
+const SHARED = sharedPath("mcp-schema");
+const sharedMissing = requireShared("mcp-schema");
 
 /** A place where our schema knowingly gives another verdict than the official one. */
 interface DeliberateDifference {
@@ -174,7 +175,7 @@ function parentUnions(doc: Document): Map<string, string[]> {
 
 /** Versions with both our schema and the official one. */
 function versionsToCompare(): string[] {
-  if (!haveShared) return [];
+  if (sharedMissing !== undefined) return [];
   return readdirSync(path.join(ROOT, "schemas/mcp"))
     .filter(
       (v) =>
@@ -307,8 +308,8 @@ function excuse(version: string, compared: string, origin: Origin): DeliberateDi
   });
 }
 
-describe.skipIf(!haveShared)(
-  "MCP schema agreement with the official schemas (needs ../shared/mcp-schema; skipped without it)",
+describe.skipIf(sharedMissing !== undefined)(
+  skipTitle("MCP schema agreement with the official schemas", sharedMissing),
   () => {
     const versions = versionsToCompare();
 

@@ -1,12 +1,12 @@
 /**
- * The installed @matrixai/quic carries our loss-recovery patch (applied by `postinstall`), and
+ * The installed @matrixai/quic carries our loss-recovery patch (applied to the repository's own install by `prepare`; the published package has no install script), and
  * the check that warns when it does not sees it.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkQuicPatched } from "../../src/quic/quic-common.js";
+import { checkQuicPatched } from "../helpers/quic/library.js";
 
 describe("@matrixai/quic loss-recovery patch", () => {
   it("is applied to the installed library", () => {

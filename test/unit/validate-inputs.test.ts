@@ -4,7 +4,7 @@
  * Schema checks use the official 2025-06-18 schema from ../shared (skipped when absent).
  */
 import { constants } from "node:buffer";
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -15,10 +15,11 @@ import { SNIFF_BYTES } from "../../src/validate/readers/detect.js";
 import { LineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
 import { MAX_HAR_BYTES, sseData } from "../../src/validate/readers/har.js";
+import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
-const SHARED_SCHEMA = fileURLToPath(new URL("../../../shared/mcp-schema/2025-06-18/schema.json", import.meta.url));
-const haveShared = existsSync(SHARED_SCHEMA);
+const SHARED_SCHEMA = sharedPath("mcp-schema/2025-06-18/schema.json");
+const sharedMissing = requireShared("mcp-schema/2025-06-18/schema.json");
 let official: ProtocolValidators | undefined;
 const validators = {
   resolve: (v: string) => {
@@ -153,7 +154,7 @@ describe("reader helpers", () => {
   });
 });
 
-describe.skipIf(!haveShared)("one fixture per input format (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("one fixture per input format", sharedMissing), () => {
   it("capture: conforming, 19 messages, one session", async () => {
     const { findings, summary } = await validateFiles([join(FIXTURES, "good.capture.jsonl")], { validators });
     expect(brief(findings)).toEqual([]);
@@ -332,7 +333,7 @@ describe.skipIf(!haveShared)("one fixture per input format (skipped: needs ../sh
   });
 });
 
-describe.skipIf(!haveShared)("input/invalid-utf8 (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("input/invalid-utf8", sharedMissing), () => {
   const hs = readFileSync(join(FIXTURES, "good.capture.jsonl"), "utf8").split("\n").slice(0, 3).join("\n");
   const call = (name: Buffer | string) =>
     Buffer.concat([
@@ -354,7 +355,7 @@ describe.skipIf(!haveShared)("input/invalid-utf8 (skipped: needs ../shared/mcp-s
   });
 });
 
-describe.skipIf(!haveShared)("HAR order, sessions and limits; crashed-server logs; dropped capture records (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("HAR order, sessions and limits; crashed-server logs; dropped capture records", sharedMissing), () => {
   interface EntrySpec {
     at: string;
     time: number;
@@ -656,7 +657,7 @@ describe("a live input (a pipe whose writer pauses)", () => {
   });
 });
 
-describe("a live input that pauses where detection cannot decide yet", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("a live input that pauses where detection cannot decide yet", sharedMissing), () => {
   /** Findings and summary of `bytes` fed as `parts` with pauses between them (longer than the idle time). */
   const paused = async (parts: Buffer[], opts: ValidateOptions): Promise<unknown> => {
     const stdin = new Readable({ read() {} });

@@ -7,7 +7,7 @@
  * these captures use sampling, elicitation, logging, roots...). They skip when ../shared is
  * absent. A last group runs the built-in validators (`validatorsFor`) with no injection.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -15,11 +15,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
 import { exitCodeFor, usableJobs, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
-const SHARED = fileURLToPath(new URL("../../../shared/mcp-schema/", import.meta.url));
+const SHARED = sharedPath("mcp-schema");
 const V = "2025-06-18";
-const haveShared = existsSync(join(SHARED, V, "schema.json"));
+const sharedMissing = requireShared(`mcp-schema/${V}/schema.json`);
 
 const compiled = new Map<string, ProtocolValidators>();
 /** Official schema of `version`, compiled once per test file by the real facade. */
@@ -71,7 +72,7 @@ async function check(records: Rec[] | string, options: ValidateOptions = {}): Pr
 
 const brief = (fs: Finding[]) => fs.map((f) => `${f.line} ${f.severity} ${f.rule}`);
 
-describe.skipIf(!haveShared)("validator rules against the official schema (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against the official schema", sharedMissing), () => {
   it("reports nothing for a conforming capture fixture", async () => {
     const { findings, summary } = await validateFiles([`${FIXTURES}good.capture.jsonl`], { validators });
     expect(brief(findings)).toEqual([]);
@@ -260,7 +261,7 @@ describe("validator with the built-in schemas (no injected validators)", () => {
   });
 });
 
-describe.skipIf(!haveShared)("--schema FILE (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("--schema FILE", sharedMissing), () => {
   it("compiles the schema at run time and checks against it", async () => {
     const { findings } = await validateFiles([`${FIXTURES}good.capture.jsonl`], { schemaPath: join(SHARED, V, "schema.json") });
     expect(brief(findings)).toEqual([]);
@@ -440,7 +441,7 @@ describe("jsonrpc/null-id-error (built-in validators)", () => {
   });
 });
 
-describe.skipIf(!haveShared)("hand-made captures that broke the validator (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("hand-made captures that broke the validator", sharedMissing), () => {
   const bigCall = req("c2s", 1, "tools/call", { name: "echo", arguments: { text: "x".repeat(2000) } });
   const bigCallCancel = (): Rec[] => [bigCall, note("s2c", "notifications/progress", { progressToken: "p", progress: 1 })];
 
@@ -590,7 +591,7 @@ describe("new-user findings (built-in validators)", () => {
   });
 });
 
-describe.skipIf(!haveShared)("--schema FILE checked at start-up (skipped: needs ../shared/mcp-schema)", () => {
+describe.skipIf(sharedMissing !== undefined)(skipTitle("--schema FILE checked at start-up", sharedMissing), () => {
   const dir = mkdtempSync(join(tmpdir(), "orchestra-validate-schema-"));
   const official25 = (): { definitions: Record<string, unknown> } =>
     JSON.parse(readFileSync(join(SHARED, V, "schema.json"), "utf8")) as { definitions: Record<string, unknown> };

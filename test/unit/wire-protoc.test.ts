@@ -13,6 +13,7 @@ import {
   PluginResponseSchema,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { encodeFrame, FrameDecoder } from "../../src/quic/frame.js";
+import { firstReason, requireCommand, skipTitle } from "../helpers/requires.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PROTO = "orchestra/plugin/v1/plugin.proto";
@@ -27,9 +28,10 @@ function findProtoc(): { bin: string; include: string } | undefined {
 }
 
 const protoc = findProtoc();
-const skipReason = protoc
-  ? ""
-  : "protoc or google/protobuf/*.proto includes not found (apt-get install protobuf-compiler)";
+const protocMissing = firstReason(
+  requireCommand("protoc"),
+  protoc ? undefined : "needs google/protobuf/*.proto beside protoc (apt-get install protobuf-compiler)",
+);
 
 function decodeWithProtoc(type: string, bytes: Uint8Array): string {
   const r = spawnSync(
@@ -51,7 +53,7 @@ function encodeWithProtoc(type: string, text: string): Uint8Array {
   return new Uint8Array(r.stdout);
 }
 
-describe.skipIf(!protoc)(`wire format vs protoc ${skipReason}`, () => {
+describe.skipIf(protocMissing !== undefined)(skipTitle("wire format vs protoc", protocMissing), () => {
   it("a framed tool_call PluginRequest with Struct arguments decodes with protoc", () => {
     const request = create(PluginRequestSchema, {
       requestId: "0190f3c4-7a1b-7cde-8f00-123456789abc",
