@@ -16,6 +16,7 @@
 import type { StreamChunk, StreamEnd } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { CallToolResult, ProgressNotification, ProgressToken } from "../gen/mcp/2025-06-18/types.js";
 import type { JSONRPCNotification } from "../jsonrpc/message.js";
+import type { ExactId } from "../jsonrpc/request-id.js";
 
 /** `StreamChunk.content_type` of a progress-only chunk (this project's convention). */
 export const PROGRESS_CONTENT_TYPE = "application/vnd.orchestra.progress+json";
@@ -95,9 +96,12 @@ function parseProgressChunk(data: Uint8Array): ProgressUpdate | undefined {
   return update;
 }
 
-/** A `notifications/progress` message for `token`. */
-export function progressNotification(token: ProgressToken, update: ProgressUpdate): JSONRPCNotification {
-  const params: ProgressNotification["params"] = { progressToken: token, ...update };
+/**
+ * A `notifications/progress` message for `token` (an {@link ExactId} is written as the token
+ * text the client sent).
+ */
+export function progressNotification(token: ProgressToken | ExactId, update: ProgressUpdate): JSONRPCNotification {
+  const params: ProgressNotification["params"] = { progressToken: token as ProgressToken, ...update };
   return { jsonrpc: "2.0", method: "notifications/progress", params };
 }
 
