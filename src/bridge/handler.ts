@@ -40,15 +40,15 @@ import { ErrorCode } from "../jsonrpc/errors.js";
 import {
   classify,
   errorResponse,
-  recoverId,
   recoverIdFromPrefix,
   resultResponse,
   type JSONRPCError,
   type JSONRPCResponse,
   type OutboundBatch,
   type OutboundLine,
-  type RequestId,
 } from "../jsonrpc/message.js";
+import { ExactId } from "../jsonrpc/request-id.js";
+import { exceedsDepth, MAX_NESTING_DEPTH, scanLine, type MessageTokens } from "../jsonrpc/line-scan.js";
 import {
   buildDiscoverResult,
   decorateResult,
@@ -139,6 +139,8 @@ export interface HandlerOptions {
    */
   watchToolChanges?: boolean;
   logger?: Logger;
+  /** Called whenever a request stops being in flight (answered, dropped or failed). */
+  onSettled?: () => void;
 }
 
 /** Any MCP result object (`InitializeResult`, `CallToolResult`, ...). */
@@ -146,14 +148,15 @@ type Result = object;
 
 /** Per-request context handed to method implementations. */
 interface Scope {
-  id: RequestId;
+  /** The request's id exactly as written (responses carry its token text). */
+  id: ExactId;
   method: string;
   version: string;
   validators: ProtocolValidators;
   features: VersionFeatures;
   signal: AbortSignal;
   entry: InFlight;
-  progressToken?: ProgressToken;
+  progressToken?: ProgressToken | ExactId;
   /** Per-request log level (stateless revisions). */
   logLevel?: LoggingLevel;
 }
@@ -168,6 +171,9 @@ interface Responder {
 }
 
 interface InFlight {
+  id: ExactId;
+  /** Bytes of the input line charged to this request until it settles (see `unansweredBytes`). */
+  bytes: number;
   controller: AbortController;
   /** Set when the client cancelled it: no response may follow (MCP cancellation). */
   cancelled: boolean;
@@ -178,7 +184,7 @@ interface InFlight {
 
 /** One open `subscriptions/listen` stream (≥ 2026-07-28). */
 interface Listener {
-  id: RequestId;
+  id: ExactId;
   /** The client opted in to `notifications/tools/list_changed` and we honour it. */
   toolsListChanged: boolean;
   /** Ends the stream gracefully: the request is answered with `SubscriptionsListenResult`. */
@@ -216,7 +222,13 @@ export class McpHandler {
   logLevel: LoggingLevel | undefined;
 
   private validators: ProtocolValidators;
-  private readonly inFlight = new Map<RequestId, InFlight>();
+  /** Keyed by {@link ExactId.key}: ids compare by exact value, not by their double. */
+  private readonly inFlight = new Map<string, InFlight>();
+  /** Source text of the exact tokens of each message parsed by {@link handleLine}. */
+  private readonly tokens = new WeakMap<object, MessageTokens>();
+  /** Input bytes charged to the next request dispatched (its share of the current line). */
+  private chargeBytes = 0;
+  private inFlightBytes = 0;
   private idleWaiters: Array<() => void> = [];
   private readonly sessionId: string;
   private readonly log: Logger;
@@ -283,6 +295,11 @@ export class McpHandler {
     return this.inFlight.size;
   }
 
+  /** Bytes of input lines whose requests are still in flight (a batch's line is shared by its requests). */
+  get unansweredBytes(): number {
+    return this.inFlightBytes;
+  }
+
   /**
    * Whether the bridge will send `notifications/tools/list_changed` (and advertises it): the
    * sender can stream and the orchestrator has not refused the tool-change subscription.
@@ -296,14 +313,54 @@ export class McpHandler {
    * @param line UTF-8 bytes or text of one JSON-RPC message or batch.
    */
   handleLine(line: Buffer | string): void {
+    const text = typeof line === "string" ? line : line.toString("utf8");
+    // Before JSON.parse: a too-deep line is refused without building it (see ../jsonrpc/line-scan.ts).
+    const scan = scanLine(text, MAX_NESTING_DEPTH);
+    if (scan.tooDeep) {
+      const token = scan.messages[0]?.id;
+      const id = token === undefined ? undefined : ExactId.parse(token);
+      this.options.sink(
+        errorResponse(id ?? null, ErrorCode.InvalidRequest, `Invalid Request: nesting depth exceeds the limit of ${MAX_NESTING_DEPTH}`, {
+          maxDepth: MAX_NESTING_DEPTH,
+        }),
+      );
+      return;
+    }
     let message: unknown;
     try {
-      message = JSON.parse(typeof line === "string" ? line : line.toString("utf8"));
+      message = JSON.parse(text);
     } catch (err) {
       this.options.sink(errorResponse(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
       return;
     }
-    this.handleMessage(message);
+    if (Array.isArray(message)) {
+      scan.messages.forEach((tokens, i) => {
+        const element: unknown = message[i];
+        if (tokens && element !== null && typeof element === "object") this.tokens.set(element, tokens);
+      });
+    } else if (message !== null && typeof message === "object" && scan.messages[0]) {
+      this.tokens.set(message, scan.messages[0]);
+    }
+    this.chargeBytes = typeof line === "string" ? Buffer.byteLength(line) : line.length;
+    try {
+      this.handleMessage(message);
+    } finally {
+      this.chargeBytes = 0;
+    }
+  }
+
+  /**
+   * `value` (a member of `message`) as an exact id, using the source text {@link handleLine}
+   * recorded for `slot` when it is `value`'s token; `undefined` when it is not an MCP request id.
+   */
+  private exactId(message: object, slot: keyof MessageTokens, value: unknown): ExactId | undefined {
+    return ExactId.fromSource(this.tokens.get(message)?.[slot], value);
+  }
+
+  /** The message's id for an error response: exact when it is an MCP request id, else `null`. */
+  private idOf(message: unknown): ExactId | null {
+    if (message === null || typeof message !== "object") return null;
+    return this.exactId(message, "id", (message as { id?: unknown }).id) ?? null;
   }
 
   /**
@@ -340,13 +397,15 @@ export class McpHandler {
    * after the grace period.
    */
   failAll(reason: string): void {
-    for (const [id, entry] of this.inFlight) {
+    const entries = [...this.inFlight.values()];
+    this.inFlight.clear();
+    this.inFlightBytes = 0;
+    for (const entry of entries) {
       if (entry.cancelled || entry.done) continue;
       entry.done = true; // the handler's own completion must not answer again
       entry.controller.abort();
-      entry.responder.send(errorResponse(id, ErrorCode.InternalError, reason));
+      entry.responder.send(errorResponse(entry.id, ErrorCode.InternalError, reason));
     }
-    this.inFlight.clear();
     this.notifyIdle();
   }
 
@@ -382,14 +441,14 @@ export class McpHandler {
         return this.onNotification(message as Record<string, unknown>);
       case "response":
         // The bridge sends no server→client requests, so no response can be expected.
-        this.log.warn({ id: recoverId(message) }, "ignoring a response to a request the bridge never sent");
+        this.log.warn({ id: this.idOf(message)?.text }, "ignoring a response to a request the bridge never sent");
         responder.drop();
         return;
       case "batch":
         responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: a batch may not contain a batch"));
         return;
       case "invalid":
-        responder.send(errorResponse(recoverId(message), ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"));
+        responder.send(errorResponse(this.idOf(message), ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"));
         return;
     }
   }
@@ -412,6 +471,7 @@ export class McpHandler {
       return;
     }
     const collector = new BatchCollector((answer) => this.options.sink(answer));
+    this.chargeBytes = Math.ceil(this.chargeBytes / batch.length);
     for (const element of batch) this.dispatch(element, collector.slot(), true);
     collector.seal();
   }
@@ -419,27 +479,37 @@ export class McpHandler {
   // ---------------------------------------------------------------- requests
 
   private onRequest(message: Record<string, unknown>, responder: Responder, inBatch: boolean): void {
+    // JSON-RPC 2.0 §5: an id that cannot be read is answered with a null id.
+    const id = this.exactId(message, "id", message.id);
+    if (id === undefined) {
+      responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: the id of a request must be a string or an integer"));
+      return;
+    }
+    if (Array.isArray(message.params)) {
+      // JSON-RPC 2.0 §4.2 allows positional params; MCP methods take named params only.
+      responder.send(errorResponse(id, ErrorCode.InvalidParams, "Invalid params: MCP params must be an object (by name), not an array (by position)"));
+      return;
+    }
     // The one place that decides a request's revision: src/mcp/negotiation.ts.
     const revision = requestProtocolVersion(message, this.sessionVersion);
     if (!revision.ok) {
       // A method no supported revision defines is "not found" whatever its revision would be.
       const method = message.method;
       if (typeof method === "string" && !Object.hasOwn(this.methods, method) && !definedInAnyRevision(method)) {
-        responder.send(errorResponse(recoverId(message), ErrorCode.MethodNotFound, `Method not found: ${method}`));
+        responder.send(errorResponse(id, ErrorCode.MethodNotFound, `Method not found: ${method}`));
         return;
       }
-      responder.send(errorResponse(recoverId(message), revision.error.code, revision.error.message, revision.error.data));
+      responder.send(errorResponse(id, revision.error.code, revision.error.message, revision.error.data));
       return;
     }
     const validators = requireValidators(revision.version);
     const envelopeIssues = validators.validate("JSONRPCRequest", message);
     if (envelopeIssues) {
       responder.send(
-        errorResponse(recoverId(message), ErrorCode.InvalidRequest, `Invalid Request: ${describe(envelopeIssues)}`, issueData(envelopeIssues)),
+        errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: ${describe(envelopeIssues)}`, issueData(envelopeIssues)),
       );
       return;
     }
-    const id = message.id as RequestId;
     const method = message.method as string;
     if (inBatch && method === "initialize") {
       responder.send(errorResponse(id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a JSON-RPC batch"));
@@ -456,24 +526,25 @@ export class McpHandler {
       responder.send(errorResponse(id, ErrorCode.InvalidParams, `Invalid params: ${describe(issues)}`, issueData(issues)));
       return;
     }
-    if (this.inFlight.has(id)) {
+    if (this.inFlight.has(id.key)) {
       // Answered with a null id: an error carrying the duplicated id would be taken by the client as
       // the answer to the original request, whose real result would then be dropped.
       responder.send(
-        errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`, {
+        errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: request id ${id.text} is already in flight`, {
           duplicateId: id,
         }),
       );
       return;
     }
-    const entry: InFlight = { controller: new AbortController(), cancelled: false, done: false, responder };
-    this.inFlight.set(id, entry);
+    const entry: InFlight = { id, bytes: this.chargeBytes, controller: new AbortController(), cancelled: false, done: false, responder };
+    this.inFlight.set(id.key, entry);
+    this.inFlightBytes += entry.bytes;
     const params = (message.params ?? {}) as Record<string, unknown>;
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const features = featuresOf(revision.version);
     const scope: Scope = { id, method, version: revision.version, validators, features, signal: entry.controller.signal, entry };
     const token = meta.progressToken;
-    if (typeof token === "string" || typeof token === "number") scope.progressToken = token;
+    if (typeof token === "string" || typeof token === "number") scope.progressToken = this.exactProgressToken(message, token);
     if (features.perRequestLogLevel && isLoggingLevel(meta[LOG_LEVEL_META_KEY])) scope.logLevel = meta[LOG_LEVEL_META_KEY];
     if (features.stateless) this.startWatch();
     const resultDefinition = definition.resultDefinition;
@@ -496,8 +567,9 @@ export class McpHandler {
 
   private finish(scope: Scope, result: Result | undefined, err: unknown, resultDefinition: string | undefined): void {
     const { id, entry } = scope;
-    if (this.inFlight.get(id) !== entry) return; // already answered (shutdown) or replaced
-    this.inFlight.delete(id);
+    if (this.inFlight.get(id.key) !== entry) return; // already answered (shutdown) or replaced
+    this.inFlight.delete(id.key);
+    this.inFlightBytes -= entry.bytes;
     if (entry.cancelled || entry.done) {
       if (!entry.done) entry.responder.drop();
       entry.done = true;
@@ -514,7 +586,12 @@ export class McpHandler {
   private resultMessage(scope: Scope, result: Result, resultDefinition: string | undefined): JSONRPCResponse | JSONRPCError {
     // Stateless revisions: resultType, serverInfo in _meta, cache hints (negotiation.ts).
     const final = decorateResult(scope.version, scope.method, result, { serverInfo: this.options.serverInfo });
-    const issues = resultDefinition ? scope.validators.validate(resultDefinition, final) : null;
+    if (exceedsDepth(final, MAX_NESTING_DEPTH)) {
+      return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: the result nests deeper than the limit of ${MAX_NESTING_DEPTH}`, {
+        maxDepth: MAX_NESTING_DEPTH,
+      });
+    }
+    const issues = resultDefinition ? scope.validators.validate(resultDefinition, withPlainMetaIds(final)) : null;
     if (issues) {
       this.log.error({ id: scope.id, issues }, "outbound result failed schema validation");
       return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: the result would not be valid MCP: ${describe(issues)}`, issueData(issues));
@@ -552,7 +629,13 @@ export class McpHandler {
     return errorResponse(id, ErrorCode.InternalError, `Internal error: ${(err as Error)?.message ?? String(err)}`);
   }
 
+  /** The progress token exactly as written when it is an id-like token, else its value (e.g. a non-integer number). */
+  private exactProgressToken(message: object, token: string | number): ProgressToken | ExactId {
+    return ExactId.fromSource(this.tokens.get(message)?.progressToken, token) ?? token;
+  }
+
   private notifyIdle(): void {
+    this.options.onSettled?.();
     if (this.inFlight.size > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
@@ -591,7 +674,7 @@ export class McpHandler {
         this.initialized = true;
         return;
       case "notifications/cancelled":
-        this.cancel(params.requestId as RequestId, params.reason as string | undefined);
+        this.cancel(this.exactId(message, "requestId", params.requestId), params.reason as string | undefined);
         return;
       default:
         this.log.debug({ method }, "notification has no effect on the bridge");
@@ -599,12 +682,12 @@ export class McpHandler {
   }
 
   /** MCP cancellation: abort the request's RPC (its QUIC stream is cancelled); it gets no response afterwards. */
-  private cancel(id: RequestId, reason: string | undefined): void {
-    const entry = this.inFlight.get(id);
+  private cancel(id: ExactId | undefined, reason: string | undefined): void {
+    const entry = id && this.inFlight.get(id.key);
     if (!entry || entry.done) return; // unknown or already answered: ignore, per the spec
     entry.cancelled = true;
     entry.controller.abort(new Error(reason ?? "cancelled by client"));
-    this.log.debug({ id, reason }, "request cancelled by client");
+    this.log.debug({ id: id.text, reason }, "request cancelled by client");
   }
 
   /** The log level that applies to `scope` (per request in stateless revisions, else the session's); undefined: no log messages. */
@@ -735,7 +818,7 @@ export class McpHandler {
    * → one `notifications/message` (when the log level lets it through); `stream_end` → the result.
    * @returns undefined when the orchestrator refused to stream this tool (the caller falls back)
    */
-  private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken | undefined): Promise<CallToolResult | undefined> {
+  private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken | ExactId | undefined): Promise<CallToolResult | undefined> {
     const sender = this.options.sender;
     if (!canStream(sender)) return undefined;
     const request = callToolParamsToStreamStart(params);
@@ -1084,6 +1167,17 @@ function definedInAnyRevision(method: string): boolean {
   return [...DEFAULT_VERSION_SUPPORT.legacy, ...DEFAULT_VERSION_SUPPORT.modern].some(
     (v) => validatorsFor(v)?.messageDefinition("c2s", method)?.kind === "request",
   );
+}
+
+/**
+ * `result` as the schema sees it: the ids the bridge puts in a result's `_meta` (the
+ * `subscriptions/listen` stream id) are {@link ExactId}s, validated as their JSON values.
+ */
+function withPlainMetaIds(result: Result): Result {
+  const meta = (result as { _meta?: Record<string, unknown> })._meta;
+  if (!meta || !Object.values(meta).some((v) => v instanceof ExactId)) return result;
+  const plain = Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, v instanceof ExactId ? v.value : v]));
+  return { ...result, _meta: plain };
 }
 
 function requireValidators(version: string): ProtocolValidators {

@@ -3,6 +3,9 @@
  * newline-delimited JSON-RPC on stdin/stdout, logs on stderr only.
  *
  * stdin bytes → {@link LineSplitter} → {@link McpHandler} → {@link MessageWriter} → stdout.
+ * A UTF-8 BOM at the very start of stdin is skipped. Backpressure: while the bytes of stdout
+ * lines not yet handed to the OS plus the bytes of input lines whose requests are in flight
+ * exceed `queueBudgetBytes`, stdin is not read (docs/reliability.md).
  * On stdin EOF the in-flight requests are given `shutdownGraceMs` to finish; what remains is
  * failed with `-32603`; everything is flushed before {@link StdioBridge.run} resolves.
  */
@@ -10,6 +13,7 @@ import type { Readable, Writable } from "node:stream";
 import { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
 import { MessageWriter } from "../jsonrpc/message-writer.js";
 import { fitOutboundLine } from "../jsonrpc/outbound-limit.js";
+import { serialize } from "../jsonrpc/serialize.js";
 import { childLogger } from "../log.js";
 import type { OutboundLine } from "../jsonrpc/message.js";
 import { McpHandler, type HandlerOptions } from "./handler.js";
@@ -28,7 +32,15 @@ export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
   shutdownGraceMs?: number;
   /** Records both directions when set (`serve --capture`). */
   capture?: CaptureWriter;
+  /**
+   * Backpressure budget, bytes (default {@link DEFAULT_QUEUE_BUDGET_BYTES}): stdin is not read
+   * while queued stdout bytes plus the input bytes of in-flight requests exceed it.
+   */
+  queueBudgetBytes?: number;
 }
+
+/** Default backpressure budget: 32 MiB (two maximum-size lines). */
+export const DEFAULT_QUEUE_BUDGET_BYTES = 32 * 1024 * 1024;
 
 const log = childLogger("stdio-bridge");
 
@@ -39,18 +51,22 @@ export class StdioBridge {
 
   constructor(private readonly options: StdioBridgeOptions) {
     this.writer = new MessageWriter(options.output);
+    this.writer.onProgress = () => this.regulate();
+    this.budget = options.queueBudgetBytes ?? DEFAULT_QUEUE_BUDGET_BYTES;
     const capture = options.capture;
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.handler = new McpHandler({
       ...options,
+      onSettled: () => this.regulate(),
       sink: (message: OutboundLine) => {
-        const fitted = fitOutboundLine(message, JSON.stringify(message), maxLineBytes);
+        const fitted = fitOutboundLine(message, serialize(message), maxLineBytes);
         if (fitted.oversizedBytes !== undefined) {
           log.warn({ bytes: fitted.oversizedBytes, maxLineBytes, replaced: fitted.message !== undefined }, "outgoing line over the line limit");
         }
         if (fitted.message === undefined || fitted.text === undefined) return;
         capture?.record("s2c", fitted.text);
         this.writer.write(fitted.message, fitted.text);
+        this.regulate();
       },
     });
     this.splitter = new LineSplitter((event) => {
@@ -61,7 +77,32 @@ export class StdioBridge {
         capture?.dropped("c2s", event.bytes, maxLineBytes); // before the -32600 reply it explains
         this.handler.handleOversizedLine(event.head, event.bytes, maxLineBytes);
       }
-    }, maxLineBytes);
+      this.regulate();
+    }, maxLineBytes, true);
+  }
+
+  private readonly budget: number;
+  /** Whether stdin reading is paused for backpressure. */
+  private paused = false;
+
+  /** Bytes counted against the backpressure budget. */
+  get queuedBytes(): number {
+    return this.writer.queuedBytes + this.handler.unansweredBytes;
+  }
+
+  /** Pauses stdin past the budget, resumes it once back under. */
+  private regulate(): void {
+    const over = this.queuedBytes > this.budget;
+    if (over === this.paused) return;
+    this.paused = over;
+    const { input } = this.options;
+    if (over) {
+      input.pause();
+      log.debug({ queuedBytes: this.queuedBytes, budget: this.budget }, "stdout backed up: not reading stdin");
+    } else {
+      input.resume();
+      log.debug({ queuedBytes: this.queuedBytes }, "stdout drained: reading stdin again");
+    }
   }
 
   /**

@@ -26,6 +26,8 @@ export type LineEvent =
   | { kind: "oversized"; head: Buffer; bytes: number; complete: boolean };
 
 const LF = 0x0a;
+/** UTF-8 byte order mark (U+FEFF), which some Windows clients write before their first message. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const CR = 0x0d;
 const HEAD_BYTES = 1024;
 
@@ -38,15 +40,33 @@ export class LineSplitter {
   private buffered = 0;
   /** Set while discarding an oversized line: its head and length so far. */
   private discarding: { head: Buffer; bytes: number } | undefined;
+  /** While the stream's first bytes may still be a BOM: those bytes, held until decided. */
+  private bomHead: Buffer | undefined;
 
-  /** @param maxLineBytes cap on one line in bytes (default {@link DEFAULT_MAX_LINE_BYTES}). */
+  /**
+   * @param maxLineBytes cap on one line in bytes (default {@link DEFAULT_MAX_LINE_BYTES}).
+   * @param skipBom drop a UTF-8 BOM at the very start of the stream (only there; one elsewhere
+   *   is part of the line).
+   */
   constructor(
     private readonly onEvent: (event: LineEvent) => void,
     readonly maxLineBytes: number = DEFAULT_MAX_LINE_BYTES,
-  ) {}
+    skipBom = false,
+  ) {
+    if (skipBom) this.bomHead = Buffer.alloc(0);
+  }
 
   /** Consumes one chunk of input; emits zero or more events synchronously. */
   push(chunk: Buffer): void {
+    if (this.bomHead) {
+      const head = this.bomHead.length === 0 ? chunk : Buffer.concat([this.bomHead, chunk]);
+      if (head.length < BOM.length && BOM.subarray(0, head.length).equals(head)) {
+        this.bomHead = Buffer.from(head); // a BOM cut across chunks: wait for its rest
+        return;
+      }
+      this.bomHead = undefined;
+      chunk = head.subarray(0, BOM.length).equals(BOM) ? head.subarray(BOM.length) : head;
+    }
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(LF, start);
@@ -60,6 +80,11 @@ export class LineSplitter {
 
   /** Signals end of input: a final line without a terminator is emitted as a line. */
   end(): void {
+    if (this.bomHead) {
+      const held = this.bomHead; // the input ended inside what could have been a BOM: it was data
+      this.bomHead = undefined;
+      this.push(held);
+    }
     if (this.buffered > 0 || this.discarding) this.finishLine(false);
   }
 

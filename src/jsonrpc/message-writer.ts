@@ -1,18 +1,22 @@
 /**
  * Writes JSON-RPC messages as newline-delimited JSON to a byte stream (MCP stdio transport).
  *
- * One message = one `JSON.stringify` + `\n`, written with one `write()` call so lines never
+ * One message = one {@link serialize} + `\n`, written with one `write()` call so lines never
  * interleave. Backpressure-aware: when the destination's buffer is full, further messages wait
- * in order for `drain` instead of growing Node's internal buffer without bound.
+ * in order for `drain` instead of growing Node's internal buffer without bound, and
+ * {@link MessageWriter.queuedBytes} says how much is waiting (the stdio bridge stops reading
+ * input past a budget).
  */
 import type { Writable } from "node:stream";
+import { serialize } from "./serialize.js";
 
 export class MessageWriter {
-  private queue: string[] = [];
+  private queue: Array<{ line: string; bytes: number }> = [];
   private blocked = false;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
   private pendingWrites = 0;
+  private bytes = 0;
 
   /** @param out destination stream (stdout in `serve`). */
   constructor(private readonly out: Writable) {
@@ -25,8 +29,21 @@ export class MessageWriter {
       this.closed = true;
       this.queue = [];
       this.pendingWrites = 0;
+      this.bytes = 0;
       this.notifyIdle();
+      this.onProgress?.();
     });
+  }
+
+  /** Called whenever queued bytes were handed to the OS (or dropped because the stream failed). */
+  onProgress: (() => void) | undefined;
+
+  /**
+   * UTF-8 bytes of the lines written and not yet handed to the OS: those waiting here plus those
+   * in the stream's own buffer.
+   */
+  get queuedBytes(): number {
+    return this.bytes;
   }
 
   /**
@@ -35,7 +52,10 @@ export class MessageWriter {
    */
   write(message: unknown, text?: string): void {
     if (this.closed) return;
-    this.queue.push((text ?? JSON.stringify(message)) + "\n");
+    const line = (text ?? serialize(message)) + "\n";
+    const bytes = Buffer.byteLength(line);
+    this.bytes += bytes;
+    this.queue.push({ line, bytes });
     this.pump();
   }
 
@@ -51,11 +71,14 @@ export class MessageWriter {
 
   private pump(): void {
     while (!this.blocked && !this.closed && this.queue.length > 0) {
-      const line = this.queue.shift()!;
+      const { line, bytes } = this.queue.shift()!;
       this.pendingWrites++;
       const ok = this.out.write(line, () => {
+        if (this.closed) return;
         this.pendingWrites = Math.max(0, this.pendingWrites - 1);
+        this.bytes -= bytes;
         this.notifyIdle();
+        this.onProgress?.();
       });
       if (!ok) this.blocked = true;
     }

@@ -11,6 +11,7 @@ import type {
   RequestId,
 } from "../gen/mcp/2025-06-18/types.js";
 import type { ErrorCode } from "./errors.js";
+import { ExactId } from "./request-id.js";
 
 export type { JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId };
 
@@ -43,26 +44,19 @@ export function classify(value: unknown): MessageKind {
   return "invalid";
 }
 
-/** The message's id when it is a valid JSON-RPC id (string or number), else `null`. */
-export function recoverId(value: unknown): RequestId | null {
-  if (value === null || typeof value !== "object") return null;
-  const id = (value as { id?: unknown }).id;
-  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
-}
+/**
+ * An id as written in a response: an {@link ExactId} (the request's token text), or a plain
+ * value for ids built in code.
+ */
+export type MessageId = RequestId | ExactId;
 
 /**
  * Best-effort id recovery from the first bytes of a line too long to parse: finds a top-level
- * looking `"id": <number|string>` member. Returns `null` when none is found.
+ * looking `"id": <number|string>` member. Returns `null` when none is found or it is not an MCP id.
  */
-export function recoverIdFromPrefix(head: string): RequestId | null {
+export function recoverIdFromPrefix(head: string): ExactId | null {
   const m = /"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")/.exec(head);
-  if (!m) return null;
-  try {
-    const id: unknown = JSON.parse(m[1]!);
-    return typeof id === "string" || typeof id === "number" ? id : null;
-  } catch {
-    return null;
-  }
+  return m ? (ExactId.parse(m[1]!) ?? null) : null;
 }
 
 /**
@@ -70,7 +64,7 @@ export function recoverIdFromPrefix(head: string): RequestId | null {
  * `code` is one of {@link ErrorCode} or an MCP-defined code (e.g. `-32002` resource not found,
  * `-32022` unsupported protocol version).
  */
-export function errorResponse(id: RequestId | null, code: ErrorCode | number, message: string, data?: Record<string, unknown>): JSONRPCError {
+export function errorResponse(id: MessageId | null, code: ErrorCode | number, message: string, data?: Record<string, unknown>): JSONRPCError {
   const error: JSONRPCError["error"] = { code, message };
   if (data !== undefined) error.data = data;
   // The MCP schema types `id` as RequestId, but JSON-RPC requires `null` when the id is unknown
@@ -79,6 +73,6 @@ export function errorResponse(id: RequestId | null, code: ErrorCode | number, me
 }
 
 /** A JSON-RPC result response. */
-export function resultResponse(id: RequestId, result: JSONRPCResponse["result"]): JSONRPCResponse {
-  return { jsonrpc: "2.0", id, result };
+export function resultResponse(id: MessageId, result: JSONRPCResponse["result"]): JSONRPCResponse {
+  return { jsonrpc: "2.0", id: id as RequestId, result };
 }

@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from "./errors.js";
 import { errorResponse, type OutboundLine, type OutboundMessage } from "./message.js";
+import { serialize } from "./serialize.js";
 
 const MIB = 1024 * 1024;
 
@@ -52,18 +53,18 @@ export function fitOutboundLine(message: OutboundLine, text: string, maxBytes: n
   if (Array.isArray(message)) {
     // Replace the largest elements until the batch line fits.
     const fitted = [...message];
-    const sizes = fitted.map((m) => Buffer.byteLength(JSON.stringify(m), "utf8"));
+    const sizes = fitted.map((m) => Buffer.byteLength(serialize(m), "utf8"));
     let total = sizes.reduce((a, b) => a + b, 0) + Math.max(0, fitted.length - 1) + 2;
     const order = sizes.map((_, i) => i).sort((a, b) => sizes[b]! - sizes[a]!);
     for (const i of order) {
       if (total <= maxBytes) break;
       const r = replacement(fitted[i]!, sizes[i]!, maxBytes) as (typeof fitted)[number];
       fitted[i] = r;
-      total += Buffer.byteLength(JSON.stringify(r), "utf8") - sizes[i]!;
+      total += Buffer.byteLength(serialize(r), "utf8") - sizes[i]!;
     }
-    return { message: fitted, text: JSON.stringify(fitted), oversizedBytes: bytes };
+    return { message: fitted, text: serialize(fitted), oversizedBytes: bytes };
   }
   const replaced = replacement(message, bytes, maxBytes);
   if (!replaced) return { oversizedBytes: bytes };
-  return { message: replaced, text: JSON.stringify(replaced), oversizedBytes: bytes };
+  return { message: replaced, text: serialize(replaced), oversizedBytes: bytes };
 }

@@ -23,6 +23,7 @@ import type { StreamChunk, StreamEnd } from "../gen/proto/orchestra/plugin/v1/pl
 import type { CallToolResult, LoggingLevel, ProgressNotification, ProgressToken } from "../gen/mcp/2025-06-18/types.js";
 import type { JSONRPCNotification } from "../jsonrpc/message.js";
 import { isLoggingLevel } from "../bridge/client-log.js";
+import type { ExactId } from "../jsonrpc/request-id.js";
 import type { VersionFeatures } from "./features.js";
 import { toolErrorResult, toolResultToCallToolResult } from "./tools.js";
 
@@ -149,9 +150,12 @@ function parseProgressChunk(data: Uint8Array): ProgressUpdate | undefined {
   return update;
 }
 
-/** A `notifications/progress` message for `token`. */
-export function progressNotification(token: ProgressToken, update: ProgressUpdate): JSONRPCNotification {
-  const params: ProgressNotification["params"] = { progressToken: token, ...update };
+/**
+ * A `notifications/progress` message for `token` (an {@link ExactId} is written as the token
+ * text the client sent).
+ */
+export function progressNotification(token: ProgressToken | ExactId, update: ProgressUpdate): JSONRPCNotification {
+  const params: ProgressNotification["params"] = { progressToken: token as ProgressToken, ...update };
   return { jsonrpc: "2.0", method: "notifications/progress", params };
 }
 

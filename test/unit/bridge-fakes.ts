@@ -8,6 +8,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
 import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/bridge/streaming.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
@@ -155,7 +156,7 @@ export function harness(sender: FakeSender, options: Partial<HandlerOptions> = {
   const out: OutboundLine[] = [];
   const handler = new McpHandler({
     sender,
-    sink: (m) => out.push(m),
+    sink: (m) => out.push(JSON.parse(serialize(m)) as OutboundLine), // as written to stdout (exact ids spliced)
     serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
     sessionId: "session-1",
     ...options,

@@ -12,6 +12,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler } from "../../src/bridge/handler.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
 import { SenderError } from "../../src/quic/sender.js";
@@ -79,7 +80,7 @@ function setup(reply: Reply = echoOrchestrator, { initialized = true }: { initia
   const out: OutboundLine[] = [];
   const handler = new McpHandler({
     sender,
-    sink: (m) => out.push(m),
+    sink: (m) => out.push(JSON.parse(serialize(m)) as OutboundLine), // as written to stdout (exact ids spliced)
     serverInfo: { name: "orchestra-stdio", version: "0.0.0-test" },
     sessionId: "session-1",
   });
