@@ -8,14 +8,16 @@
  * Leaf certificates carry SAN DNS `<name>` and `localhost`, IP `127.0.0.1` and `::1`,
  * extKeyUsage serverAuth + clientAuth, and are valid for 365 days.
  *
- * Files are published with `link()` (fails if the name exists), so two parties starting at the
- * same time on one directory never overwrite each other's CA: the loser reads the winner's.
+ * Files are written to a temporary name and renamed into place, under a per-file-pair lock
+ * (see {@link ensureCertStore}), so parties starting together on one directory create each
+ * pair once and never leave a key that is not its certificate's.
  */
 import type * as X509 from "@peculiar/x509";
 import { createPrivateKey, createPublicKey, KeyObject, webcrypto, randomBytes, X509Certificate as NodeX509Certificate } from "node:crypto";
-import { promises as fs, constants as fsConstants } from "node:fs";
+import { promises as fs, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { childLogger } from "../log.js";
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
@@ -92,26 +94,65 @@ export function validatePartyName(name: string): void {
   }
 }
 
+/** Options of {@link ensureCertStore}. */
+export interface CertStoreOptions {
+  /**
+   * Receives each warning (a group/world-writable store directory, a private key readable by
+   * group/others), one sentence naming the file and the `chmod` that fixes it. Default: logged
+   * at `warn` by the `certs` component.
+   */
+  warn?: (message: string) => void;
+}
+
+/** Concurrent {@link ensureCertStore} calls for one directory and name share one promise. */
+const opening = new Map<string, Promise<CertStore>>();
+
 /**
  * Opens (creating as needed) the cert store in `dir` for party `name`.
  *
- * - Creates `dir` with mode 0700 (and tightens an existing one to 0700).
+ * - A missing `dir` is created with mode 0700; an existing one is used as it is (a warning
+ *   when group/others can write to it).
  * - No `ca.crt`: creates an Ed25519 CA (`ca.crt`, `ca.key` 0600).
- * - No `<name>.crt`/`<name>.key`, or an expired one: creates an Ed25519 key and a leaf signed by
- *   the CA (needs `ca.key`). A leaf created before the CA in this call is always replaced.
- * - An existing leaf that the CA did not sign is an error (it would be rejected by every peer).
- * - A `ca.key` whose public key is not `ca.crt`'s is an error ("ca.key does not match ca.crt").
+ * - No `<name>.crt`/`<name>.key`, only one of them, an expired certificate, or a key that is
+ *   not the certificate's: creates an Ed25519 key and a leaf signed by the CA (needs `ca.key`,
+ *   which the store's own CA has). A leaf older than a CA created in this call is replaced.
+ * - Creation is exclusive across processes (a lock file `.<name>.lock` / `.ca.lock`, created
+ *   with O_EXCL, in `dir`; waiters re-read the finished files; a lock whose process is gone, or
+ *   older than {@link LOCK_STALE_MS}, is taken over) and shared within one process (one promise
+ *   per directory and name). A pair read while another process writes it is re-read under the lock.
+ * - Every pair returned was checked: the key is the certificate's, and the CA signed it.
+ * - A private key readable by group/others gets a warning naming the `chmod`.
  *
  * @param dir store directory (e.g. {@link defaultCertsDir}())
  * @param name party name, e.g. {@link BRIDGE_CERT_NAME}; see {@link validatePartyName}
  * @throws CertStoreError on unreadable/invalid files, a missing `ca.key` when signing is needed,
- *   a `ca.key` that is not the key of `ca.crt` (checked before signing, and when a leaf fails
- *   verification), or a leaf not signed by the CA
+ *   a `ca.key` that is not the key of `ca.crt`, a leaf not signed by the CA, a key/cert mismatch
+ *   that cannot be repaired here (no `ca.key`), or a lock held too long; each message names the
+ *   file and the fix
  */
-export async function ensureCertStore(dir: string, name: string): Promise<CertStore> {
+export async function ensureCertStore(dir: string, name: string, options: CertStoreOptions = {}): Promise<CertStore> {
   validatePartyName(name);
   const root = path.resolve(dir);
-  await ensureDir(root);
+  const key = `${root}\0${name}`;
+  let p = opening.get(key);
+  if (p === undefined) {
+    p = openStore(root, name, options.warn ?? defaultWarn).finally(() => opening.delete(key));
+    opening.set(key, p);
+  }
+  return p;
+}
+
+/** A lock older than this (ms) is taken over even when its process seems alive. */
+export const LOCK_STALE_MS = 10_000;
+/** How long to wait for another process's lock before giving up (ms). */
+const LOCK_WAIT_MS = 20_000;
+
+function defaultWarn(message: string): void {
+  childLogger("certs").warn(message);
+}
+
+async function openStore(root: string, name: string, warn: (message: string) => void): Promise<CertStore> {
+  await ensureDir(root, warn);
   const paths = {
     ca: path.join(root, "ca.crt"),
     caKey: path.join(root, "ca.key"),
@@ -122,41 +163,175 @@ export async function ensureCertStore(dir: string, name: string): Promise<CertSt
   let createdCa = false;
   let caPem = await readOptional(paths.ca);
   if (caPem === undefined) {
-    createdCa = await createCa(paths.ca, paths.caKey);
-    caPem = await readRequired(paths.ca);
+    await withLock(root, "ca", async () => {
+      caPem = await readOptional(paths.ca);
+      if (caPem !== undefined) return;
+      if ((await readOptional(paths.caKey)) !== undefined) {
+        throw new CertStoreError(
+          `${paths.caKey} exists but ${paths.ca} is missing: restore the ca.crt that belongs to it, or remove ca.key to have a new CA created`,
+        );
+      }
+      const ca = await buildCa();
+      // Key first: a reader that finds ca.crt always finds its key.
+      await replaceFile(paths.caKey, await exportKeyPem(ca.keys.privateKey), 0o600);
+      caPem = ca.cert.toString("pem");
+      await replaceFile(paths.ca, caPem, 0o644);
+      createdCa = true;
+    });
   }
-  const caCert = parseCert(caPem, paths.ca);
+  const caCert = parseCert(caPem!, paths.ca);
 
+  let pair = await readPair(paths);
+  // A leaf older than a CA created just now fails the signature check (new CA key).
+  let problem = pairProblem(pair, caCert);
   let createdCert = false;
-  let certPem = await readOptional(paths.cert);
-  let keyPem = await readOptional(paths.key);
-  const usable =
-    certPem !== undefined && keyPem !== undefined && !createdCa && !isExpired(parseCert(certPem, paths.cert));
-  if (!usable) {
-    const caKeyPem = await readOptional(paths.caKey);
-    if (caKeyPem === undefined) {
-      throw new CertStoreError(
-        `cannot create a certificate for ${JSON.stringify(name)}: ${paths.caKey} is missing (only the CA's owner can sign)`,
-      );
+  if (problem !== undefined) {
+    await withLock(root, name, async () => {
+      // Another process may have finished the pair while we waited, or was writing it as we read.
+      pair = await readPair(paths);
+      const now = pairProblem(pair, caCert);
+      if (now === undefined) return;
+      problem = now ?? problem;
+      if (problem === NOT_SIGNED && !createdCa) {
+        // A certificate of another CA is not ours to replace; name the real fault.
+        const caKeyPem = await readOptional(paths.caKey);
+        if (caKeyPem !== undefined) assertCaKeyMatches(caCert, caKeyPem, paths);
+        throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; remove it and ${paths.key} to have them recreated, or copy the CA that signed it`);
+      }
+      const caKeyPem = await readOptional(paths.caKey);
+      if (caKeyPem === undefined) {
+        throw new CertStoreError(
+          pair.certPem === undefined && pair.keyPem === undefined
+            ? `cannot create a certificate for ${JSON.stringify(name)}: ${paths.caKey} is missing (only the CA's owner can sign)`
+            : `${paths.cert} / ${paths.key}: ${problem}, and ${paths.caKey} is missing to issue a new pair: copy a matching ${name}.crt and ${name}.key from where the CA's key is, or run \`orchestra-stdio certs init\` there`,
+        );
+      }
+      assertCaKeyMatches(caCert, caKeyPem, paths);
+      checkKeyMode(paths.caKey, warn);
+      const caKey = await importPrivateKey(caKeyPem, paths.caKey);
+      const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem!), caKey);
+      await replaceFile(paths.key, leaf.keyPem, 0o600);
+      await replaceFile(paths.cert, leaf.certPem, 0o644);
+      pair = leaf;
+      createdCert = true;
+    });
+  }
+  const final = pairProblem(pair, caCert);
+  if (final !== undefined) throw new CertStoreError(`${paths.cert} / ${paths.key}: ${final}`);
+  if (!createdCert) checkKeyMode(paths.key, warn);
+  return { caPem: caPem!, certPem: pair.certPem!, keyPem: pair.keyPem!, dir: root, paths, created: { ca: createdCa, cert: createdCert } };
+}
+
+const NOT_SIGNED = "the certificate is not signed by the CA";
+
+interface Pair {
+  certPem?: string | undefined;
+  keyPem?: string | undefined;
+}
+
+async function readPair(paths: { cert: string; key: string }): Promise<Pair> {
+  return { certPem: await readOptional(paths.cert), keyPem: await readOptional(paths.key) };
+}
+
+/**
+ * What is wrong with a leaf pair, or `undefined` when it is usable: both files present and
+ * parsable, not expired, the key is the certificate's, the CA signed the certificate.
+ */
+function pairProblem(pair: Pair, caCert: NodeX509Certificate): string | undefined {
+  if (pair.certPem === undefined && pair.keyPem === undefined) return "missing";
+  if (pair.certPem === undefined) return "the certificate is missing";
+  if (pair.keyPem === undefined) return "the key is missing";
+  let cert: NodeX509Certificate;
+  try {
+    cert = new NodeX509Certificate(pair.certPem);
+  } catch {
+    return "the certificate is not a PEM certificate";
+  }
+  if (isExpired(cert)) return `the certificate expired on ${cert.validTo}`;
+  let matches: boolean;
+  try {
+    matches = cert.checkPrivateKey(createPrivateKey(pair.keyPem));
+  } catch {
+    return "the key is not a PEM private key";
+  }
+  if (!matches) return "the key does not match the certificate";
+  if (!cert.verify(caCert.publicKey)) return NOT_SIGNED;
+  return undefined;
+}
+
+/** Warns when a private key file can be read or written by group/others. */
+function checkKeyMode(file: string, warn: (message: string) => void): void {
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    return;
+  }
+  if ((mode & 0o077) !== 0) {
+    warn(`private key ${file} is accessible by group/others (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`);
+  }
+}
+
+/**
+ * Runs `fn` holding the store's lock `label` (`<dir>/.<label>.lock`, created with O_EXCL and
+ * holding `pid host token`). Waits while another holder is alive; takes over a lock whose
+ * process no longer exists on this host or that is older than {@link LOCK_STALE_MS}.
+ * @throws CertStoreError when the lock cannot be created, or is held for over 20 s
+ */
+async function withLock<T>(dir: string, label: string, fn: () => Promise<T>): Promise<T> {
+  const file = path.join(dir, `.${label}.lock`);
+  const token = `${process.pid} ${os.hostname()} ${randomBytes(8).toString("hex")}`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await fs.writeFile(file, token, { flag: "wx", mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new CertStoreError(`cannot create the lock ${file}: ${(err as Error).message}`, { cause: err });
+      }
     }
-    assertCaKeyMatches(caCert, caKeyPem, paths);
-    const caKey = await importPrivateKey(caKeyPem, paths.caKey);
-    const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem), caKey);
-    await replaceFile(paths.key, leaf.keyPem, 0o600);
-    await replaceFile(paths.cert, leaf.certPem, 0o644);
-    certPem = leaf.certPem;
-    keyPem = leaf.keyPem;
-    createdCert = true;
+    const holder = await lockHolder(file);
+    if (holder === "stale") {
+      await fs.rm(file, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new CertStoreError(`${file} has been held for over ${LOCK_WAIT_MS / 1000} s by ${holder}; if that process is not running, remove the file`);
+    }
+    await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
   }
-  const leafCert = parseCert(certPem!, paths.cert);
-  if (!leafCert.verify(caCert.publicKey)) {
-    // A leaf signed with a ca.key that is not ca.crt's key can never verify: recreating it
-    // would not help, so name the real fault.
-    const caKeyPem = await readOptional(paths.caKey);
-    if (caKeyPem !== undefined) assertCaKeyMatches(caCert, caKeyPem, paths);
-    throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; remove it to have it recreated`);
+  try {
+    return await fn();
+  } finally {
+    // Remove it only while it is still ours (a holder taken over as stale must not delete the next one's).
+    if ((await readOptional(file).catch(() => undefined)) === token) await fs.rm(file, { force: true });
   }
-  return { caPem, certPem: certPem!, keyPem: keyPem!, dir: root, paths, created: { ca: createdCa, cert: createdCert } };
+}
+
+/** `"stale"`, or a description of the live holder of lock `file`. */
+async function lockHolder(file: string): Promise<string> {
+  let text: string;
+  let mtimeMs: number;
+  try {
+    [text, mtimeMs] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file).then((st) => st.mtimeMs)]);
+  } catch {
+    return "another process"; // gone meanwhile (the next attempt will see) or being written
+  }
+  if (Date.now() - mtimeMs > LOCK_STALE_MS) return "stale";
+  const [pidText, host] = text.split(" ");
+  const pid = Number(pidText);
+  if (host === os.hostname() && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) return "stale";
+  return text === "" ? "another process" : `process ${pidText} on ${host}`;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /**
@@ -191,16 +366,26 @@ export async function createEphemeralPki(
 
 // ---------------------------------------------------------------------------------------------
 
-async function ensureDir(dir: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+/**
+ * Creates `dir` with mode 0700 when it is missing; an existing directory keeps its mode (a
+ * warning when group/others can write to it: they could replace the CA).
+ */
+async function ensureDir(dir: string, warn: (message: string) => void): Promise<void> {
+  await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
+  try {
+    await fs.mkdir(dir, { mode: 0o700 });
+    await fs.chmod(dir, 0o700); // the umask may have narrowed it
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw new CertStoreError(`cannot create ${dir}: ${(err as Error).message}`, { cause: err });
+    }
+  }
   const st = await fs.stat(dir);
   if (!st.isDirectory()) throw new CertStoreError(`${dir} is not a directory`);
-  if ((st.mode & 0o777) !== 0o700) {
-    try {
-      await fs.chmod(dir, 0o700);
-    } catch (err) {
-      throw new CertStoreError(`cannot set mode 0700 on ${dir}: ${(err as Error).message}`, { cause: err });
-    }
+  const mode = st.mode & 0o7777;
+  if ((mode & 0o022) !== 0) {
+    warn(`cert store ${dir} is writable by group/others (mode ${mode.toString(8).padStart(4, "0")}): anyone who can write there can replace its CA; run chmod go-w ${dir} or use a private --certs-dir`);
   }
 }
 
@@ -338,27 +523,6 @@ async function createLeaf(
   return { certPem: cert.toString("pem"), keyPem: await exportKeyPem(keys.privateKey) };
 }
 
-/** Creates the CA unless another party publishes one first; returns true when ours won. */
-async function createCa(certFile: string, keyFile: string): Promise<boolean> {
-  const ca = await buildCa();
-  const keyPem = await exportKeyPem(ca.keys.privateKey);
-  const certPem = ca.cert.toString("pem");
-  // Publish the key first: whoever links ca.key owns the CA and then publishes ca.crt.
-  const wonKey = await publishExclusive(keyFile, keyPem, 0o600);
-  if (wonKey) {
-    if (!(await publishExclusive(certFile, certPem, 0o644))) {
-      throw new CertStoreError(`${certFile} appeared while creating a new CA; remove ${keyFile} and retry`);
-    }
-    return true;
-  }
-  // Someone else holds ca.key: wait briefly for their ca.crt.
-  for (let i = 0; i < 50; i++) {
-    if ((await readOptional(certFile)) !== undefined) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new CertStoreError(`${keyFile} exists but ${certFile} is missing; restore ca.crt or remove ca.key`);
-}
-
 async function writeTemp(target: string, text: string, mode: number): Promise<string> {
   const tmp = `${target}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const handle = await fs.open(tmp, fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY, mode);
@@ -370,20 +534,6 @@ async function writeTemp(target: string, text: string, mode: number): Promise<st
     await handle.close();
   }
   return tmp;
-}
-
-/** Writes `text` to `target` only if `target` does not exist; returns false if it did. */
-async function publishExclusive(target: string, text: string, mode: number): Promise<boolean> {
-  const tmp = await writeTemp(target, text, mode);
-  try {
-    await fs.link(tmp, target);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw new CertStoreError(`cannot create ${target}: ${(err as Error).message}`, { cause: err });
-  } finally {
-    await fs.rm(tmp, { force: true });
-  }
 }
 
 /** Atomically writes (or replaces) `target`. */

@@ -41,6 +41,8 @@ export interface UdpLossProxyOptions {
 export interface DirectionCounters {
   /** Datagrams passed on. */
   forwarded: number;
+  /** UDP payload bytes of the datagrams passed on. */
+  forwardedBytes: number;
   /** Datagrams dropped on purpose (loss injection). */
   dropped: number;
   /** Datagrams whose forwarding failed in the kernel (send callback error). */
@@ -85,8 +87,8 @@ export class UdpLossProxy {
   private client: { address: string; port: number } | undefined;
   private closed = false;
   private readonly counters: UdpLossProxyStats = {
-    clientToServer: { forwarded: 0, dropped: 0, sendErrors: 0 },
-    serverToClient: { forwarded: 0, dropped: 0, sendErrors: 0 },
+    clientToServer: { forwarded: 0, forwardedBytes: 0, dropped: 0, sendErrors: 0 },
+    serverToClient: { forwarded: 0, forwardedBytes: 0, dropped: 0, sendErrors: 0 },
     ignored: 0,
   };
   /** Socket errors seen after start (the proxy keeps running; tests may assert on this). */
@@ -178,6 +180,7 @@ export class UdpLossProxy {
       return;
     }
     c.forwarded++;
+    c.forwardedBytes += msg.length;
     this.back.send(msg, this.targetPort, this.targetHost, (err) => {
       if (err) c.sendErrors++;
     });
@@ -195,6 +198,7 @@ export class UdpLossProxy {
       return;
     }
     c.forwarded++;
+    c.forwardedBytes += msg.length;
     this.front.send(msg, this.client.port, this.client.address, (err) => {
       if (err) c.sendErrors++;
     });

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -26,6 +26,17 @@ afterEach(async () => {
 });
 
 const mode = async (p: string): Promise<number> => (await stat(p)).mode & 0o777;
+
+/** Every named pair in `d` is usable: key = certificate's, signed by ca.crt, whose key is ca.key. */
+async function expectSoundStore(d: string, names: string[]): Promise<void> {
+  const ca = new X509Certificate(await readFile(join(d, "ca.crt"), "utf8"));
+  expect(ca.checkPrivateKey(createPrivateKey(await readFile(join(d, "ca.key"), "utf8")))).toBe(true);
+  for (const name of names) {
+    const cert = new X509Certificate(await readFile(join(d, `${name}.crt`), "utf8"));
+    expect(cert.checkPrivateKey(createPrivateKey(await readFile(join(d, `${name}.key`), "utf8"))), `${d}: ${name}.key matches ${name}.crt`).toBe(true);
+    expect(cert.verify(ca.publicKey), `${d}: ca.crt signs ${name}.crt`).toBe(true);
+  }
+}
 
 describe("ensureCertStore", () => {
   it("defaults to ~/.orchestra/certs", () => {
@@ -80,12 +91,93 @@ describe("ensureCertStore", () => {
     expect(again.keyPem).toBe(second.keyPem);
   });
 
-  it("tightens an existing directory to 0700", async () => {
-    await ensureCertStore(dir, BRIDGE_CERT_NAME);
-    const { chmod } = await import("node:fs/promises");
+  it("leaves an existing directory's mode alone, warning when group/others can write to it", async () => {
+    const { chmod, mkdir, symlink } = await import("node:fs/promises");
+    await mkdir(dir, { recursive: true, mode: 0o755 });
     await chmod(dir, 0o755);
+    const quiet: string[] = [];
+    await ensureCertStore(dir, BRIDGE_CERT_NAME, { warn: (m) => quiet.push(m) });
+    expect(await mode(dir)).toBe(0o755);
+    expect(quiet).toEqual([]);
+    await chmod(dir, 0o777);
+    const warnings: string[] = [];
+    await ensureCertStore(dir, BRIDGE_CERT_NAME, { warn: (m) => warnings.push(m) });
+    expect(await mode(dir)).toBe(0o777);
+    expect(warnings).toEqual([expect.stringContaining(`chmod go-w ${dir}`)]);
+    // Through a symlink: the target keeps its mode too.
+    const link = join(root, "link");
+    await symlink(dir, link);
+    await ensureCertStore(link, BRIDGE_CERT_NAME, { warn: () => {} });
+    expect(await mode(dir)).toBe(0o777);
+  });
+
+  it("warns about a private key that group/others can read, naming the chmod", async () => {
+    const { chmod } = await import("node:fs/promises");
     await ensureCertStore(dir, BRIDGE_CERT_NAME);
-    expect(await mode(dir)).toBe(0o700);
+    const key = join(dir, `${BRIDGE_CERT_NAME}.key`);
+    await chmod(key, 0o644);
+    const warnings: string[] = [];
+    await ensureCertStore(dir, BRIDGE_CERT_NAME, { warn: (m) => warnings.push(m) });
+    expect(warnings).toEqual([`private key ${key} is accessible by group/others (mode 0644): run chmod 600 ${key}`]);
+  });
+
+  it("repairs a pair whose key is not its certificate's (the state a racing writer left) when ca.key is there", async () => {
+    const first = await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    const other = await ensureCertStore(join(root, "other"), BRIDGE_CERT_NAME);
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), other.keyPem, { mode: 0o600 });
+    const repaired = await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    expect(repaired.created).toEqual({ ca: false, cert: true });
+    expect(repaired.caPem).toBe(first.caPem);
+    const cert = new X509Certificate(await readFile(join(dir, `${BRIDGE_CERT_NAME}.crt`), "utf8"));
+    expect(cert.checkPrivateKey(createPrivateKey(await readFile(join(dir, `${BRIDGE_CERT_NAME}.key`), "utf8")))).toBe(true);
+  });
+
+  it("reports a mismatched pair it cannot repair (no ca.key) with the fix", async () => {
+    await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    const other = await ensureCertStore(join(root, "other"), BRIDGE_CERT_NAME);
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), other.keyPem, { mode: 0o600 });
+    await unlink(join(dir, "ca.key"));
+    const err = (await ensureCertStore(dir, BRIDGE_CERT_NAME).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(CertStoreError);
+    expect(err.message).toContain("the key does not match the certificate");
+    expect(err.message).toContain(`copy a matching ${BRIDGE_CERT_NAME}.crt and ${BRIDGE_CERT_NAME}.key`);
+  });
+
+  it("50 rounds of concurrent first starts in one process (orchestrator + two bridge clients + a second orchestrator) leave a sound store", async () => {
+    for (let round = 0; round < 50; round++) {
+      const d = join(root, `round-${round}`);
+      const stores = await Promise.all([
+        ensureCertStore(d, ORCHESTRATOR_CERT_NAME),
+        ensureCertStore(d, BRIDGE_CERT_NAME),
+        ensureCertStore(d, BRIDGE_CERT_NAME),
+        ensureCertStore(d, ORCHESTRATOR_CERT_NAME),
+      ]);
+      await expectSoundStore(d, [ORCHESTRATOR_CERT_NAME, BRIDGE_CERT_NAME]);
+      for (const st of stores) expect(st.caPem).toBe(stores[0]!.caPem);
+      // One creation per name: both callers got the same pair, the one on disk.
+      expect(stores[1]!.keyPem).toBe(stores[2]!.keyPem);
+      expect(stores[1]!.keyPem).toBe(await readFile(join(d, `${BRIDGE_CERT_NAME}.key`), "utf8"));
+    }
+  }, 120_000);
+
+  it("takes over a lock left by a process that is gone, and waits for a live one", async () => {
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    const lock = join(dir, `.${BRIDGE_CERT_NAME}.lock`);
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    await writeFile(lock, `${dead.stdout} ${hostname()} 0000`);
+    await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    await expectSoundStore(dir, [ORCHESTRATOR_CERT_NAME, BRIDGE_CERT_NAME]);
+    await expect(stat(lock)).rejects.toThrow(/ENOENT/);
+
+    await unlink(join(dir, `${BRIDGE_CERT_NAME}.key`));
+    await writeFile(lock, `${process.pid} ${hostname()} 1111`);
+    let done = false;
+    const p = ensureCertStore(dir, BRIDGE_CERT_NAME).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    await unlink(lock);
+    await p;
+    await expectSoundStore(dir, [ORCHESTRATOR_CERT_NAME, BRIDGE_CERT_NAME]);
   });
 
   it("two parties racing on an empty directory end up with one CA", async () => {

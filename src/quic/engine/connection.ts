@@ -61,6 +61,13 @@ const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();
 const RESET_RE = /StreamReset\((\d+)\)/;
 const STOPPED_RE = /StreamStopped\((\d+)\)/;
+/** RFC 9000 §8.1: before address validation, at most this many bytes sent per byte received. */
+export const AMPLIFICATION_FACTOR = 3;
+/**
+ * Below this much credit no packet is attempted: a datagram carrying an ack-eliciting Initial
+ * must be at least 1200 bytes (RFC 9000 §14.1), and quiche may put one into any packet.
+ */
+const MIN_PACKET_BYTES = 1200;
 
 type OpenCallback = (stream: QuicStream | undefined, error?: Error) => void;
 
@@ -87,6 +94,12 @@ export class QuicConnection {
   /** @internal endpoint keys under which this connection is routed (server). */
   routeKeys: string[] = [];
   /** @internal */ recvInfo: RecvInfo;
+  /**
+   * @internal bytes this side may still send before the peer's address is validated
+   * (RFC 9000 §8.1: three times what was received from it); `undefined`: no limit (a client,
+   * or a server connection whose handshake completed).
+   */
+  amplificationCredit: number | undefined;
 
   private established = false;
   private closeInfo: CloseInfo | undefined;
@@ -117,6 +130,7 @@ export class QuicConnection {
     onEstablished?: () => void,
   ) {
     this.isServer = role === "server";
+    this.amplificationCredit = this.isServer ? 0 : undefined;
     this.nextLocalBidi = this.isServer ? 1 : 0;
     this.recvInfo = recvInfo;
     this.onEstablishedCb = onEstablished;
@@ -225,6 +239,7 @@ export class QuicConnection {
     // Streams whose send side was open before this datagram: only they can have been stopped
     // by the peer (streams it opens now are answered later in this turn, after the check).
     const writeOpenBefore = this.writeOpen;
+    if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
     try {
       this.conn.recv(data, this.recvInfo);
     } catch {
@@ -233,6 +248,8 @@ export class QuicConnection {
     }
     if (!this.established && this.conn.isEstablished() && !this.closeInfo) {
       this.established = true;
+      // The handshake completed: the peer proved it receives at its address (RFC 9000 §8.1).
+      this.amplificationCredit = undefined;
       if (this.keepAliveMs > 0) {
         this.keepAlive = setInterval(() => this.ping(), this.keepAliveMs);
         this.keepAlive.unref();
@@ -262,7 +279,15 @@ export class QuicConnection {
   private flushPackets(): void {
     const ep = this.endpoint;
     for (;;) {
-      const slot = ep.sendSlot();
+      let slot = ep.sendSlot();
+      const credit = this.amplificationCredit;
+      if (credit !== undefined) {
+        // quiche's own limit misses probes and retransmissions (measured: 4.8x for one
+        // Initial), so every packet is cut to what the address's credit allows. Nothing is
+        // lost by stopping: quiche retransmits what it could not send at its next timeout.
+        if (credit < MIN_PACKET_BYTES) break;
+        if (credit < slot.byteLength) slot = slot.subarray(0, credit);
+      }
       let r: [number, unknown] | null;
       try {
         r = this.conn.send(slot);
@@ -270,6 +295,7 @@ export class QuicConnection {
         break;
       }
       if (r === null) break;
+      if (this.amplificationCredit !== undefined) this.amplificationCredit -= r[0];
       ep.transmit(slot, r[0], this);
     }
     this.checkState();

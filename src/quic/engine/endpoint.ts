@@ -244,6 +244,13 @@ export interface ListenOptions extends EngineConfig {
    */
   handshakeTimeoutMs?: number;
   /**
+   * Connections whose handshake has not completed that the server tracks at once (default
+   * {@link DEFAULT_MAX_HANDSHAKES}). A client Initial arriving while this many are pending is
+   * dropped without an answer (no state, nothing sent: the client retransmits it later), so a
+   * flood of Initials costs at most this many half-open connections.
+   */
+  maxHandshakes?: number;
+  /**
    * Secret (at least 16 bytes) for stateless resets (RFC 9000 §10.3). When set, each
    * connection's stateless reset token is HMAC-SHA256(secret, server connection ID) (first 16
    * bytes, sent in the transport parameters), and a short-header packet for an unknown
@@ -253,6 +260,9 @@ export interface ListenOptions extends EngineConfig {
    */
   statelessResetSecret?: Uint8Array;
 }
+
+/** Default of {@link ListenOptions.maxHandshakes}. */
+export const DEFAULT_MAX_HANDSHAKES = 1024;
 
 /** Stateless resets sent at most this many per second (RFC 9000 §10.3: limit them). */
 const MAX_RESETS_PER_SECOND = 100;
@@ -284,6 +294,9 @@ export class QuicServerEndpoint extends UdpEndpoint {
   private resets = { count: 0, windowStart: 0 };
   /** Stateless resets sent (for tests and diagnostics). */
   statelessResetsSent = 0;
+  /** Client Initials dropped because {@link ListenOptions.maxHandshakes} were pending. */
+  initialsRefused = 0;
+  private handshaking = 0;
 
   private constructor(
     socket: dgram.Socket,
@@ -291,6 +304,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     private readonly config: ReturnType<typeof buildQuicheConfig>,
     private readonly handshakeTimeoutMs: number,
     private readonly resetSecret: Uint8Array | undefined,
+    private readonly maxHandshakes: number,
   ) {
     super(socket, limits.maxSendUdpPayload);
     const a = socket.address();
@@ -309,6 +323,8 @@ export class QuicServerEndpoint extends UdpEndpoint {
   static async listen(options: ListenOptions): Promise<QuicServerEndpoint> {
     const limits = resolveLimits(options);
     const secret = options.statelessResetSecret;
+    const maxHandshakes = options.maxHandshakes ?? DEFAULT_MAX_HANDSHAKES;
+    if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer, got ${maxHandshakes}`);
     if (secret !== undefined && secret.byteLength < 16) throw new RangeError("statelessResetSecret must have at least 16 bytes");
     const config = buildQuicheConfig(options);
     const socket = dgram.createSocket({
@@ -324,7 +340,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       });
     });
     const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
-    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret));
+    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes);
   }
 
   /** Bound address. */
@@ -335,6 +351,11 @@ export class QuicServerEndpoint extends UdpEndpoint {
   /** Connections currently tracked (handshaking, open or draining). */
   get connectionCount(): number {
     return this.conns.size;
+  }
+
+  /** Connections whose handshake has not completed yet (at most {@link ListenOptions.maxHandshakes}). */
+  get handshakingCount(): number {
+    return this.handshaking;
   }
 
   /** Every tracked connection. */
@@ -368,7 +389,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
   }
 
   connectionGone(conn: QuicConnection): void {
-    this.conns.delete(conn);
+    if (this.conns.delete(conn) && !conn.isEstablished) this.handshaking--;
     for (const k of conn.routeKeys) if (this.routes.get(k) === conn) this.routes.delete(k);
   }
 
@@ -438,6 +459,10 @@ export class QuicServerEndpoint extends UdpEndpoint {
       return;
     }
     if (header.ty !== quiche.Type.Initial || data.length < 1200 || header.dcid.byteLength < 8) return;
+    if (this.handshaking >= this.maxHandshakes) {
+      this.initialsRefused++;
+      return;
+    }
     const scid = new Uint8Array(CONN_ID_BYTES);
     randomFillSync(scid);
     const recvInfo: RecvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
@@ -451,6 +476,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       return;
     }
     const conn: QuicConnection = new QuicConnection(this, qc, "server", recvInfo, this.limits.keepAliveMs, () => {
+      this.handshaking--;
       if (this.onConnection) this.onConnection(conn);
     });
     conn.onClose = (info) => {
@@ -461,6 +487,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     this.routes.set(scidKey, conn);
     this.routes.set(dcidKey, conn);
     this.conns.add(conn);
+    this.handshaking++;
     const timer = setTimeout(() => {
       if (!conn.isEstablished && !conn.isClosed) conn.close(0, "handshake timeout");
     }, this.handshakeTimeoutMs);

@@ -1,0 +1,123 @@
+/**
+ * RFC 9000 §8.1: before a client's address is validated, a server sends at most three times the
+ * bytes it received from that address. Counted on the wire: a UDP relay on loopback sits between
+ * a raw socket that sends one client Initial (and then never answers) and the server; every
+ * datagram the server sends back (its Initial/Handshake flight, retransmissions, PTO probes, a
+ * CONNECTION_CLOSE at the handshake deadline) passes through the relay's counters.
+ */
+import dgram from "node:dgram";
+import { randomFillSync } from "node:crypto";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { connectQuic, QuicServerEndpoint } from "../../src/quic/engine/index.js";
+import { buildQuicheConfig, CONN_ID_BYTES, quiche } from "../../src/quic/engine/config.js";
+import { ALPN } from "../../src/quic/quic-common.js";
+import { makePki, type TestPki } from "../helpers/quic/index.js";
+import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";
+
+let pki: TestPki;
+const cleanups: Array<() => unknown> = [];
+beforeAll(async () => {
+  pki = await makePki();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** One client Initial datagram (quiche pads it to at least 1200 bytes), from a client that then goes silent. */
+function clientInitial(): Buffer {
+  const config = buildQuicheConfig({ tls: pki.client, alpn: [ALPN], idleTimeoutMs: 30_000 });
+  const scid = new Uint8Array(CONN_ID_BYTES);
+  randomFillSync(scid);
+  const conn = quiche.Connection.connect("localhost", scid, { host: "127.0.0.1", port: 1 }, { host: "127.0.0.1", port: 2 }, config);
+  const buf = Buffer.alloc(1350);
+  const r = conn.send(buf);
+  if (r === null) throw new Error("quiche produced no Initial");
+  return Buffer.from(buf.subarray(0, r[0]));
+}
+
+/** A server on 127.0.0.1 with the test PKI and a 30 s idle timeout, closed after the test. */
+async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: number }): Promise<QuicServerEndpoint> {
+  const server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 30_000, ...extra });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
+  it("sends at most 3x the bytes of one Initial from an address that never answers, until the connection is gone", async () => {
+    const server = await listen({ handshakeTimeoutMs: 6_000 });
+    const proxy = await UdpLossProxy.start({ targetPort: server.address.port });
+    cleanups.push(() => proxy.close());
+    const client = dgram.createSocket("udp4");
+    await new Promise<void>((resolve) => client.bind(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => client.close(() => resolve())));
+    const sizes: number[] = [];
+    const shortInitials: number[] = [];
+    client.on("message", (m: Buffer) => {
+      // received, never answered
+      sizes.push(m.length);
+      const initial = (m[0]! & 0x80) !== 0 && ((m[0]! & 0x30) >> 4) === 0;
+      if (initial && m.length < 1200) shortInitials.push(m.length);
+    });
+
+    const initial = clientInitial();
+    client.send(initial, proxy.port, "127.0.0.1");
+    await until(() => server.connectionCount === 1, 10_000);
+    // The handshake deadline drops the connection; everything it sent has passed the relay by then.
+    await until(() => server.connectionCount === 0, 30_000);
+    await new Promise((r) => setTimeout(r, 200));
+    const stats = proxy.stats();
+    const received = stats.clientToServer.forwardedBytes;
+    const sent = stats.serverToClient.forwardedBytes;
+    expect(received).toBe(initial.length);
+    expect(sizes.length).toBeGreaterThan(0); // the server did answer
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(sent);
+    expect(sent).toBeLessThanOrEqual(3 * received);
+    // The limit never cuts a datagram that starts with an Initial below 1200 bytes (RFC 9000 §14.1).
+    expect(shortInitials).toEqual([]);
+  }, 60_000);
+
+  it("keeps at most maxHandshakes half-open connections; Initials past the cap get no answer and no state", async () => {
+    const server = await listen({ handshakeTimeoutMs: 1_500, maxHandshakes: 2 });
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const socket = dgram.createSocket("udp4");
+      await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+      cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
+      answers.push(0);
+      socket.on("message", () => answers[i]!++);
+      socket.send(clientInitial(), server.address.port, "127.0.0.1");
+      // one at a time, so that the third is the one past the cap
+      await until(() => server.connectionCount + server.initialsRefused === i + 1, 10_000);
+    }
+    expect(server.connectionCount).toBe(2);
+    expect(server.handshakingCount).toBe(2);
+    expect(server.initialsRefused).toBe(1);
+    await until(() => answers[0]! > 0 && answers[1]! > 0, 10_000);
+    expect(answers[2]).toBe(0);
+    // Once the half-open ones reach their deadline, a real client gets in.
+    await until(() => server.handshakingCount === 0, 30_000);
+    let accepted = 0;
+    server.onConnection = () => accepted++;
+    const conn = await connectQuic({
+      host: "127.0.0.1",
+      port: server.address.port,
+      serverName: "localhost",
+      tls: pki.client,
+      alpn: [ALPN],
+      idleTimeoutMs: 30_000,
+      connectTimeoutMs: 20_000,
+    });
+    cleanups.push(() => conn.close());
+    await until(() => accepted === 1, 10_000);
+    expect(server.handshakingCount).toBe(0);
+    expect(server.connectionCount).toBe(1);
+  }, 90_000);
+});
