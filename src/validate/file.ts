@@ -125,6 +125,7 @@ export class FileState {
       unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
       problem: (rule, origin, message) => {
         if (rule === "input/line-too-long" || rule === "input/dropped-message") this.lost();
+        if (rule === "input/unsupported-format") summary.unreadable = message; // exit code 2
         const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
         if (origin.location !== undefined) f.location = origin.location;
         this.count(f);
@@ -272,6 +273,7 @@ export async function validateFile(
   const report = (): void => progress?.({ file: path, bytesRead: summary.bytes, totalBytes: input.size });
   let ok = true;
   let splitter: LineSplitter | undefined;
+  let consumer: LineConsumer | undefined;
   try {
     const iter = input.chunks[Symbol.asyncIterator]();
     const head: Buffer[] = [];
@@ -324,7 +326,8 @@ export async function validateFile(
       ok = summary.unreadable === undefined;
     } else {
       const direction = options.direction ?? "c2s";
-      splitter = fileLineSplitter(state, lineReader(format, state.dispatch, direction), format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+      consumer = lineReader(format, state.dispatch, direction);
+      splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {
@@ -339,6 +342,7 @@ export async function validateFile(
         }
       }
       splitter.end();
+      consumer.end?.();
       summary.lines = splitter.lineNo;
     }
   } catch (err) {

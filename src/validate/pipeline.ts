@@ -1109,6 +1109,7 @@ export async function runPipeline(
           break;
         case "end": {
           const st = state!;
+          if (ok && st.summary.format !== "har") consumer?.end?.(); // a message body left open
           st.summary.bytes = item.bytes;
           if (st.summary.format !== "har") st.summary.lines = lineBase;
           if (item.error !== undefined && ok) {

@@ -52,6 +52,12 @@ export const RULES = {
     "The input yields no message in its input format (empty, only blank lines, or nothing in the forced or detected format); exit code 2.",
     "-",
   ),
+  "input/unsupported-format": rule(
+    "input/unsupported-format",
+    "error",
+    "The input is in a format that carries no message bodies (the newer Claude Desktop log, which logs only method names and ids): nothing can be checked; reported once per file, exit code 2.",
+    "-",
+  ),
   "json/parse-error": rule("json/parse-error", "error", "A message is not valid JSON.", "JSON-RPC 2.0 §5.1 (-32700)"),
   "jsonrpc/invalid": rule(
     "jsonrpc/invalid",
