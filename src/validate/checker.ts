@@ -76,6 +76,12 @@ export interface CheckerContext {
   resolve: ValidatorResolver;
   /** Schema issues reported per message before the rest are summarised. */
   maxIssues: number;
+  /**
+   * `--partial`: the input is an excerpt that may begin and end mid-session, so what lies outside
+   * it is not held against it: no initialize-first, no unmatched-response or unknown progress token
+   * for an id whose request is not in the input, no unanswered-request at the end.
+   */
+  partial?: boolean;
   emit: (finding: Finding) => void;
 }
 
@@ -148,6 +154,8 @@ export class SessionChecker {
   private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
+  /** A response to a request id the input never showed (a sign of an excerpt). */
+  private answeredUnseen = false;
 
   /** @throws Error when `ctx.defaultVersion` (or the forced version) has no validators. */
   constructor(private readonly ctx: CheckerContext) {
@@ -164,6 +172,14 @@ export class SessionChecker {
   /** The current validators describe a stateless version: `server/discover`, no `initialize`. */
   private statelessSchema(): boolean {
     return this.defs.method("c2s", "server/discover").def !== undefined && this.defs.method("c2s", "initialize").def === undefined;
+  }
+
+  /**
+   * Signs that the input is an excerpt of a longer session (when `--partial` was not given): it
+   * starts after the initialize request, or answers requests it does not hold.
+   */
+  get looksLikeExcerpt(): boolean {
+    return this.initializeFirstReported.c2s || this.initializeFirstReported.s2c || this.answeredUnseen;
   }
 
   /** The version currently used for checks. */
@@ -209,7 +225,7 @@ export class SessionChecker {
   /** Ends the session: reports requests still unanswered. Call once, at end of input. */
   finish(): void {
     this.versions.push(this.version);
-    if (!this.ctx.bidirectional) return;
+    if (!this.ctx.bidirectional || this.ctx.partial === true) return; // (an excerpt may end mid-request)
     for (const dir of ["c2s", "s2c"] as const) {
       for (const p of this.inflight[dir].values()) {
         const id = p.id;
@@ -513,7 +529,7 @@ export class SessionChecker {
   }
 
   private initializeFirst(origin: Origin, dir: Direction, what: string, method: string, aboutId: WireId | undefined): void {
-    if (!this.ctx.bidirectional && dir === "s2c") return;
+    if ((!this.ctx.bidirectional && dir === "s2c") || this.ctx.partial === true) return;
     if (this.initializeFirstReported[dir]) return;
     this.initializeFirstReported[dir] = true;
     this.emit(
@@ -598,7 +614,7 @@ export class SessionChecker {
     if (token === undefined) return; // the schema check reports it
     const state = this.progress[other(dir)].get(token);
     if (state === undefined) {
-      if (this.lostLines > 0) return; // may belong to a request on a dropped line
+      if (this.lostLines > 0 || this.ctx.partial === true) return; // may belong to a request on a dropped line, or before the excerpt
       this.emit(
         "session/unknown-progress-token",
         origin,
@@ -633,8 +649,9 @@ export class SessionChecker {
     const from = other(dir);
     const aboutId = wireId(rawId);
     if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
-    else if (this.era === "unknown" && dir === "s2c" && !isError && looksLikeInitializeResult(this.valueOf(f)?.result)) {
-      // An InitializeResult whose request the capture does not hold: an initialize-based session.
+    else if (this.era === "unknown" && dir === "s2c" && !isError && initializeEraResult(this.valueOf(f)?.result)) {
+      // An InitializeResult, or a result without the `resultType` every 2026-07-28 result carries,
+      // whose request the capture does not hold: an initialize-based session.
       this.becomeLegacy();
     }
     if (f.jsonrpcOk) {
@@ -668,8 +685,8 @@ export class SessionChecker {
           "a result without a request id can only answer a notification; notifications MUST NOT be answered",
           aboutId,
         );
-      } else if (this.ctx.bidirectional && this.lostLines === 0) {
-        // (with a dropped line, it may be the rejection of that line: not reported)
+      } else if (this.ctx.bidirectional && this.lostLines === 0 && this.ctx.partial !== true) {
+        // (with a dropped line, it may be the rejection of that line; in an excerpt, of one before it: not reported)
         if (this.notified[from]) {
           this.emit(
             "session/response-to-notification",
@@ -694,7 +711,8 @@ export class SessionChecker {
       // JSON-RPC lets an error response echo the id it could read from an invalid request.
       if (isError && this.invalidIds[from].delete(rawId)) return;
       const firstLine = this.used[from].firstLine(rawId);
-      if (firstLine === undefined && this.lostLines > 0) return; // may answer a dropped line
+      if (firstLine === undefined && (this.lostLines > 0 || this.ctx.partial === true)) return; // may answer a dropped line, or a request before the excerpt
+      if (firstLine === undefined) this.answeredUnseen = true;
       this.emit(
         "session/unmatched-response",
         origin,
@@ -984,6 +1002,11 @@ function idOnly(raw: unknown): WireId | undefined {
 
 function looksLikeDiscoverResult(result: unknown): result is Json {
   return isObject(result) && Array.isArray(result.supportedVersions) && isObject(result.capabilities);
+}
+
+/** A result of an initialize-based session: an InitializeResult, or an object without `resultType`. */
+function initializeEraResult(result: unknown): boolean {
+  return looksLikeInitializeResult(result) || (isObject(result) && !("resultType" in result));
 }
 
 function looksLikeInitializeResult(result: unknown): boolean {

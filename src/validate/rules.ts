@@ -58,6 +58,18 @@ export const RULES = {
     "The input is in a format that carries no message bodies (the newer Claude Desktop log, which logs only method names and ids): nothing can be checked; reported once per file, exit code 2.",
     "-",
   ),
+  "input/cut-short": rule(
+    "input/cut-short",
+    "warning",
+    "With --partial: the first or last line of the excerpt does not parse; taken as cut short where the excerpt begins or ends, and not checked.",
+    "-",
+  ),
+  "input/direction-guessed": rule(
+    "input/direction-guessed",
+    "warning",
+    "Plain JSONL without --direction whose first message is a response or a notification only a server sends: the file is read as server→client.",
+    "-",
+  ),
   "json/parse-error": rule("json/parse-error", "error", "A message is not valid JSON.", "JSON-RPC 2.0 §5.1 (-32700)"),
   "jsonrpc/invalid": rule(
     "jsonrpc/invalid",

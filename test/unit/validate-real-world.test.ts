@@ -96,3 +96,82 @@ describe("Claude Desktop logs as people paste them", () => {
     expect(exitCodeFor(summary)).toBe(2);
   });
 });
+
+/** A capture record line. */
+const rec = (d: "c2s" | "s2c", m: object, t = 0) => JSON.stringify({ ts: `2025-06-18T10:00:0${t}.000Z`, dir: d, msg: m });
+
+describe("excerpts (--partial)", () => {
+  // From the middle of a session: answers a request before the excerpt, leaves one open at its end,
+  // and the first and last lines are cut short.
+  const lines = [
+    rec("s2c", toolsResult).slice(20), // cut: starts mid-record
+    rec("s2c", { jsonrpc: "2.0", id: 7, result: { tools: [] } }),
+    rec("c2s", { jsonrpc: "2.0", id: 8, method: "tools/list" }),
+    rec("s2c", { jsonrpc: "2.0", id: 8, result: { tools: [] } }),
+    rec("c2s", { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "x" } }),
+    rec("c2s", { jsonrpc: "2.0", id: 10, method: "tools/list" }).slice(0, 40), // cut: ends mid-record
+  ];
+  const text = lines.join("\n") + "\n";
+
+  it("without --partial: initialize-first, unmatched-response, unanswered-request are errors and the summary suggests --partial", async () => {
+    const { findings, summary } = await run(text, {}, "excerpt.capture.jsonl");
+    expect(brief(findings)).toEqual([
+      "1 error input/malformed-record",
+      "2 error session/unmatched-response",
+      "3 error session/initialize-first",
+      "6 error input/malformed-record",
+      "5 warning session/unanswered-request",
+    ]);
+    expect(summary.files[0]!.excerpt).toBe(true);
+    const { renderReport } = await import("../../src/validate/index.js");
+    expect(renderReport("text", findings, summary)).toMatch(/hint: the input looks like an excerpt .* --partial/);
+  });
+
+  it("with --partial: only the cut lines, as warnings; everything else checked as usual", async () => {
+    const { findings, summary } = await run(text, { partial: true }, "excerpt.capture.jsonl");
+    expect(brief(findings)).toEqual(["1 warning input/cut-short", "6 warning input/cut-short"]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+    expect(exitCodeFor(summary)).toBe(0);
+  });
+
+  it("with --partial a line that does not parse in the middle is still an error, and a response answered twice still unmatched", async () => {
+    const mid = [lines[1], "{not json", lines[2], lines[3], lines[3]].join("\n") + "\n";
+    const { findings } = await run(mid, { partial: true }, "mid.jsonl");
+    expect(brief(findings)).toEqual(["2 error input/malformed-record", "5 error session/unmatched-response"]);
+  });
+
+  it("a whole session gets no hint", async () => {
+    const whole = SESSION.map(([w, m]) => rec(w === "client" ? "c2s" : "s2c", m)).join("\n");
+    const { findings, summary } = await run(whole, {}, "whole.capture.jsonl");
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+});
+
+describe("the direction of plain JSONL", () => {
+  it("a first message that is a response is read as server→client, with a warning", async () => {
+    const text = [toolsResult, { jsonrpc: "2.0", method: "notifications/tools/list_changed" }].map((m) => JSON.stringify(m)).join("\n");
+    const { findings } = await run(text, {}, "server.jsonl");
+    expect(brief(findings)).toEqual(["1 warning input/direction-guessed"]);
+  });
+
+  it("a first message that is a server-only notification too; a given --direction is taken as it is", async () => {
+    const text = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }) + "\n";
+    expect(brief((await run(text, {}, "n.jsonl")).findings)).toEqual(["1 warning input/direction-guessed"]);
+    // said c2s: a client sending a server notification
+    expect(brief((await run(text, { direction: "c2s" }, "n.jsonl")).findings)).toEqual(["1 error session/initialize-first", "1 error session/wrong-direction"]);
+  });
+
+  it("per-file options replace the run-wide ones for that file only", async () => {
+    const server = file(JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }) + "\n", "a.jsonl");
+    const client = file(JSON.stringify(init) + "\n", "b.jsonl");
+    const { findings } = await validateFiles([server, client], { direction: "c2s", perFile: [{ direction: "s2c" }, undefined] });
+    expect(brief(findings)).toEqual([]);
+    const swapped = await validateFiles([server, client], { perFile: [{ direction: "c2s" }, { direction: "s2c" }] });
+    expect(swapped.findings.map((f) => `${f.file === server ? "a" : "b"} ${f.rule}`)).toEqual([
+      "a session/initialize-first",
+      "a session/wrong-direction",
+      "b schema/unknown-method", // (initialize, sent server→client, in the default 2026-07-28 schema that has none)
+    ]);
+  });
+});
