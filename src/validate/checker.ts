@@ -355,12 +355,16 @@ export class SessionChecker {
       else if (this.phase !== "pre") this.restart(origin);
       this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
+    } else if (this.defs.method(dir, method).def?.kind === "notification") {
+      // A notification method sent with an id is a request (JSON-RPC 2.0 §4): the one finding is
+      // its kind-mismatch below, not a lifecycle finding about it as a request.
+      if (method === "notifications/initialized" && dir === "c2s") this.initializedNotification(origin, dir, method);
     } else {
       if (this.era === "unknown" && dir === "c2s") this.decideEra(f, origin, aboutId);
       if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
-    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
+    const envelope = f.jsonrpcOk ? this.check(this.defs.envelopeChecks.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method) : undefined;
     const info = this.definition(dir, method, origin, aboutId);
     let notificationMethod = false;
     if (info !== undefined) {
@@ -368,7 +372,7 @@ export class SessionChecker {
         notificationMethod = true;
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a notification but was sent with id ${showId(rawId)}`, aboutId, method, `${prefix}/id`);
       } else {
-        this.check(info.defCheck!, "message", f, "schema/request", origin, dir, prefix, aboutId, method);
+        this.check(info.defCheck!, "message", f, "schema/request", origin, dir, prefix, aboutId, method, envelope);
       }
     }
     if (!notificationMethod) this.capability(dir, "request", method, origin, aboutId);
@@ -569,25 +573,22 @@ export class SessionChecker {
     const method = f.method;
     // A session whose capture starts after its initialize request: `notifications/initialized`
     // belongs to the initialize-based lifecycle (checked as such, not against a stateless default).
-    if (this.era === "unknown" && dir === "c2s" && method === "notifications/initialized") this.becomeLegacy();
+    // So is `initialize` sent without an id (a request method as a notification: kind-mismatch).
+    if (this.era === "unknown" && dir === "c2s" && (method === "notifications/initialized" || method === "initialize")) this.becomeLegacy();
     if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
-    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
+    const envelope = f.jsonrpcOk ? this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method) : undefined;
     const info = this.definition(dir, method, origin, undefined);
     if (info !== undefined) {
       if (info.def!.kind === "request") {
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, undefined, method, prefix);
       } else {
-        this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method);
+        this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method, envelope);
       }
     }
     this.notified[dir] = true;
 
     if (method === "notifications/initialized" && dir === "c2s") {
-      if (this.ctx.bidirectional && this.phase === "sent") {
-        this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", undefined, method);
-      }
-      this.initializedSent = true;
-      if (!this.ctx.bidirectional && this.phase === "sent") this.phase = "answered";
+      this.initializedNotification(origin, dir, method);
     } else if (method === "notifications/cancelled" && this.ctx.bidirectional) {
       const requestId = f.paramsObject ? f.requestId : undefined;
       const pending = isId(requestId) ? this.inflight[dir].get(requestId) : undefined;
@@ -607,6 +608,19 @@ export class SessionChecker {
       this.progressNotification(f, origin, dir, method);
     }
     this.capability(dir, "notification", method, origin, undefined);
+  }
+
+  /**
+   * The client's notifications/initialized (also when sent with an id): too early before the
+   * initialize result; one before the initialize request (initialize-first reports it) does not
+   * count as sent.
+   */
+  private initializedNotification(origin: Origin, dir: Direction, method: string): void {
+    if (this.ctx.bidirectional && this.phase === "sent") {
+      this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", undefined, method);
+    }
+    if (this.phase !== "pre" || !this.ctx.bidirectional) this.initializedSent = true;
+    if (!this.ctx.bidirectional && this.phase === "sent") this.phase = "answered";
   }
 
   private progressNotification(f: MessageFacts, origin: Origin, dir: Direction, method: string): void {
@@ -654,10 +668,11 @@ export class SessionChecker {
       // whose request the capture does not hold: an initialize-based session.
       this.becomeLegacy();
     }
+    let envelope: ReadonlySet<string> | undefined;
     if (f.jsonrpcOk) {
       const env = this.defs.envelopeChecks;
       if (isError && rawId === null) this.nullIdError(env.error, f, origin, dir, prefix);
-      else this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
+      else envelope = this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
     }
 
     if (rawId === null || rawId === undefined) {
@@ -726,17 +741,9 @@ export class SessionChecker {
     }
     inflight.delete(rawId);
     if (pending.progressToken !== undefined) this.progress[from].delete(pending.progressToken);
-    if (pending.notificationMethod) {
-      this.emit(
-        "session/response-to-notification",
-        origin,
-        dir,
-        `response to ${pending.method} (line ${pending.line}), a notification method sent with an id`,
-        aboutId,
-        pending.method,
-      );
-      return;
-    }
+    // A notification method sent with an id is a request (JSON-RPC 2.0 §4), reported once as
+    // jsonrpc/kind-mismatch: any answer to it (typically -32600) is fine, and has no result definition.
+    if (pending.notificationMethod) return;
     if (pending.cancelled) {
       this.emit("session/answered-after-cancel", origin, dir, `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`, aboutId, pending.method);
     }
@@ -751,7 +758,7 @@ export class SessionChecker {
     }
     if (!isError) {
       const resultCheck = this.defs.method(from, pending.method).resultCheck;
-      if (resultCheck !== undefined) this.check(resultCheck, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method);
+      if (resultCheck !== undefined) this.check(resultCheck, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method, insideResult(envelope));
     }
   }
 
@@ -909,9 +916,10 @@ export class SessionChecker {
     prefix: string,
     id: WireId | undefined,
     method: string | undefined,
-  ): void {
-    if (check.definition === "") return; // envelope definition absent from a custom schema
-    this.report(this.issues(check, target, f), check.definition, rule, origin, dir, prefix, id, method);
+    reported?: ReadonlySet<string>,
+  ): ReadonlySet<string> | undefined {
+    if (check.definition === "") return undefined; // envelope definition absent from a custom schema
+    return this.report(this.issues(check, target, f), check.definition, rule, origin, dir, prefix, id, method, reported);
   }
 
   /** Schema issues of `check` on `f` (null or empty: valid). @throws ValidateUsageError */
@@ -945,7 +953,11 @@ export class SessionChecker {
     );
   }
 
-  /** Emits up to `maxIssues` schema issues as findings of `rule`. */
+  /**
+   * Emits up to `maxIssues` schema issues as findings of `rule`, leaving out those at a pointer in
+   * `reported` (already reported by the envelope check: one finding per defect). Returns the
+   * pointers of the issues, or undefined when there are none.
+   */
   private report(
     issues: SchemaIssue[] | null,
     definition: string,
@@ -955,8 +967,13 @@ export class SessionChecker {
     prefix: string,
     id: WireId | undefined,
     method: string | undefined,
-  ): void {
-    if (issues === null || issues.length === 0) return;
+    reported?: ReadonlySet<string>,
+  ): ReadonlySet<string> | undefined {
+    if (issues === null || issues.length === 0) return undefined;
+    if (reported !== undefined) {
+      issues = issues.filter((i) => !reported.has(i.pointer));
+      if (issues.length === 0) return undefined;
+    }
     const max = Math.max(1, this.ctx.maxIssues);
     const shown = Math.min(issues.length, max);
     for (let i = 0; i < shown; i++) {
@@ -965,6 +982,7 @@ export class SessionChecker {
       if (i === shown - 1 && issues.length > shown) message += ` (+${issues.length - shown} more issues)`;
       this.emit(rule, origin, dir, message, id, method, prefix + issue.pointer);
     }
+    return new Set(issues.map((i) => i.pointer));
   }
 
   /** Builds and emits a finding; `id`, `method` and `pointer` are left out when undefined. */
@@ -988,6 +1006,14 @@ export class SessionChecker {
     if (this.sessions === 1) return this.ctx.session;
     return `${this.ctx.session ?? ""}#${this.sessions}`;
   }
+}
+
+/** Pointers of envelope issues inside `/result`, relative to the result (undefined when none). */
+function insideResult(pointers: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  if (pointers === undefined) return undefined;
+  const inside = new Set<string>();
+  for (const p of pointers) if (p === "/result" || p.startsWith("/result/")) inside.add(p.slice("/result".length));
+  return inside.size === 0 ? undefined : inside;
 }
 
 /** The id as findings carry it: string, number or null; undefined for absent or other values. */

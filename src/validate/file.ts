@@ -310,7 +310,8 @@ export class FileState {
       if (complete) c.finish();
       summary.messages += c.messages;
       summary.sessions += c.sessions;
-      summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
+      // (a session in which nothing parsed was checked against no version)
+      if (c.messages > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
     if (this.options.partial !== true && summary.messages > 0 && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;

@@ -86,8 +86,8 @@ export const RULES = {
   "jsonrpc/kind-mismatch": rule(
     "jsonrpc/kind-mismatch",
     "error",
-    "A notification method sent with an id, or a request method sent without one.",
-    "MCP basic: Requests / Notifications",
+    "A notification method sent with an id (which makes it a request), or a request method sent without one (which makes it a notification).",
+    "MCP basic: requests MUST include an ID, notifications MUST NOT; JSON-RPC 2.0 §4",
   ),
   "schema/envelope": rule(
     "schema/envelope",
@@ -177,7 +177,7 @@ export const RULES = {
   "session/response-to-notification": rule(
     "session/response-to-notification",
     "error",
-    "A response to a notification: a success response with a null/missing id, an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch, or a response to a notification method sent with an id.",
+    "A response to a notification: a success response with a null/missing id, or an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch. (A notification method sent with an id is a request: its kind-mismatch is the one finding, and an answer to it is fine.)",
     "JSON-RPC 2.0 §4.1: notifications MUST NOT be answered",
   ),
   "session/unanswered-request": rule(
@@ -188,9 +188,9 @@ export const RULES = {
   ),
   "session/missing-capability": rule(
     "session/missing-capability",
-    "error",
-    "A request that needs a capability the peer did not advertise in the initialize exchange.",
-    "MCP lifecycle: Capability Negotiation",
+    "warning",
+    "A request that needs a capability the peer did not advertise in the initialize exchange (or the server/discover result).",
+    "MCP lifecycle: both parties SHOULD only use capabilities that were successfully negotiated",
   ),
   "session/unadvertised-notification": rule(
     "session/unadvertised-notification",
