@@ -15,6 +15,8 @@ import {
   createReporter,
   exitCodeFor,
   validateFiles,
+  type Direction,
+  type FileOptions,
   type InputFormat,
   type ReportFormat,
   type ValidateOptions,
@@ -30,7 +32,38 @@ interface CliOptions {
   protocolVersion?: string;
   schema?: string;
   jobs: number;
+  partial?: boolean;
   listRules?: boolean;
+}
+
+const DIRECTIONS = ["c2s", "s2c"] as const;
+
+/**
+ * Splits the per-file options off an input argument: `FILE:OPT[,OPT]` where each OPT is a
+ * direction (`c2s`, `s2c`) or an input format (`capture`, `jsonl`, `claude-log`, `har`).
+ * Precedence: an argument that names an existing file (or `-`) is that file, whatever colons it
+ * holds; otherwise a suffix of known options is split off; otherwise the argument is the path.
+ */
+export async function splitInputArgument(arg: string): Promise<{ path: string; options?: FileOptions }> {
+  if (arg === "-" || (await exists(arg))) return { path: arg };
+  const colon = arg.lastIndexOf(":");
+  if (colon <= 0) return { path: arg };
+  const options: FileOptions = {};
+  for (const opt of arg.slice(colon + 1).split(",")) {
+    if ((DIRECTIONS as readonly string[]).includes(opt) && options.direction === undefined) options.direction = opt as Direction;
+    else if ((INPUT_FORMATS as readonly string[]).includes(opt) && options.inputFormat === undefined) options.inputFormat = opt as InputFormat;
+    else return { path: arg };
+  }
+  return { path: arg.slice(0, colon), options };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `--jobs`: decimal digits only (`Number` would also take "1e1", " 2" and "0x2"), 1 to 256. */
@@ -47,10 +80,16 @@ export function registerValidateCommand(program: Command): void {
     .description(
       "check recorded MCP traffic (serve --capture files, JSONL, Claude Desktop mcp*.log, HAR) against the MCP schema and session rules",
     )
-    .argument("[files...]", "input files, each its own session; - reads stdin (the default when stdin is not a terminal)")
+    .argument(
+      "[files...]",
+      "input files, each its own session; - reads stdin (the default when stdin is not a terminal); FILE:s2c, FILE:c2s, FILE:jsonl (etc., comma-separated) set --direction / --input-format for that file",
+    )
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("text"))
     .addOption(new Option("--input-format <format>", "input format (default: detected per file)").choices(INPUT_FORMATS))
-    .addOption(new Option("--direction <dir>", "direction of plain JSONL input (default: c2s)").choices(["c2s", "s2c"]))
+    .addOption(
+      new Option("--direction <dir>", "direction of plain JSONL input (default: c2s; s2c, with a warning, when the first message is a response or a server notification)").choices(DIRECTIONS),
+    )
+    .option("--partial", "the inputs are excerpts: they may begin and end mid-session (no initialize-first, no unmatched-response for requests before the excerpt, no unanswered-request at its end; a cut first or last line is a warning)")
     .option("--protocol-version <version>", "check against this MCP version whatever the session negotiates")
     .option("--schema <file>", "MCP schema.json to compile and check against instead of the built-in schemas")
     .option("--jobs <n>", "parse and validate on up to N threads (this one and N-1 worker threads); capped at the input's 1 MiB chunks and at the available CPUs", positiveInt, 1)
@@ -80,7 +119,8 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
     for (const r of RULE_LIST) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.description} [${r.spec}]\n`);
     return 0;
   }
-  let inputs = files;
+  const split = await Promise.all(files.map(splitInputArgument));
+  let inputs = split.map((s) => s.path);
   if (inputs.length === 0) {
     if (process.stdin.isTTY === true) {
       process.stderr.write("orchestra-stdio validate: no input files (give paths, or - / a pipe for stdin)\n");
@@ -113,6 +153,8 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
   if (bar !== undefined) options.onProgress = (e) => bar.update(e);
   if (opts.inputFormat !== undefined) options.inputFormat = opts.inputFormat;
   if (opts.direction !== undefined) options.direction = opts.direction;
+  if (opts.partial === true) options.partial = true;
+  if (split.some((s) => s.options !== undefined)) options.perFile = split.map((s) => s.options);
   if (opts.protocolVersion !== undefined) options.protocolVersion = opts.protocolVersion;
   if (opts.schema !== undefined) options.schemaPath = opts.schema;
 

@@ -76,6 +76,12 @@ export interface CheckerContext {
   resolve: ValidatorResolver;
   /** Schema issues reported per message before the rest are summarised. */
   maxIssues: number;
+  /**
+   * `--partial`: the input is an excerpt that may begin and end mid-session, so what lies outside
+   * it is not held against it: no initialize-first, no unmatched-response or unknown progress token
+   * for an id whose request is not in the input, no unanswered-request at the end.
+   */
+  partial?: boolean;
   emit: (finding: Finding) => void;
 }
 
@@ -148,6 +154,8 @@ export class SessionChecker {
   private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
+  /** A response to a request id the input never showed (a sign of an excerpt). */
+  private answeredUnseen = false;
 
   /** @throws Error when `ctx.defaultVersion` (or the forced version) has no validators. */
   constructor(private readonly ctx: CheckerContext) {
@@ -164,6 +172,14 @@ export class SessionChecker {
   /** The current validators describe a stateless version: `server/discover`, no `initialize`. */
   private statelessSchema(): boolean {
     return this.defs.method("c2s", "server/discover").def !== undefined && this.defs.method("c2s", "initialize").def === undefined;
+  }
+
+  /**
+   * Signs that the input is an excerpt of a longer session (when `--partial` was not given): it
+   * starts after the initialize request, or answers requests it does not hold.
+   */
+  get looksLikeExcerpt(): boolean {
+    return this.initializeFirstReported.c2s || this.initializeFirstReported.s2c || this.answeredUnseen;
   }
 
   /** The version currently used for checks. */
@@ -209,7 +225,7 @@ export class SessionChecker {
   /** Ends the session: reports requests still unanswered. Call once, at end of input. */
   finish(): void {
     this.versions.push(this.version);
-    if (!this.ctx.bidirectional) return;
+    if (!this.ctx.bidirectional || this.ctx.partial === true) return; // (an excerpt may end mid-request)
     for (const dir of ["c2s", "s2c"] as const) {
       for (const p of this.inflight[dir].values()) {
         const id = p.id;
@@ -339,12 +355,16 @@ export class SessionChecker {
       else if (this.phase !== "pre") this.restart(origin);
       this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
+    } else if (this.defs.method(dir, method).def?.kind === "notification") {
+      // A notification method sent with an id is a request (JSON-RPC 2.0 §4): the one finding is
+      // its kind-mismatch below, not a lifecycle finding about it as a request.
+      if (method === "notifications/initialized" && dir === "c2s") this.initializedNotification(origin, dir, method);
     } else {
       if (this.era === "unknown" && dir === "c2s") this.decideEra(f, origin, aboutId);
       if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
-    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method);
+    const envelope = f.jsonrpcOk ? this.check(this.defs.envelopeChecks.request, "message", f, "schema/envelope", origin, dir, prefix, aboutId, method) : undefined;
     const info = this.definition(dir, method, origin, aboutId);
     let notificationMethod = false;
     if (info !== undefined) {
@@ -352,7 +372,7 @@ export class SessionChecker {
         notificationMethod = true;
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a notification but was sent with id ${showId(rawId)}`, aboutId, method, `${prefix}/id`);
       } else {
-        this.check(info.defCheck!, "message", f, "schema/request", origin, dir, prefix, aboutId, method);
+        this.check(info.defCheck!, "message", f, "schema/request", origin, dir, prefix, aboutId, method, envelope);
       }
     }
     if (!notificationMethod) this.capability(dir, "request", method, origin, aboutId);
@@ -513,7 +533,7 @@ export class SessionChecker {
   }
 
   private initializeFirst(origin: Origin, dir: Direction, what: string, method: string, aboutId: WireId | undefined): void {
-    if (!this.ctx.bidirectional && dir === "s2c") return;
+    if ((!this.ctx.bidirectional && dir === "s2c") || this.ctx.partial === true) return;
     if (this.initializeFirstReported[dir]) return;
     this.initializeFirstReported[dir] = true;
     this.emit(
@@ -553,25 +573,22 @@ export class SessionChecker {
     const method = f.method;
     // A session whose capture starts after its initialize request: `notifications/initialized`
     // belongs to the initialize-based lifecycle (checked as such, not against a stateless default).
-    if (this.era === "unknown" && dir === "c2s" && method === "notifications/initialized") this.becomeLegacy();
+    // So is `initialize` sent without an id (a request method as a notification: kind-mismatch).
+    if (this.era === "unknown" && dir === "c2s" && (method === "notifications/initialized" || method === "initialize")) this.becomeLegacy();
     if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
-    if (f.jsonrpcOk) this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method);
+    const envelope = f.jsonrpcOk ? this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method) : undefined;
     const info = this.definition(dir, method, origin, undefined);
     if (info !== undefined) {
       if (info.def!.kind === "request") {
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, undefined, method, prefix);
       } else {
-        this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method);
+        this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method, envelope);
       }
     }
     this.notified[dir] = true;
 
     if (method === "notifications/initialized" && dir === "c2s") {
-      if (this.ctx.bidirectional && this.phase === "sent") {
-        this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", undefined, method);
-      }
-      this.initializedSent = true;
-      if (!this.ctx.bidirectional && this.phase === "sent") this.phase = "answered";
+      this.initializedNotification(origin, dir, method);
     } else if (method === "notifications/cancelled" && this.ctx.bidirectional) {
       const requestId = f.paramsObject ? f.requestId : undefined;
       const pending = isId(requestId) ? this.inflight[dir].get(requestId) : undefined;
@@ -593,12 +610,25 @@ export class SessionChecker {
     this.capability(dir, "notification", method, origin, undefined);
   }
 
+  /**
+   * The client's notifications/initialized (also when sent with an id): too early before the
+   * initialize result; one before the initialize request (initialize-first reports it) does not
+   * count as sent.
+   */
+  private initializedNotification(origin: Origin, dir: Direction, method: string): void {
+    if (this.ctx.bidirectional && this.phase === "sent") {
+      this.emit("session/initialized-after-result", origin, dir, "notifications/initialized sent before the initialize result", undefined, method);
+    }
+    if (this.phase !== "pre" || !this.ctx.bidirectional) this.initializedSent = true;
+    if (!this.ctx.bidirectional && this.phase === "sent") this.phase = "answered";
+  }
+
   private progressNotification(f: MessageFacts, origin: Origin, dir: Direction, method: string): void {
     const token = f.token;
     if (token === undefined) return; // the schema check reports it
     const state = this.progress[other(dir)].get(token);
     if (state === undefined) {
-      if (this.lostLines > 0) return; // may belong to a request on a dropped line
+      if (this.lostLines > 0 || this.ctx.partial === true) return; // may belong to a request on a dropped line, or before the excerpt
       this.emit(
         "session/unknown-progress-token",
         origin,
@@ -633,14 +663,16 @@ export class SessionChecker {
     const from = other(dir);
     const aboutId = wireId(rawId);
     if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
-    else if (this.era === "unknown" && dir === "s2c" && !isError && looksLikeInitializeResult(this.valueOf(f)?.result)) {
-      // An InitializeResult whose request the capture does not hold: an initialize-based session.
+    else if (this.era === "unknown" && dir === "s2c" && !isError && initializeEraResult(this.valueOf(f)?.result)) {
+      // An InitializeResult, or a result without the `resultType` every 2026-07-28 result carries,
+      // whose request the capture does not hold: an initialize-based session.
       this.becomeLegacy();
     }
+    let envelope: ReadonlySet<string> | undefined;
     if (f.jsonrpcOk) {
       const env = this.defs.envelopeChecks;
       if (isError && rawId === null) this.nullIdError(env.error, f, origin, dir, prefix);
-      else this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
+      else envelope = this.check(isError ? env.error : env.result, "message", f, isError ? "schema/error-response" : "schema/envelope", origin, dir, prefix, aboutId, undefined);
     }
 
     if (rawId === null || rawId === undefined) {
@@ -668,8 +700,8 @@ export class SessionChecker {
           "a result without a request id can only answer a notification; notifications MUST NOT be answered",
           aboutId,
         );
-      } else if (this.ctx.bidirectional && this.lostLines === 0) {
-        // (with a dropped line, it may be the rejection of that line: not reported)
+      } else if (this.ctx.bidirectional && this.lostLines === 0 && this.ctx.partial !== true) {
+        // (with a dropped line, it may be the rejection of that line; in an excerpt, of one before it: not reported)
         if (this.notified[from]) {
           this.emit(
             "session/response-to-notification",
@@ -694,7 +726,8 @@ export class SessionChecker {
       // JSON-RPC lets an error response echo the id it could read from an invalid request.
       if (isError && this.invalidIds[from].delete(rawId)) return;
       const firstLine = this.used[from].firstLine(rawId);
-      if (firstLine === undefined && this.lostLines > 0) return; // may answer a dropped line
+      if (firstLine === undefined && (this.lostLines > 0 || this.ctx.partial === true)) return; // may answer a dropped line, or a request before the excerpt
+      if (firstLine === undefined) this.answeredUnseen = true;
       this.emit(
         "session/unmatched-response",
         origin,
@@ -708,17 +741,9 @@ export class SessionChecker {
     }
     inflight.delete(rawId);
     if (pending.progressToken !== undefined) this.progress[from].delete(pending.progressToken);
-    if (pending.notificationMethod) {
-      this.emit(
-        "session/response-to-notification",
-        origin,
-        dir,
-        `response to ${pending.method} (line ${pending.line}), a notification method sent with an id`,
-        aboutId,
-        pending.method,
-      );
-      return;
-    }
+    // A notification method sent with an id is a request (JSON-RPC 2.0 §4), reported once as
+    // jsonrpc/kind-mismatch: any answer to it (typically -32600) is fine, and has no result definition.
+    if (pending.notificationMethod) return;
     if (pending.cancelled) {
       this.emit("session/answered-after-cancel", origin, dir, `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`, aboutId, pending.method);
     }
@@ -733,7 +758,7 @@ export class SessionChecker {
     }
     if (!isError) {
       const resultCheck = this.defs.method(from, pending.method).resultCheck;
-      if (resultCheck !== undefined) this.check(resultCheck, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method);
+      if (resultCheck !== undefined) this.check(resultCheck, "result", f, "schema/result", origin, dir, `${prefix}/result`, aboutId, pending.method, insideResult(envelope));
     }
   }
 
@@ -891,9 +916,10 @@ export class SessionChecker {
     prefix: string,
     id: WireId | undefined,
     method: string | undefined,
-  ): void {
-    if (check.definition === "") return; // envelope definition absent from a custom schema
-    this.report(this.issues(check, target, f), check.definition, rule, origin, dir, prefix, id, method);
+    reported?: ReadonlySet<string>,
+  ): ReadonlySet<string> | undefined {
+    if (check.definition === "") return undefined; // envelope definition absent from a custom schema
+    return this.report(this.issues(check, target, f), check.definition, rule, origin, dir, prefix, id, method, reported);
   }
 
   /** Schema issues of `check` on `f` (null or empty: valid). @throws ValidateUsageError */
@@ -927,7 +953,11 @@ export class SessionChecker {
     );
   }
 
-  /** Emits up to `maxIssues` schema issues as findings of `rule`. */
+  /**
+   * Emits up to `maxIssues` schema issues as findings of `rule`, leaving out those at a pointer in
+   * `reported` (already reported by the envelope check: one finding per defect). Returns the
+   * pointers of the issues, or undefined when there are none.
+   */
   private report(
     issues: SchemaIssue[] | null,
     definition: string,
@@ -937,8 +967,13 @@ export class SessionChecker {
     prefix: string,
     id: WireId | undefined,
     method: string | undefined,
-  ): void {
-    if (issues === null || issues.length === 0) return;
+    reported?: ReadonlySet<string>,
+  ): ReadonlySet<string> | undefined {
+    if (issues === null || issues.length === 0) return undefined;
+    if (reported !== undefined) {
+      issues = issues.filter((i) => !reported.has(i.pointer));
+      if (issues.length === 0) return undefined;
+    }
     const max = Math.max(1, this.ctx.maxIssues);
     const shown = Math.min(issues.length, max);
     for (let i = 0; i < shown; i++) {
@@ -947,6 +982,7 @@ export class SessionChecker {
       if (i === shown - 1 && issues.length > shown) message += ` (+${issues.length - shown} more issues)`;
       this.emit(rule, origin, dir, message, id, method, prefix + issue.pointer);
     }
+    return new Set(issues.map((i) => i.pointer));
   }
 
   /** Builds and emits a finding; `id`, `method` and `pointer` are left out when undefined. */
@@ -972,6 +1008,14 @@ export class SessionChecker {
   }
 }
 
+/** Pointers of envelope issues inside `/result`, relative to the result (undefined when none). */
+function insideResult(pointers: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  if (pointers === undefined) return undefined;
+  const inside = new Set<string>();
+  for (const p of pointers) if (p === "/result" || p.startsWith("/result/")) inside.add(p.slice("/result".length));
+  return inside.size === 0 ? undefined : inside;
+}
+
 /** The id as findings carry it: string, number or null; undefined for absent or other values. */
 function wireId(raw: unknown): WireId | undefined {
   return isId(raw) || raw === null ? raw : undefined;
@@ -984,6 +1028,11 @@ function idOnly(raw: unknown): WireId | undefined {
 
 function looksLikeDiscoverResult(result: unknown): result is Json {
   return isObject(result) && Array.isArray(result.supportedVersions) && isObject(result.capabilities);
+}
+
+/** A result of an initialize-based session: an InitializeResult, or an object without `resultType`. */
+function initializeEraResult(result: unknown): boolean {
+  return looksLikeInitializeResult(result) || (isObject(result) && !("resultType" in result));
 }
 
 function looksLikeInitializeResult(result: unknown): boolean {

@@ -456,6 +456,7 @@ export class ChunkProcessor {
     unparsable: () => this.current!.onLocal(),
     problem: () => this.current!.onLocal(),
     skip: () => this.current!.onSkip(),
+    defer: () => this.current!.onLocal(),
   };
 
   constructor(readonly setup: ValidatorSetup) {}

@@ -47,6 +47,37 @@ export class SchemaCheck {
   }
 }
 
+/**
+ * The check of a request's result where the schema's response definition for the method
+ * (`XResultResponse`) may allow more than `XResult`: 2026-07-28 answers `tools/call` with
+ * `InputRequiredResult | CallToolResult`. A result that `XResult` accepts costs one call of its
+ * validator, as a plain {@link SchemaCheck}; any other is checked as the `result` of a response
+ * of that definition, and only the issues inside `result` are kept (their pointers relative to
+ * it; the envelope check reports the rest).
+ */
+export class ResponseResultCheck extends SchemaCheck {
+  private readonly plain: SchemaCheck;
+
+  constructor(
+    result: string,
+    /** The response definition, e.g. `CallToolResultResponse`. */
+    readonly response: string,
+    private readonly v: ProtocolValidators,
+  ) {
+    super(result, v);
+    this.plain = new SchemaCheck(result, v);
+  }
+
+  override run(data: unknown): SchemaIssue[] | null {
+    const issues = this.plain.run(data);
+    if (issues === null || issues.length === 0) return issues;
+    const whole = this.v.validate(this.response, { jsonrpc: "2.0", id: 0, result: data });
+    if (whole === null) return null;
+    const inside = whole.filter((i) => i.pointer === "/result" || i.pointer.startsWith("/result/"));
+    return inside.length === 0 ? null : inside.map((i) => ({ ...i, pointer: i.pointer.slice("/result".length) }));
+  }
+}
+
 /** What a method means in one direction, cached. */
 export interface MethodInfo {
   /** The method's definition in this direction, if the version has one. */
@@ -125,7 +156,9 @@ export class Defs {
       else {
         const v = this.validators;
         const result = def.resultDefinition !== undefined && v.has(def.resultDefinition) ? def.resultDefinition : undefined;
-        info = { def, defCheck: new SchemaCheck(def.definition, v), result, resultCheck: result === undefined ? undefined : new SchemaCheck(result, v) };
+        const response = result !== undefined && result.endsWith("Result") ? `${result}Response` : "";
+        const resultCheck = result === undefined ? undefined : v.has(response) ? new ResponseResultCheck(result, response, v) : new SchemaCheck(result, v);
+        info = { def, defCheck: new SchemaCheck(def.definition, v), result, resultCheck };
       }
       // Bounded: custom traffic could invent unlimited method names.
       if (table.size < 4096) table.set(method, info);

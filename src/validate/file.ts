@@ -16,9 +16,11 @@ import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
 import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
+import type { Origin } from "./checker.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES, readHar } from "./readers/har.js";
-import { jsonlReader } from "./readers/jsonl.js";
+import { jsonlReader, serverSideFirstLine } from "./readers/jsonl.js";
+import { defsFor } from "./defs.js";
 import { RULES } from "./rules.js";
 import type { ValidatorSetup } from "./setup.js";
 import type { Direction, FileSummary, Finding, InputFormat, ValidateOptions } from "./types.js";
@@ -81,6 +83,26 @@ export function tooLongMessage(bytes: number, maxLine: number): string {
   return `line of ${bytes} bytes exceeds the ${maxLine}-byte limit; skipped`;
 }
 
+/** The direction of a plain JSONL file, and the line of the message it was guessed from. */
+export interface DirectionChoice {
+  direction: Direction;
+  guessedAt?: number;
+}
+
+/**
+ * The direction of a plain JSONL file from its head: the one given, else server→client when the
+ * first message is a response or a notification only a server sends (in the default version's
+ * schema), else client→server.
+ */
+export function jsonlDirection(head: string, options: ValidateOptions, setup: ValidatorSetup): DirectionChoice {
+  if (options.direction !== undefined) return { direction: options.direction };
+  const v = setup.resolve(setup.defaultVersion);
+  const defs = v === undefined ? undefined : defsFor(v);
+  const serverOnly = (m: string): boolean => defs !== undefined && defs.method("s2c", m).def?.kind === "notification" && defs.method("c2s", m).def === undefined;
+  const line = serverSideFirstLine(head, serverOnly);
+  return line === undefined ? { direction: "c2s" } : { direction: "s2c", guessedAt: line };
+}
+
 /**
  * The state of one input file being validated: its summary, one {@link SessionChecker} per
  * session (Claude logs: per server), and the {@link Dispatch} that readers feed. Findings go to
@@ -96,6 +118,10 @@ export class FileState {
   private lastKey = "";
   private lastChecker: SessionChecker | undefined;
   private lostLines = 0;
+  /** `partial`: a line that did not parse, held until the next line says whether it was the input's last. */
+  private held: { origin: Origin; report: () => void; messages: number } | undefined;
+  /** A line that did not parse before any message: the input may begin mid-message. */
+  private cutFirst = false;
 
   constructor(
     path: string,
@@ -125,6 +151,7 @@ export class FileState {
       unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
       problem: (rule, origin, message) => {
         if (rule === "input/line-too-long" || rule === "input/dropped-message") this.lost();
+        if (rule === "input/unsupported-format") summary.unreadable = message; // exit code 2
         const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
         if (origin.location !== undefined) f.location = origin.location;
         this.count(f);
@@ -133,6 +160,77 @@ export class FileState {
         summary.skipped++;
       },
     };
+    if (options.partial === true) this.holdCutLines();
+    else this.noticeCutFirst();
+  }
+
+  /** Messages checked so far in all sessions of the file. */
+  private messagesSoFar(): number {
+    let n = 0;
+    for (const c of this.checkers.values()) n += c.messages;
+    return n;
+  }
+
+  /**
+   * `partial`: a line that does not parse (or a malformed capture record) before any message is
+   * the excerpt's first line cut short, and one after the last message its last line: each an
+   * `input/cut-short` warning instead, not checked. A failed line is held until the next line
+   * arrives (or the input ends) to know which it is.
+   */
+  private holdCutLines(): void {
+    const d = this.dispatch;
+    const { message, unparsable, problem } = d;
+    const failed = (origin: Origin, report: () => void): void => {
+      this.flushHeld();
+      if (this.messagesSoFar() === 0 && !this.cutFirst) {
+        this.cutFirst = true;
+        this.cutShort(origin, "begins");
+        return;
+      }
+      this.held = { origin, report, messages: this.messagesSoFar() };
+    };
+    d.message = (value, origin, dir, session) => {
+      this.flushHeld();
+      message(value, origin, dir, session);
+    };
+    d.unparsable = (raw, error, origin, dir, session) => failed(origin, () => unparsable(raw, error, origin, dir, session));
+    d.problem = (rule, origin, text) => {
+      if (rule === "input/malformed-record") failed(origin, () => problem(rule, origin, text));
+      else {
+        this.flushHeld();
+        problem(rule, origin, text);
+      }
+    };
+  }
+
+  /** Without `partial`: a first line that does not parse is a sign of an excerpt. */
+  private noticeCutFirst(): void {
+    const d = this.dispatch;
+    const { unparsable, problem } = d;
+    d.unparsable = (raw, error, origin, dir, session) => {
+      if (!this.cutFirst && this.messagesSoFar() === 0) this.cutFirst = true;
+      unparsable(raw, error, origin, dir, session);
+    };
+    d.problem = (rule, origin, text) => {
+      if (rule === "input/malformed-record" && !this.cutFirst && this.messagesSoFar() === 0) this.cutFirst = true;
+      problem(rule, origin, text);
+    };
+  }
+
+  /** Reports the held failed line as it is (a message came after it). */
+  private flushHeld(): void {
+    const h = this.held;
+    if (h === undefined) return;
+    this.held = undefined;
+    h.report();
+  }
+
+  private cutShort(origin: Origin, where: "begins" | "ends"): void {
+    this.dispatch.problem(
+      "input/cut-short",
+      origin,
+      `line ${origin.line} does not parse: taken as cut short where the excerpt ${where} (--partial); not checked`,
+    );
   }
 
   /** A line was dropped unread: every session (and any started later) may miss a request. */
@@ -155,6 +253,7 @@ export class FileState {
         defaultVersion: setup.defaultVersion,
         resolve: setup.resolve,
         maxIssues: this.options.maxIssuesPerMessage ?? 20,
+        partial: this.options.partial === true,
         emit: this.count,
         ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
         ...(setup.schemaName === undefined ? {} : { schemaName: setup.schemaName }),
@@ -166,6 +265,18 @@ export class FileState {
     this.lastKey = key;
     this.lastChecker = c;
     return c;
+  }
+
+  /** Uses the direction {@link jsonlDirection} chose, reporting a guess (`input/direction-guessed`). */
+  useDirection(choice: DirectionChoice): Direction {
+    if (choice.guessedAt !== undefined) {
+      this.dispatch.problem(
+        "input/direction-guessed",
+        { line: choice.guessedAt },
+        "plain JSONL without --direction whose first message is a response or a server notification: read as server→client (say it with --direction or FILE:s2c)",
+      );
+    }
+    return choice.direction;
   }
 
   /** Records that the input could not be read (`input/unreadable`, exit code 2). */
@@ -188,13 +299,22 @@ export class FileState {
    */
   finish(complete: boolean): FileSummary {
     const summary = this.summary;
+    const held = this.held;
+    if (held !== undefined) {
+      this.held = undefined;
+      // Nothing parsed after it: the excerpt's last line, cut short.
+      if (complete && held.messages === this.messagesSoFar()) this.cutShort(held.origin, "ends");
+      else held.report();
+    }
     for (const c of this.checkers.values()) {
       if (complete) c.finish();
       summary.messages += c.messages;
       summary.sessions += c.sessions;
-      summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
+      // (a session in which nothing parsed was checked against no version)
+      if (c.messages > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
+    if (this.options.partial !== true && summary.messages > 0 && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
     if (complete && summary.unreadable === undefined && summary.messages === 0) this.noMessages();
     return summary;
   }
@@ -272,6 +392,7 @@ export async function validateFile(
   const report = (): void => progress?.({ file: path, bytesRead: summary.bytes, totalBytes: input.size });
   let ok = true;
   let splitter: LineSplitter | undefined;
+  let consumer: LineConsumer | undefined;
   try {
     const iter = input.chunks[Symbol.asyncIterator]();
     const head: Buffer[] = [];
@@ -323,8 +444,9 @@ export async function validateFile(
       state.har(harText(parts, summary.bytes));
       ok = summary.unreadable === undefined;
     } else {
-      const direction = options.direction ?? "c2s";
-      splitter = fileLineSplitter(state, lineReader(format, state.dispatch, direction), format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+      const direction = format === "jsonl" ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : "c2s";
+      consumer = lineReader(format, state.dispatch, direction);
+      splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {
@@ -339,6 +461,7 @@ export async function validateFile(
         }
       }
       splitter.end();
+      consumer.end?.();
       summary.lines = splitter.lineNo;
     }
   } catch (err) {

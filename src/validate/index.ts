@@ -14,7 +14,7 @@ import { CHUNK_BYTES, validateFile } from "./file.js";
 import { ChunkProcessor } from "./chunk.js";
 import { finishThreads, idleThreadsFor, InlinePool, MIN_CHUNKS_FOR_NEW_THREADS, runPipeline, startThreads, threadsWouldStart } from "./pipeline.js";
 import { loadSchema, prepareValidators, type ValidatorSetup } from "./setup.js";
-import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
+import { optionsForFile, ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
@@ -73,8 +73,8 @@ export async function validateFiles(paths: readonly string[], given: ValidateOpt
     }
   } else {
     const setup = await prepareValidators(options); // rejects bad options before any input is read
-    for (const path of paths) {
-      const file = await validateFile(path, options, setup, onFinding);
+    for (const [index, path] of paths.entries()) {
+      const file = await validateFile(path, optionsForFile(options, index), setup, onFinding);
       files.push(file);
       options.onFileDone?.(file);
     }

@@ -55,13 +55,13 @@ import {
   type RangeJob,
 } from "./chunk.js";
 import { newFacts } from "./facts.js";
-import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, lineReader, tooLongMessage } from "./file.js";
+import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, jsonlDirection, lineReader, tooLongMessage, type DirectionChoice } from "./file.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
 import type { ValidatorSetup } from "./setup.js";
-import { ValidateUsageError, type FileSummary, type Finding, type InputFormat, type ValidateOptions } from "./types.js";
+import { optionsForFile, ValidateUsageError, type FileSummary, type Finding, type InputFormat, type ValidateOptions } from "./types.js";
 
 /** Runs chunk tasks somewhere: worker threads, or in-process. */
 export interface ChunkPool {
@@ -471,7 +471,7 @@ export async function closeIdleWorkers(): Promise<void> {
 // producer → consumer sequence
 
 type Item =
-  | { type: "open"; index: number; path: string; format?: InputFormat; error?: unknown; bytes?: number }
+  | { type: "open"; index: number; path: string; format?: InputFormat; direction?: DirectionChoice; error?: unknown; bytes?: number }
   | { type: "har"; text: string }
   | { type: "chunk"; result: Promise<ChunkResult>; consumed?: () => void; progress?: { bytes: number; total: number }; fd?: number }
   | { type: "toolong"; bytes: number }
@@ -717,12 +717,13 @@ export async function runPipeline(
       queue.push({ type: "open", index, path, error: err });
       return;
     }
-    if (source.kind === "file") await produceRanges(index, path, source);
-    else await produceStream(index, path, source);
+    const own = optionsForFile(options, index);
+    if (source.kind === "file") await produceRanges(index, path, source, own);
+    else await produceStream(index, path, source, own);
   };
 
   /** A regular file: sniff its head here, then hand out byte ranges (workers read them). */
-  const produceRanges = async (index: number, path: string, source: FileSource): Promise<void> => {
+  const produceRanges = async (index: number, path: string, source: FileSource, own: ValidateOptions): Promise<void> => {
     const { fh, size } = source;
     openFiles.add(fh);
     const close = (): Promise<void> => {
@@ -730,10 +731,12 @@ export async function runPipeline(
       return fh.close().catch(() => {});
     };
     let format: InputFormat;
+    let direction: DirectionChoice = { direction: "c2s" };
     try {
       const head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
-      format = options.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
+      format = own.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
+      if (format === "jsonl") direction = jsonlDirection(head.toString("utf8", 0, bytesRead), own, setup);
       if (format === "har") {
         if (size > MAX_HAR_BYTES) throw harTooLarge(size);
         const all = await fh.readFile();
@@ -749,8 +752,8 @@ export async function runPipeline(
       await close();
       return;
     }
-    queue.push({ type: "open", index, path, format });
-    const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
+    queue.push({ type: "open", index, path, format, direction });
+    const file: ChunkFileContext = { format, direction: direction.direction, maxLineBytes };
     if (shared) {
       // The consumer validates this file itself with the workers (`consumeRanges`); the next
       // input is produced once it is done.
@@ -766,7 +769,7 @@ export async function runPipeline(
   };
 
   /** A stream: copy it into buffers cut at line ends. */
-  const produceStream = async (index: number, path: string, source: StreamSource): Promise<void> => {
+  const produceStream = async (index: number, path: string, source: StreamSource, own: ValidateOptions): Promise<void> => {
     let bytes = 0;
     const progress = options.onProgress;
     let opened = false;
@@ -796,10 +799,11 @@ export async function runPipeline(
       };
       // The format comes from the first 64 KiB, or from the whole lines of a live input that
       // pauses before that (none is needed when it is given).
-      let early: InputFormat | undefined = options.inputFormat === "har" ? undefined : options.inputFormat;
+      let early: InputFormat | undefined = own.inputFormat === "har" ? undefined : own.inputFormat;
       const enough = async (): Promise<boolean> => (early = detectFormatEarly(buf.toString("utf8", 0, used), path)) !== undefined;
       while (used < SNIFF_BYTES && !eof && early === undefined) await fill(used > 0 ? enough : undefined);
-      const format = options.inputFormat ?? early ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
+      const format = own.inputFormat ?? early ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
+      const direction: DirectionChoice = format === "jsonl" ? jsonlDirection(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), own, setup) : { direction: "c2s" };
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
         queue.push({ type: "open", index, path, format });
@@ -815,9 +819,9 @@ export async function runPipeline(
         queue.push({ type: "end", bytes });
         return;
       }
-      queue.push({ type: "open", index, path, format });
+      queue.push({ type: "open", index, path, format, direction });
       opened = true;
-      const file: ChunkFileContext = { format, direction: options.direction ?? "c2s", maxLineBytes };
+      const file: ChunkFileContext = { format, direction: direction.direction, maxLineBytes };
       const send = (b: Buffer, length: number, first: boolean): Promise<void> =>
         dispatch(index, { buffer: b.buffer as ArrayBuffer, length }, first, file);
       let first = true;
@@ -1045,7 +1049,7 @@ export async function runPipeline(
       const item = next.value;
       switch (item.type) {
         case "open": {
-          state = new FileState(item.path, options, setup, emit);
+          state = new FileState(item.path, optionsForFile(options, item.index), setup, emit);
           current = { index: item.index, state };
           lineBase = 0;
           ok = true;
@@ -1062,8 +1066,9 @@ export async function runPipeline(
           state.format = format;
           state.summary.format = format;
           if (format !== "har") {
-            consumer = lineReader(format, state.dispatch, options.direction ?? "c2s");
-            reread = rereader(format, options.direction ?? "c2s");
+            const direction = item.direction === undefined ? "c2s" : state.useDirection(item.direction);
+            consumer = lineReader(format, state.dispatch, direction);
+            reread = rereader(format, direction);
           }
           break;
         }
@@ -1109,6 +1114,7 @@ export async function runPipeline(
           break;
         case "end": {
           const st = state!;
+          if (ok && st.summary.format !== "har") consumer?.end?.(); // a message body left open
           st.summary.bytes = item.bytes;
           if (st.summary.format !== "har") st.summary.lines = lineBase;
           if (item.error !== undefined && ok) {

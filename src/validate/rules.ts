@@ -52,6 +52,24 @@ export const RULES = {
     "The input yields no message in its input format (empty, only blank lines, or nothing in the forced or detected format); exit code 2.",
     "-",
   ),
+  "input/unsupported-format": rule(
+    "input/unsupported-format",
+    "error",
+    "The input is in a format that carries no message bodies (the newer Claude Desktop log, which logs only method names and ids): nothing can be checked; reported once per file, exit code 2.",
+    "-",
+  ),
+  "input/cut-short": rule(
+    "input/cut-short",
+    "warning",
+    "With --partial: the first or last line of the excerpt does not parse; taken as cut short where the excerpt begins or ends, and not checked.",
+    "-",
+  ),
+  "input/direction-guessed": rule(
+    "input/direction-guessed",
+    "warning",
+    "Plain JSONL without --direction whose first message is a response or a notification only a server sends: the file is read as server→client.",
+    "-",
+  ),
   "json/parse-error": rule("json/parse-error", "error", "A message is not valid JSON.", "JSON-RPC 2.0 §5.1 (-32700)"),
   "jsonrpc/invalid": rule(
     "jsonrpc/invalid",
@@ -68,8 +86,8 @@ export const RULES = {
   "jsonrpc/kind-mismatch": rule(
     "jsonrpc/kind-mismatch",
     "error",
-    "A notification method sent with an id, or a request method sent without one.",
-    "MCP basic: Requests / Notifications",
+    "A notification method sent with an id (which makes it a request), or a request method sent without one (which makes it a notification).",
+    "MCP basic: requests MUST include an ID, notifications MUST NOT; JSON-RPC 2.0 §4",
   ),
   "schema/envelope": rule(
     "schema/envelope",
@@ -159,7 +177,7 @@ export const RULES = {
   "session/response-to-notification": rule(
     "session/response-to-notification",
     "error",
-    "A response to a notification: a success response with a null/missing id, an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch, or a response to a notification method sent with an id.",
+    "A response to a notification: a success response with a null/missing id, or an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch. (A notification method sent with an id is a request: its kind-mismatch is the one finding, and an answer to it is fine.)",
     "JSON-RPC 2.0 §4.1: notifications MUST NOT be answered",
   ),
   "session/unanswered-request": rule(
@@ -170,9 +188,9 @@ export const RULES = {
   ),
   "session/missing-capability": rule(
     "session/missing-capability",
-    "error",
-    "A request that needs a capability the peer did not advertise in the initialize exchange.",
-    "MCP lifecycle: Capability Negotiation",
+    "warning",
+    "A request that needs a capability the peer did not advertise in the initialize exchange (or the server/discover result).",
+    "MCP lifecycle: both parties SHOULD only use capabilities that were successfully negotiated",
   ),
   "session/unadvertised-notification": rule(
     "session/unadvertised-notification",

@@ -67,6 +67,12 @@ export interface FileSummary {
   sessions: number;
   /** Set when the file could not be read; the text of the I/O error. */
   unreadable?: string;
+  /**
+   * Set (without `partial`) when the file looks like an excerpt of a longer session: it starts
+   * after the initialize request, answers requests it does not hold, or its first line is cut
+   * short. The text report then suggests `--partial`.
+   */
+  excerpt?: true;
 }
 
 /** Totals over all files of one run. */
@@ -102,7 +108,13 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * Options of {@link validateFiles}. All optional.
  *
  * - `inputFormat`: force a format for every file instead of sniffing;
- * - `direction`: direction of plain JSONL input (default `c2s`);
+ * - `direction`: direction of plain JSONL input (default: `c2s`, or `s2c` with an
+ *   `input/direction-guessed` warning when the file's first message is a response or a
+ *   notification only a server sends);
+ * - `perFile`: per input (same index as `paths`), an `inputFormat` and/or `direction` that
+ *   replace the run-wide ones for that file (the CLI's `file.jsonl:s2c`);
+ * - `partial`: the inputs are excerpts that may begin and end mid-session (see
+ *   `CheckerContext.partial`); a first or last line cut short is an `input/cut-short` warning;
  * - `protocolVersion`: check against this version whatever the initialize exchange says
  *   (a differing negotiated version gives `session/version-mismatch`); also used when no
  *   initialize exchange is seen. Must be a supported version (or any label with `schema`);
@@ -132,6 +144,8 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
 export interface ValidateOptions {
   inputFormat?: InputFormat;
   direction?: Direction;
+  perFile?: ReadonlyArray<FileOptions | undefined>;
+  partial?: boolean;
   protocolVersion?: string;
   schema?: object;
   schemaPath?: string;
@@ -144,6 +158,19 @@ export interface ValidateOptions {
   maxIssuesPerMessage?: number;
   jobs?: number;
   chunkBytes?: number;
+}
+
+/** Options of one input that replace the run-wide ones (`ValidateOptions.perFile`). */
+export interface FileOptions {
+  inputFormat?: InputFormat;
+  direction?: Direction;
+}
+
+/** `options` with the per-file options of input `index` applied (and `perFile` left out). */
+export function optionsForFile(options: ValidateOptions, index: number): ValidateOptions {
+  const own = options.perFile?.[index];
+  if (own === undefined) return options;
+  return { ...options, ...own };
 }
 
 /** A thrown error for bad options (unknown protocol version, unreadable schema): exit code 2. */

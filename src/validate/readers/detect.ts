@@ -9,8 +9,9 @@
  *    — or, when the first line does not fit in the head, one that opens the way `serve --capture`
  *    writes a record (`{"ts":"…","dir":"c2s"|"s2c","msg":`, or `raw`/`dropped`) → `capture`;
  * 3. any other JSON first line → `jsonl`;
- * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`), or a first
- *    line with its prefix, `<ISO-8601 timestamp> [name] [level]` (either order; e.g. the log of a
+ * 4. a head line in the Claude Desktop log style (`... [x] Message from client: ...`, with or
+ *    without the timestamp, indented or quoted as pasted; or a body-less `method="..."` line of the
+ *    newer log; the grammar is `claudeLine` of the reader), or a first line with its prefix, `<ISO-8601 timestamp> [name] [level]` (either order; e.g. the log of a
  *    server that crashed before any message: `... [orchestra] [info] Initializing server...`)
  *    → `claude-log`;
  * 5. a first line that is none of these (cut short) followed by a capture record → `capture`
@@ -18,7 +19,7 @@
  * 6. otherwise `jsonl` (its lines then fail as `json/parse-error`).
  */
 import type { InputFormat } from "../types.js";
-import { CLAUDE_LOG_LINE, CLAUDE_LOG_PREFIX } from "./claude-log.js";
+import { claudeLine } from "./claude-log.js";
 
 /**
  * The start of a capture record: `dir` (after `ts`, or before it), then `msg`, `raw` or `dropped`,
@@ -52,15 +53,19 @@ export function detectFormat(head: string, path: string): InputFormat {
   // A first line longer than the head (a big first message): the record prefix `serve --capture` writes.
   if (CAPTURE_PREFIX.test(first)) return "capture";
   if (first.startsWith("{") && /"log"\s*:/.test(text)) return "har";
-  if (CLAUDE_LOG_PREFIX.test(first) || hasClaudeLogLine(lines)) return "claude-log";
+  if (claudeLine(first) !== undefined || hasClaudeLogLine(lines)) return "claude-log";
   // A capture whose first line was cut (`tail -c`, a recorder stopped mid-write): the next line.
   const second = lines.filter((l) => l.trim() !== "")[1]?.trim();
   if (second !== undefined && (CAPTURE_PREFIX.test(second) || isCaptureRecord(second))) return "capture";
   return "jsonl";
 }
 
+/** A head line that the Claude log grammar reads as a message (with or without a body). */
 function hasClaudeLogLine(lines: readonly string[]): boolean {
-  return lines.some((l) => CLAUDE_LOG_LINE.test(l.replace(/\r$/, "")));
+  return lines.some((l) => {
+    const kind = claudeLine(l)?.kind;
+    return kind === "message" || kind === "bodiless";
+  });
 }
 
 /** A parsed object with the members of a capture record. */
@@ -104,7 +109,7 @@ export function detectFormatEarly(head: string, path: string): InputFormat | und
   if (first === undefined) return undefined;
   const { parsed, value } = parseLine(first);
   // Claude log lines decide, unless a first `{` line may still turn out to open a HAR.
-  if ((parsed || !first.startsWith("{")) && (CLAUDE_LOG_PREFIX.test(first) || hasClaudeLogLine(lines))) {
+  if ((parsed || !first.startsWith("{")) && (claudeLine(first) !== undefined || hasClaudeLogLine(lines))) {
     if (detectFormat(text.slice(0, complete + 1), path) === "claude-log") return "claude-log";
   }
   // A JSON first line, or a record prefix on it, decides alone (detectFormat's first rules), but

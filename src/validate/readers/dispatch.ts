@@ -16,6 +16,12 @@ export interface Dispatch {
   problem(rule: RuleId, origin: Origin, message: string): void;
   /** A line (or HAR entry) that carries no MCP message and was ignored. */
   skip(): void;
+  /**
+   * Present where lines are read out of order (a `--jobs` worker): the line can only be read with
+   * the lines before it (a message body over several lines), so the thread that reads the file in
+   * order reads it again, with a dispatch that has no `defer`.
+   */
+  defer?(): void;
 }
 
 /** Consumes the lines of a line-oriented format. */
@@ -28,6 +34,8 @@ export interface LineConsumer {
    * caller then decodes the line, reports it if it is not valid UTF-8, and calls {@link line}).
    */
   bytes?(bytes: Buffer, start: number, end: number, lineNo: number): boolean;
+  /** Optional: the input ended (a format whose messages may span lines reports an open one). */
+  end?(): void;
 }
 
 /** The message of a thrown JSON.parse error, without a stack, on one line (V8 quotes the input). */

@@ -21,3 +21,27 @@ export function jsonlReader(out: Dispatch, dir: Direction): LineConsumer {
     },
   };
 }
+
+/**
+ * Whether plain JSONL given without a direction is server→client: its first message (the first
+ * element of a batch) is a response, or a notification that only a server sends
+ * (`serverOnly(method)`). Returns that message's 1-based line in `head`, or undefined (read as
+ * client→server, the default).
+ */
+export function serverSideFirstLine(head: string, serverOnly: (method: string) => boolean): number | undefined {
+  const lines = head.split("\n", 200);
+  const at = lines.findIndex((l) => !isBlank(l));
+  if (at < 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(lines[at]!.charCodeAt(0) === 0xfeff ? lines[at]!.slice(1) : lines[at]!);
+  } catch {
+    return undefined;
+  }
+  const first = Array.isArray(value) ? value[0] : value;
+  if (typeof first !== "object" || first === null) return undefined;
+  const m = first as Record<string, unknown>;
+  const isResponse = !("method" in m) && ("result" in m || "error" in m);
+  const serverNotification = typeof m.method === "string" && !("id" in m) && serverOnly(m.method);
+  return isResponse || serverNotification ? at + 1 : undefined;
+}

@@ -56,6 +56,13 @@ export function textReporter(options: ReporterOptions): Reporter {
         `${mark} ${plural(summary.errors, "error")}, ${plural(summary.warnings, "warning")}${unreadable} in ${plural(files, "file")} ` +
           `(${plural(summary.messages, "message")}, ${formatBytes(summary.bytes)}, ${(summary.durationMs / 1000).toFixed(2)} s)\n`,
       );
+      const excerpts = summary.files.filter((f) => f.excerpt === true).length;
+      if (excerpts > 0) {
+        const which = excerpts === 1 && files === 1 ? "the input looks" : `${plural(excerpts, "input")} look`;
+        options.write(
+          `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize at its start, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
+        );
+      }
     },
   };
 }
