@@ -712,7 +712,6 @@ export class McpHandler {
     if (scope.progressToken !== undefined && canStream(sender) && !this.unaryOnly.has(params.name)) {
       const streamed = await this.callToolStreaming(params, scope, scope.progressToken);
       if (streamed) return streamed;
-      this.unaryOnly.add(params.name);
       this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress` });
     }
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
@@ -725,7 +724,9 @@ export class McpHandler {
   /**
    * `tools/call` with a progress token: `stream_start`; each `stream_chunk` → one
    * `notifications/progress`; `stream_end` → the result.
-   * @returns undefined when the orchestrator refused to stream this tool (the caller falls back)
+   * @returns undefined when the orchestrator refused to stream this tool (remembered until the
+   *   tool set changes) or serves no `stream_start` (the sender remembers that per connection):
+   *   the caller falls back
    */
   private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken): Promise<CallToolResult | undefined> {
     const sender = this.options.sender;
@@ -765,7 +766,10 @@ export class McpHandler {
       if (err instanceof StreamUnsupportedError) return undefined;
       throw err;
     }
-    if (refused) return undefined;
+    if (refused) {
+      this.unaryOnly.add(params.name);
+      return undefined;
+    }
     if (!result) throw new JsonRpcError(ErrorCode.InternalError, `Orchestrator ended the stream of ${params.name} without stream_end`);
     this.clientLog(scope, "debug", { message: `${scope.method}: orchestrator stream_start answered`, chunks: acc.chunks });
     return result;

@@ -194,6 +194,10 @@ describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator die
       expect(orchestrator.address).toBe(address);
       const after = await bridge.client.callTool({ name: "echo", arguments: { text: `after ${signal}` } }, undefined, { timeout: 60_000 });
       expect(textOf(after)).toBe(`after ${signal}`);
+      // A new connection learns again that upstream cannot stream: still the echo.
+      const progressed = await bridge.client.callTool({ name: "echo", arguments: { text: "progress after restart" } }, undefined, { onprogress: () => {}, timeout: 60_000 });
+      expect(progressed.isError).toBeFalsy();
+      expect(textOf(progressed)).toBe("progress after restart");
     }, 120_000);
   }
 });
