@@ -177,4 +177,20 @@ describe.skipIf(skip !== undefined)(`upstream Go bridge when our orchestrator st
     const after = await call(bridge, "echo", { text: "after restart" });
     expect(after.error?.code).toBe(-32603); // upstream's bridge keeps its dead connection
   }, 120_000);
+
+  it("SIGKILL: the Go bridge keeps answering local requests; its pending calls are not failed at once (upstream waits for quic-go's 5-minute idle timeout)", async () => {
+    expect(second, "the orchestrator was restarted").toBeDefined();
+    const fresh = await goBridge(second!.address, certs.path);
+    try {
+      const ids = Array.from({ length: 4 }, () => `c-${++seq}`);
+      for (const id of ids) fresh.write({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "slow", arguments: { ms: 60_000 } } });
+      expect(textOf(await call(fresh, "echo", { text: "while pending" }))).toBe("while pending");
+      await second!.kill("SIGKILL");
+      // Answered by the Go bridge itself, after the kill: the pending calls have had no answer.
+      expect(await fresh.request({ jsonrpc: "2.0", id: "ping-after-kill", method: "ping" })).toMatchObject({ result: {} });
+      for (const id of ids) expect(fresh.responsesTo(id)).toEqual([]);
+    } finally {
+      await fresh.kill();
+    }
+  }, 60_000);
 });
