@@ -717,8 +717,17 @@ export class McpHandler {
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
     const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
     if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
-    if (isUnknownToolAnswer(response.response.value)) throw unknownTool(params.name, response.response.value.errorMessage);
+    if (isUnknownToolAnswer(response.response.value)) throw this.toolGone(params.name, response.response.value.errorMessage);
     return toolResponseToCallToolResult(response.response.value, scope.features);
+  }
+
+  /**
+   * The orchestrator answered `tool_not_found` for `name`: the cached tool list is stale (the
+   * next lookup fetches it), and the call is an unknown tool.
+   */
+  private toolGone(name: string, detail: string): JsonRpcError {
+    this.tools.invalidate();
+    return unknownTool(name, detail);
   }
 
   /**
@@ -746,7 +755,7 @@ export class McpHandler {
             return false;
           }
           if (r.case === "streamEnd") {
-            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
+            if (isUnknownToolAnswer(r.value)) throw this.toolGone(params.name, r.value.errorMessage);
             if (isStreamRefusal(r.value, acc.chunks)) refused = true;
             else result = acc.result(r.value);
             return true;
@@ -754,7 +763,7 @@ export class McpHandler {
           if (r.case === "toolCall") {
             // An orchestrator that answers a stream_start like a unary call (its refusal of the
             // kind, `unknown_request`, is a StreamUnsupportedError from the sender).
-            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
+            if (isUnknownToolAnswer(r.value)) throw this.toolGone(params.name, r.value.errorMessage);
             result = toolResponseToCallToolResult(r.value, scope.features);
             return true;
           }

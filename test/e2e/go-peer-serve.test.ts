@@ -50,7 +50,7 @@ describe.skipIf(skip !== undefined)(`serve ↔ upstream Go orchestrator${skip ? 
       })(),
     ]);
     client = bridge.client;
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await idle?.kill();
@@ -166,7 +166,7 @@ describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator die
     orchestrator = await startGoOrchestrator({ certsDir: certs.path });
     // A killed peer sends nothing: the pending calls end through the connection's idle timeout.
     bridge = await connectBridge(["--orchestrator-addr", orchestrator.address, "--certs-dir", certs.path, "--idle-timeout", "3000", "--call-timeout", "120000"]);
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await bridge?.close();
