@@ -802,21 +802,31 @@ export class McpHandler {
     if (wantsStream && canStream(sender) && !this.unaryOnly.has(params.name)) {
       const streamed = await this.callToolStreaming(params, scope, scope.progressToken);
       if (streamed) return streamed;
-      this.unaryOnly.add(params.name);
       this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress or log messages` });
     }
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
     const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
     if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
-    if (isUnknownToolAnswer(response.response.value)) throw unknownTool(params.name, response.response.value.errorMessage);
+    if (isUnknownToolAnswer(response.response.value)) throw this.toolGone(params.name, response.response.value.errorMessage);
     return toolResponseToCallToolResult(response.response.value, scope.features);
+  }
+
+  /**
+   * The orchestrator answered `tool_not_found` for `name`: the cached tool list is stale (the
+   * next lookup fetches it), and the call is an unknown tool.
+   */
+  private toolGone(name: string, detail: string): JsonRpcError {
+    this.tools.invalidate();
+    return unknownTool(name, detail);
   }
 
   /**
    * `tools/call` with a progress token or with log messages wanted: `stream_start`; each progress
    * or data `stream_chunk` → one `notifications/progress` (when there is a token), each log chunk
    * → one `notifications/message` (when the log level lets it through); `stream_end` → the result.
-   * @returns undefined when the orchestrator refused to stream this tool (the caller falls back)
+   * @returns undefined when the orchestrator refused to stream this tool (remembered until the
+   *   tool set changes) or serves no `stream_start` (the sender remembers that per connection):
+   *   the caller falls back
    */
   private async callToolStreaming(params: CallToolRequest["params"], scope: Scope, token: ProgressToken | ExactId | undefined): Promise<CallToolResult | undefined> {
     const sender = this.options.sender;
@@ -839,7 +849,7 @@ export class McpHandler {
             return false;
           }
           if (r.case === "streamEnd") {
-            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
+            if (isUnknownToolAnswer(r.value)) throw this.toolGone(params.name, r.value.errorMessage);
             if (isStreamRefusal(r.value, acc.chunks)) refused = true;
             else result = acc.result(r.value, scope.features);
             return true;
@@ -847,7 +857,7 @@ export class McpHandler {
           if (r.case === "toolCall") {
             // An orchestrator that answers a stream_start like a unary call (its refusal of the
             // kind, `unknown_request`, is a StreamUnsupportedError from the sender).
-            if (isUnknownToolAnswer(r.value)) throw unknownTool(params.name, r.value.errorMessage);
+            if (isUnknownToolAnswer(r.value)) throw this.toolGone(params.name, r.value.errorMessage);
             result = toolResponseToCallToolResult(r.value, scope.features);
             return true;
           }
@@ -859,7 +869,10 @@ export class McpHandler {
       if (err instanceof StreamUnsupportedError) return undefined;
       throw err;
     }
-    if (refused) return undefined;
+    if (refused) {
+      this.unaryOnly.add(params.name);
+      return undefined;
+    }
     if (!result) throw new JsonRpcError(ErrorCode.InternalError, `Orchestrator ended the stream of ${params.name} without stream_end`);
     this.clientLog(scope, "debug", { message: `${scope.method}: orchestrator stream_start answered`, chunks: acc.chunks });
     return result;

@@ -78,10 +78,11 @@ describe("serve on the embedded default, driven by the MCP SDK client", () => {
     expect(results.map(text)).toEqual(Array.from({ length: 100 }, (_, i) => `call-${i}`));
   });
 
-  it("reports an unknown tool as an isError result", async () => {
-    const result = await client.callTool({ name: "no-such-tool", arguments: {} });
-    expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(/no-such-tool/);
+  it("answers an unknown tool with -32602 (MCP: unknown tools are protocol errors)", async () => {
+    const error = await client.callTool({ name: "no-such-tool", arguments: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(-32602);
+    expect((error as McpError).message).toContain("Unknown tool: no-such-tool");
   });
 
   it("rejects invalid params with -32602", async () => {

@@ -50,7 +50,7 @@ describe.skipIf(skip !== undefined)(`serve ↔ upstream Go orchestrator${skip ? 
       })(),
     ]);
     client = bridge.client;
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await idle?.kill();
@@ -166,7 +166,7 @@ describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator die
     orchestrator = await startGoOrchestrator({ certsDir: certs.path });
     // A killed peer sends nothing: the pending calls end through the connection's idle timeout.
     bridge = await connectBridge(["--orchestrator-addr", orchestrator.address, "--certs-dir", certs.path, "--idle-timeout", "3000", "--call-timeout", "120000"]);
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await bridge?.close();
@@ -194,6 +194,10 @@ describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator die
       expect(orchestrator.address).toBe(address);
       const after = await bridge.client.callTool({ name: "echo", arguments: { text: `after ${signal}` } }, undefined, { timeout: 60_000 });
       expect(textOf(after)).toBe(`after ${signal}`);
+      // A new connection learns again that upstream cannot stream: still the echo.
+      const progressed = await bridge.client.callTool({ name: "echo", arguments: { text: "progress after restart" } }, undefined, { onprogress: () => {}, timeout: 60_000 });
+      expect(progressed.isError).toBeFalsy();
+      expect(textOf(progressed)).toBe("progress after restart");
     }, 120_000);
   }
 });

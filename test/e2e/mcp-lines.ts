@@ -21,7 +21,8 @@ export class LineClient {
   private readonly child: ChildProcessWithoutNullStreams;
   private buffer = "";
   private readonly waiters = new Map<unknown, (message: Record<string, unknown>) => void>();
-  private readonly exited: Promise<number | null>;
+  /** Resolves with the exit code when the process exits. */
+  readonly exited: Promise<number | null>;
 
   constructor(args: string[] = [], command?: string) {
     this.child = command

@@ -78,10 +78,10 @@ describe("serve --transport tls against orchestrator --transport tls", () => {
     });
   });
 
-  it("reports an unknown tool as an isError result", async () => {
-    const result = await bridge.client.callTool({ name: "no-such-tool", arguments: {} });
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/no-such-tool/);
+  it("answers an unknown tool with -32602 (MCP: unknown tools are protocol errors)", async () => {
+    const e = await mcpError(bridge.client.callTool({ name: "no-such-tool", arguments: {} }));
+    expect(e.code).toBe(-32602);
+    expect(e.message).toContain("Unknown tool: no-such-tool");
   });
 
   it("cancels a slow call through the SDK's AbortSignal: the orchestrator stops it and the next call works", async () => {

@@ -393,5 +393,7 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
       { jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Unknown tool: nowhere", data: { tool: "nowhere", detail: "not in the orchestrator's tool list" } } },
     ]);
     expect(sender.requests.filter((r) => r.request.case === "toolCall").map((r) => r.request.value)).toMatchObject([{ toolName: "echo" }]);
+    // Each tool_not_found made the cached list stale: fetched again for the next lookup.
+    expect(sender.requests.filter((r) => r.request.case === "listTools")).toHaveLength(3);
   });
 });

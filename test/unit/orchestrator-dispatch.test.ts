@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { PluginRequestSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
-import { dispatchStream, dispatchUnary, EventBus, TOOLS_TOPIC, type OrchestratorServices } from "../../src/orchestrator/dispatch.js";
+import { dispatchStream, dispatchUnary, EventBus, refusal, TOOLS_TOPIC, type OrchestratorServices } from "../../src/orchestrator/dispatch.js";
 import { builtinPrompts, PromptRegistry } from "../../src/orchestrator/prompts.js";
 import { ToolRegistry } from "../../src/orchestrator/registry.js";
 import { globToRegExp, MemoryStorage } from "../../src/orchestrator/storage.js";
@@ -53,6 +53,21 @@ describe("dispatchUnary", () => {
     expect(del.response.case === "storageDelete" && del.response.value.success).toBe(true);
     expect(globToRegExp("docs/**").test("docs/sub/b.txt")).toBe(true);
     expect(globToRegExp("docs/*.md").test("docs/sub/b.md")).toBe(false);
+  });
+});
+
+describe("refusal", () => {
+  it("answers a kind the orchestrator does not implement as upstream does: tool_call unknown_request, echoing request_id", async () => {
+    const s = services();
+    for (const r of [req({ case: "boot", value: {} as never }), req({ case: "publish", value: { topic: "t" } as never }), req({ case: undefined })]) {
+      expect(await dispatchUnary(s, r, signal())).toBeUndefined();
+      const answer = refusal(r);
+      expect(answer.requestId).toBe("r1");
+      expect(answer.response).toEqual({
+        case: "toolCall",
+        value: expect.objectContaining({ success: false, errorCode: "unknown_request", errorMessage: `unrecognized request type: ${r.request.case ?? "an empty request"}` }),
+      });
+    }
   });
 });
 
