@@ -35,7 +35,7 @@ import type {
   ServerCapabilities,
   Tool,
 } from "../gen/mcp/2025-06-18/types.js";
-import { PluginRequestSchema, SubscribeSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, SubscribeSchema, type PluginRequest, type PluginResponse, type StorageEntry } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ErrorCode } from "../jsonrpc/errors.js";
 import {
   classify,
@@ -276,7 +276,7 @@ export class McpHandler {
       "prompts/list": (p, s) => this.listPrompts(p, s),
       "prompts/get": (p, s) => this.getPrompt(p as GetPromptRequest["params"], s),
       "resources/list": (p, s) => this.listResources(p, s),
-      "resources/templates/list": (p) => this.listResourceTemplates(p),
+      "resources/templates/list": (p, s) => this.listResourceTemplates(p, s),
       "resources/read": (p, s) => this.readResource(p, s),
       "subscriptions/listen": (p, s) => this.listen(p, s),
     };
@@ -926,8 +926,8 @@ export class McpHandler {
 
   // ---------------------------------------------------------------- resources
 
-  private async listResources(params: Record<string, unknown>, scope: Scope): Promise<Result> {
-    const cursor = params.cursor as string | undefined;
+  /** One `storage_list` per exposed prefix, the entries of all answers. */
+  private async listStorage(scope: Scope): Promise<StorageEntry[]> {
     const answers = await Promise.all(
       this.resourcePrefixes.map(async (prefix) => {
         const response = await this.rpc(storageListPluginRequest(prefix, this.storageType), scope, this.listTimeoutMs);
@@ -935,13 +935,19 @@ export class McpHandler {
         return response.response.value.entries;
       }),
     );
-    const resources = storageEntriesToResources(answers.flat(), this.resourcePrefixes);
+    return answers.flat();
+  }
+
+  private async listResources(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const cursor = params.cursor as string | undefined;
+    const resources = storageEntriesToResources(await this.listStorage(scope), this.resourcePrefixes);
     const page = paginate(resources, "resources", cursor, this.pageSize);
     return page.nextCursor === undefined ? { resources: page.items } : { resources: page.items, nextCursor: page.nextCursor };
   }
 
-  private listResourceTemplates(params: Record<string, unknown>): Result {
-    const page = paginate(resourceTemplatesFor(this.resourcePrefixes), "resource-templates", params.cursor as string | undefined, this.pageSize);
+  private async listResourceTemplates(params: Record<string, unknown>, scope: Scope): Promise<Result> {
+    const templates = resourceTemplatesFor(this.resourcePrefixes, await this.listStorage(scope));
+    const page = paginate(templates, "resource-templates", params.cursor as string | undefined, this.pageSize);
     return page.nextCursor === undefined ? { resourceTemplates: page.items } : { resourceTemplates: page.items, nextCursor: page.nextCursor };
   }
 

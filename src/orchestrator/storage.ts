@@ -10,6 +10,7 @@
  * matches the glob (`*` within a segment, `**` across segments, `?` one character); sorted by path.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
+import { URI_TEMPLATE_EXPRESSION } from "../translate/resources.js";
 
 /** One stored entry. */
 export interface StoredEntry {
@@ -56,7 +57,7 @@ function compileTemplate(spec: ResourceTemplateSpec): CompiledTemplate | undefin
   const names: CompiledTemplate["names"] = [];
   let re = "";
   let last = 0;
-  for (const m of spec.uriTemplate.matchAll(/\{(\+?)([A-Za-z0-9_.]+)\}/g)) {
+  for (const m of spec.uriTemplate.matchAll(new RegExp(URI_TEMPLATE_EXPRESSION, "g"))) {
     re += escapeRegExp(spec.uriTemplate.slice(last, m.index));
     const reserved = m[1] === "+";
     re += reserved ? "(.+)" : "([^/?#]+)";
@@ -72,6 +73,8 @@ function compileTemplate(spec: ResourceTemplateSpec): CompiledTemplate | undefin
 export class MemoryStorage {
   private readonly spaces = new Map<string, Map<string, StoredEntry>>();
   private readonly templates: CompiledTemplate[] = [];
+  /** `modified_at` of the listed templates. */
+  private readonly created = new Date();
 
   /**
    * @param seed entries to create in the default namespace: path → text (UTF-8) or bytes, with
@@ -114,6 +117,7 @@ export class MemoryStorage {
   read(path: string, type = ""): StoredEntry | undefined {
     const stored = this.space(type)?.get(path);
     if (stored || type !== "") return stored;
+    if (this.templates.some((t) => t.spec.uriTemplate === path)) return undefined; // the template itself is no resource
     for (const t of this.templates) {
       const m = t.pattern.exec(path);
       if (!m) continue;
@@ -156,12 +160,18 @@ export class MemoryStorage {
     return this.space(type)?.delete(path) ?? false;
   }
 
-  /** Entries under `prefix` (and matching `pattern` when non-empty), sorted by path. */
+  /**
+   * Entries under `prefix` (and matching `pattern` when non-empty), sorted by path. In the default
+   * namespace the templates are listed too, as empty entries whose path is the `uriTemplate` (the
+   * bridge lists them as resource templates).
+   */
   list(prefix = "", pattern = "", type = ""): Array<{ path: string; entry: StoredEntry }> {
     const space = this.space(type);
-    if (!space) return [];
+    const templates: Array<[string, StoredEntry]> =
+      type === "" ? this.templates.map((t) => [t.spec.uriTemplate, { content: new Uint8Array(0), metadata: {}, version: 1, modifiedAt: this.created }]) : [];
+    if (!space && templates.length === 0) return [];
     const re = pattern === "" ? undefined : globToRegExp(pattern);
-    return [...space.entries()]
+    return [...(space?.entries() ?? []), ...templates]
       .filter(([path]) => path.startsWith(prefix) && (!re || re.test(path)))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([path, entry]) => ({ path, entry }));

@@ -57,6 +57,18 @@ export function isUriPath(path: string): boolean {
   return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(path) && !path.startsWith(STORAGE_URI_PREFIX);
 }
 
+/** Source of a RegExp matching one RFC 6570 expression of the forms template resources use: `{name}` (group 2) or `{+name}` (group 1 `+`). */
+export const URI_TEMPLATE_EXPRESSION = String.raw`\{(\+?)([A-Za-z0-9_.]+)\}`;
+
+/**
+ * Whether a storage path is a template resource: a {@link isUriPath URI path} holding at least one
+ * {@link URI_TEMPLATE_EXPRESSION} (e.g. `test://template/{id}/data`). `storage_list` may list such
+ * entries; they are resource templates, not resources.
+ */
+export function isUriTemplatePath(path: string): boolean {
+  return isUriPath(path) && new RegExp(URI_TEMPLATE_EXPRESSION).test(path);
+}
+
 /** `a/b c.txt` → `orchestra://storage/a/b%20c.txt`; a {@link isUriPath URI path} → itself. */
 export function storagePathToUri(path: string): string {
   if (isUriPath(path)) return path;
@@ -157,21 +169,42 @@ export function storageEntryToResource(entry: StorageEntry): Resource {
   return resource;
 }
 
-/**
- * The entries of several `storage_list` answers → MCP resources: only exposed paths, each path
- * once, sorted by path (a stable order for pagination).
- */
-export function storageEntriesToResources(entries: Iterable<StorageEntry>, prefixes: readonly string[]): Resource[] {
+/** Exposed entries of several `storage_list` answers, each path once, sorted by path (a stable order for pagination). */
+function exposedEntries(entries: Iterable<StorageEntry>, prefixes: readonly string[]): StorageEntry[] {
   const byPath = new Map<string, StorageEntry>();
   for (const e of entries) if (isExposed(e.path, prefixes) && !byPath.has(e.path)) byPath.set(e.path, e);
-  return [...byPath.keys()].sort().map((p) => storageEntryToResource(byPath.get(p)!));
+  return [...byPath.keys()].sort().map((p) => byPath.get(p)!);
 }
 
 /**
- * One resource template per exposed prefix: `orchestra://storage/<prefix>{+rest}` (RFC 6570
- * reserved expansion, so `rest` may contain `/`).
+ * The entries of several `storage_list` answers → MCP resources: only exposed paths that are not
+ * {@link isUriTemplatePath template resources}, each path once, sorted by path.
  */
-export function resourceTemplatesFor(prefixes: readonly string[]): ResourceTemplate[] {
+export function storageEntriesToResources(entries: Iterable<StorageEntry>, prefixes: readonly string[]): Resource[] {
+  return exposedEntries(entries, prefixes)
+    .filter((e) => !isUriTemplatePath(e.path))
+    .map(storageEntryToResource);
+}
+
+/**
+ * The resource templates for the exposed prefixes and listed entries: first one per exposed prefix,
+ * `orchestra://storage/<prefix>{+path}` (RFC 6570 reserved expansion, so `path` may contain `/`);
+ * then each exposed {@link isUriTemplatePath template resource} entry, as `{uriTemplate: path,
+ * name: path}` (MIME type from the extension), sorted.
+ */
+export function resourceTemplatesFor(prefixes: readonly string[], entries: Iterable<StorageEntry> = []): ResourceTemplate[] {
+  const listed = exposedEntries(entries, prefixes)
+    .filter((e) => isUriTemplatePath(e.path))
+    .map((e) => {
+      const template: ResourceTemplate = { uriTemplate: e.path, name: e.path };
+      const mimeType = mimeTypeOfPath(e.path);
+      if (mimeType) template.mimeType = mimeType;
+      return template;
+    });
+  return [...storageTemplatesFor(prefixes), ...listed];
+}
+
+function storageTemplatesFor(prefixes: readonly string[]): ResourceTemplate[] {
   return prefixes.map((prefix) => ({
     uriTemplate: `${prefix === "" ? STORAGE_URI_PREFIX : storagePathToUri(prefix)}{+path}`,
     name: prefix === "" ? "storage" : `storage:${prefix}`,

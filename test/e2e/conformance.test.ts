@@ -38,6 +38,7 @@ export const REQUIRED_SCENARIOS = [
   // Beyond the 21: they pass too (docs/conformance.md).
   "prompts-get-embedded-resource",
   "prompts-get-with-image",
+  "dns-rebinding-protection", // the gateway's Host/Origin check: HTTP belongs to the gateway
 ] as const;
 
 const SUITE = join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");

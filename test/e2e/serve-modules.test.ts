@@ -52,6 +52,9 @@ describe("serve --tools MODULE", () => {
     const binary = (await bridge.client.readResource({ uri: "test://static-binary" })).contents[0] as { blob?: string; mimeType?: string };
     expect(binary.mimeType).toBe("image/png");
     expect(Buffer.from(binary.blob!, "base64").subarray(1, 4).toString()).toBe("PNG");
+    expect(resources.map((r) => r.uri)).not.toContain("test://template/{id}/data");
+    const { resourceTemplates } = await bridge.client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain("test://template/{id}/data");
     const templated = (await bridge.client.readResource({ uri: "test://template/42/data" })).contents[0] as { text?: string; uri: string };
     expect(templated.uri).toBe("test://template/42/data");
     expect(JSON.parse(templated.text!)).toMatchObject({ id: "42", templateTest: true });

@@ -4,6 +4,8 @@
  * gets its own child process, as a stdio server is one session; the HTTP side is the MCP SDK's
  * `StreamableHTTPServerTransport` (sessions, SSE streams per POST, the standalone GET stream).
  *
+ * Requests whose `Host` or `Origin` is not the loopback host are refused with 403 (DNS rebinding).
+ *
  * Routing of the child's messages: a response goes to its request's stream (the SDK's rule); a
  * `notifications/progress` to the stream of the request that carried its `progressToken`; any
  * other notification to the stream of the newest request still unanswered, else to the standalone
@@ -129,6 +131,22 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text === "" ? undefined : (JSON.parse(text) as unknown);
 }
 
+/**
+ * DNS rebinding protection (MCP basic/transports, "Security Warning"): a `Host` (or `Origin`, when
+ * sent) that does not name the loopback host is refused, so a web page whose name resolves to
+ * 127.0.0.1 cannot drive the server.
+ */
+function isLoopbackHeader(value: string | undefined, optional: boolean): boolean {
+  if (value === undefined) return optional;
+  let hostname: string;
+  try {
+    hostname = new URL(value.includes("://") ? value : `http://${value}`).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
+}
+
 /** Starts the gateway on an ephemeral loopback port. */
 export async function startMcpHttpGateway(options: GatewayOptions): Promise<RunningGateway> {
   const sessions = new Map<string, Session>();
@@ -139,6 +157,11 @@ export async function startMcpHttpGateway(options: GatewayOptions): Promise<Runn
       try {
         if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp") {
           res.writeHead(404).end();
+          return;
+        }
+        if (!isLoopbackHeader(req.headers.host, false) || !isLoopbackHeader(req.headers.origin, true)) {
+          res.writeHead(403, { "content-type": "application/json" });
+          res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Forbidden: Host and Origin must be localhost" } }));
           return;
         }
         const sessionId = req.headers["mcp-session-id"];

@@ -130,16 +130,28 @@ describe("resources", () => {
     expect(kinds(sender)).toEqual(["storageRead"]); // only the in-scope URI reached the orchestrator
   });
 
-  it("lists one resource template per exposed prefix, without an orchestrator round trip", async () => {
-    const sender = new FakeSender(scripted);
-    const { init, send, out } = harness(sender, { resourcePrefixes: ["docs/", "a b/"] });
+  it("lists one resource template per exposed prefix, then the listed template resources (which are no resources)", async () => {
+    const sender = new FakeSender((request) => {
+      const req = request.request;
+      if (req.case === "storageList" && req.value.prefix === "test://") {
+        return answer(request, { case: "storageList", value: { entries: [{ path: "test://t/{id}.json", version: 1n }, { path: "test://static", version: 1n }] } });
+      }
+      return scripted(request);
+    });
+    const { init, send, out } = harness(sender, { resourcePrefixes: ["docs/", "a b/", "test://"] });
     await init(V);
     await send({ jsonrpc: "2.0", id: 1, method: "resources/templates/list" });
-    expect(sender.requests).toHaveLength(0);
+    expect(kinds(sender)).toEqual(["storageList", "storageList", "storageList"]);
     expect((out[0] as Res).result!.resourceTemplates).toEqual([
       expect.objectContaining({ uriTemplate: "orchestra://storage/docs/{+path}", name: "storage:docs/" }),
       expect.objectContaining({ uriTemplate: "orchestra://storage/a%20b/{+path}", name: "storage:a b/" }),
+      expect.objectContaining({ uriTemplate: "test://{+path}" }),
+      { uriTemplate: "test://t/{id}.json", name: "test://t/{id}.json", mimeType: "application/json" },
     ]);
+    await send({ jsonrpc: "2.0", id: 2, method: "resources/list" });
+    const uris = ((out[1] as Res).result!.resources as Array<{ uri: string }>).map((r) => r.uri);
+    expect(uris).toContain("test://static");
+    expect(uris).not.toContain("test://t/{id}.json");
   });
 });
 

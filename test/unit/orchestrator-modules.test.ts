@@ -73,6 +73,16 @@ describe("module loading", () => {
     expect(text(storage.read("files://a/b/c")?.content)).toBe("rest=a/b/c");
     expect(storage.read("bad://1")).toBeUndefined();
   });
+
+  it("lists templates as entries named by their uriTemplate (default namespace), and does not render the template itself", () => {
+    const storage = new MemoryStorage([{ path: "docs/a.md", content: "A" }]);
+    storage.addTemplate({ uriTemplate: "x://{id}", read: (v) => v.id! });
+    expect(storage.list().map((e) => e.path)).toEqual(["docs/a.md", "x://{id}"]);
+    expect(storage.list("docs/").map((e) => e.path)).toEqual(["docs/a.md"]);
+    expect(storage.list("", "", "other")).toEqual([]);
+    expect(storage.read("x://{id}")).toBeUndefined();
+    expect(text(storage.read("x://7")?.content)).toBe("7");
+  });
 });
 
 describe("resources with their own URI, on the bridge side", () => {
