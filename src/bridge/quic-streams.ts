@@ -39,7 +39,7 @@ import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type Plu
 import { defaultKeepAliveMs, QUIC_SENDER_DEFAULTS, ReceiveWatch } from "../quic/quic-sender.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
-import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 import { ALPN, FrameEmptyStreamError, isLoopbackHost, StreamCode, StreamResetByPeer, udpPayloadConfig } from "../quic/quic-common.js";
 import {
   connectQuic,
@@ -196,7 +196,7 @@ export class QuicStreamClient {
           if (settled) return;
           let response: PluginResponse;
           try {
-            response = fromBinary(PluginResponseSchema, frame);
+            response = fromBinary(PluginResponseSchema, frame, PAYLOAD_READ_OPTIONS);
           } catch (e) {
             finish(this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
             return;

@@ -39,8 +39,12 @@ export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
   queueBudgetBytes?: number;
 }
 
-/** Default backpressure budget: 32 MiB (two maximum-size lines). */
-export const DEFAULT_QUEUE_BUDGET_BYTES = 32 * 1024 * 1024;
+/**
+ * Default backpressure budget: 16 MiB, one maximum-size line. Each in-flight byte of a request
+ * costs several times that in memory until it is answered (its parsed form, the protobuf frame,
+ * the answer and its JSON), so the budget is kept small.
+ */
+export const DEFAULT_QUEUE_BUDGET_BYTES = 16 * 1024 * 1024;
 
 const log = childLogger("stdio-bridge");
 

@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
@@ -70,7 +71,16 @@ export function registerServeCommand(program: Command): void {
   });
 }
 
+/**
+ * V8 heap growth for `serve`, percent over the live heap before the next full GC (V8's own
+ * policy allows up to 4x). Large payloads (MiB-sized strings) go straight to the old
+ * generation; with the default growth their garbage lets the heap reach several times the
+ * backpressure budget (docs/reliability.md "Memory").
+ */
+const SERVE_HEAP_GROWING_PERCENT = 50;
+
 async function serve(opts: ServeOptions): Promise<number> {
+  setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`);
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - during start-up: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
   // - while serving: stop reading, answer every in-flight call with -32603, clean up, exit 128+n;

@@ -1,8 +1,8 @@
 /**
  * Writes JSON-RPC messages as newline-delimited JSON to a byte stream (MCP stdio transport).
  *
- * One message = one {@link serialize} + `\n`, written with one `write()` call so lines never
- * interleave. Backpressure-aware: when the destination's buffer is full, further messages wait
+ * One message = one {@link serialize} + `\n`, written back to back (the text, then the
+ * terminator: no concatenated copy of a large line) so lines never interleave. Backpressure-aware: when the destination's buffer is full, further messages wait
  * in order for `drain` instead of growing Node's internal buffer without bound, and
  * {@link MessageWriter.queuedBytes} says how much is waiting (the stdio bridge stops reading
  * input past a budget).
@@ -11,7 +11,7 @@ import type { Writable } from "node:stream";
 import { serialize } from "./serialize.js";
 
 export class MessageWriter {
-  private queue: Array<{ line: string; bytes: number }> = [];
+  private queue: Array<{ text: string; bytes: number }> = [];
   private blocked = false;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
@@ -52,10 +52,10 @@ export class MessageWriter {
    */
   write(message: unknown, text?: string): void {
     if (this.closed) return;
-    const line = (text ?? serialize(message)) + "\n";
-    const bytes = Buffer.byteLength(line);
+    const line = text ?? serialize(message);
+    const bytes = Buffer.byteLength(line) + 1;
     this.bytes += bytes;
-    this.queue.push({ line, bytes });
+    this.queue.push({ text: line, bytes });
     this.pump();
   }
 
@@ -71,9 +71,10 @@ export class MessageWriter {
 
   private pump(): void {
     while (!this.blocked && !this.closed && this.queue.length > 0) {
-      const { line, bytes } = this.queue.shift()!;
+      const { text, bytes } = this.queue.shift()!;
       this.pendingWrites++;
-      const ok = this.out.write(line, () => {
+      this.out.write(text);
+      const ok = this.out.write("\n", () => {
         if (this.closed) return;
         this.pendingWrites = Math.max(0, this.pendingWrites - 1);
         this.bytes -= bytes;

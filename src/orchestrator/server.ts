@@ -38,7 +38,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
-import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 import { ALPN, isLoopbackHost, StreamAbort, StreamCode, udpPayloadConfig } from "../quic/quic-common.js";
 import { QuicServerEndpoint, type QuicStream } from "../quic/engine/index.js";
 import { formatHostPort } from "../quic/address.js";
@@ -358,7 +358,7 @@ class StreamHandler {
     if (request !== undefined && isStreamingRequest(request) && rpc.stream.framesRead === 2) {
       let next: PluginRequest | undefined;
       try {
-        next = fromBinary(PluginRequestSchema, payload);
+        next = fromBinary(PluginRequestSchema, payload, PAYLOAD_READ_OPTIONS);
       } catch {
         next = undefined;
       }
@@ -379,7 +379,7 @@ class StreamHandler {
   private onRequest(rpc: Rpc, payload: Uint8Array): void {
     let request: PluginRequest;
     try {
-      request = fromBinary(PluginRequestSchema, payload);
+      request = fromBinary(PluginRequestSchema, payload, PAYLOAD_READ_OPTIONS);
     } catch {
       this.stats.malformedRequests++;
       this.refuse(rpc, StreamCode.MALFORMED);

@@ -36,7 +36,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
-import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 import { formatHostPort } from "../quic/address.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
 import { builtinTools } from "./builtin-tools.js";
@@ -286,7 +286,7 @@ class ClientConnection {
     for (const payload of payloads) {
       let request: PluginRequest;
       try {
-        request = fromBinary(PluginRequestSchema, payload);
+        request = fromBinary(PluginRequestSchema, payload, PAYLOAD_READ_OPTIONS);
       } catch (e) {
         this.stats.malformedRequests++;
         this.fatal(`undecodable PluginRequest: ${(e as Error).message}`);

@@ -6,9 +6,19 @@
  * error on both sides; the decoder reports it as soon as the 4 header bytes are known, without
  * buffering any of the body.
  */
+import { MAX_NESTING_DEPTH } from "../jsonrpc/line-scan.js";
 
 /** Largest allowed payload length N, in bytes (16 MiB). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+/**
+ * `fromBinary` options for every Orchestra payload: protobuf-es stops at 100 nested messages by
+ * default, which a `google.protobuf.Struct` reaches at about 35 levels of JSON (each level is a
+ * `Value` and a `Struct`/`ListValue`, plus the map entry of an object member). This admits the
+ * JSON nesting limit of the stdio side (256, src/jsonrpc/line-scan.ts) with room for the
+ * enclosing messages.
+ */
+export const PAYLOAD_READ_OPTIONS = { recursionLimit: 3 * MAX_NESTING_DEPTH + 32 } as const;
 
 /** Size of the length prefix, in bytes. */
 export const FRAME_HEADER_BYTES = 4;

@@ -33,7 +33,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "./certs.js";
-import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "./frame.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "./frame.js";
 import {
   ALPN,
   FrameEmptyStreamError,
@@ -588,7 +588,7 @@ export class QuicSender implements Sender {
     if (call.settled) return;
     let response: PluginResponse;
     try {
-      response = fromBinary(PluginResponseSchema, payload);
+      response = fromBinary(PluginResponseSchema, payload, PAYLOAD_READ_OPTIONS);
     } catch (e) {
       this.fail(call, this.err("frame", `undecodable PluginResponse: ${msg(e)}`, e), StreamCode.MALFORMED);
       return;

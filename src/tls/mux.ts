@@ -23,7 +23,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrameParts, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 
 /**
  * ALPN protocol id, the same as over QUIC (orchestra-protocol.md, "Transport"). Kept here rather
@@ -260,7 +260,7 @@ export class ResponseRouter<T> {
   route(payload: Uint8Array): RouteResult<T> {
     let response: PluginResponse;
     try {
-      response = fromBinary(PluginResponseSchema, payload);
+      response = fromBinary(PluginResponseSchema, payload, PAYLOAD_READ_OPTIONS);
     } catch (e) {
       return { kind: "undecodable", error: e instanceof Error ? e : new Error(String(e)) };
     }

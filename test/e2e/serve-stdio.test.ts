@@ -58,6 +58,32 @@ describe("serve over raw stdio", () => {
     ]);
   });
 
+  it("after a BOM, answers with exact id tokens and escapes U+2028 (issue #13)", async () => {
+    const call = (id: string, text: string) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"${text}"}}}\n`;
+    const input = "\ufeff" + initialize + call("9007199254740993", "odd") + call("9007199254740992", "a\u2028b") + '{"jsonrpc":"2.0","id":1e2,"method":"ping"}\n';
+    const { stdout, code } = await runCli(["serve"], input);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(JSON.parse(lines[0]!)).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
+    expect(lines.slice(1).sort()).toEqual([
+      '{"jsonrpc":"2.0","id":1e2,"result":{}}',
+      '{"jsonrpc":"2.0","id":9007199254740992,"result":{"content":[{"type":"text","text":"a\\u2028b"}]}}',
+      '{"jsonrpc":"2.0","id":9007199254740993,"result":{"content":[{"type":"text","text":"odd"}]}}',
+    ]);
+  });
+
+  it("forwards arguments nested up to the depth limit and refuses deeper ones by name, 5,000 deep too (issue #13)", async () => {
+    const nested = (levels: number) => '[{"a":'.repeat(levels) + "1" + "}]".repeat(levels);
+    // The line's depth is 3 (message, params, arguments) + 2 per level.
+    const call = (id: number, levels: number) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"nope","arguments":{"x":${nested(levels)}}}}\n`;
+    const { stdout, code } = await runCli(["serve"], initialize + call(2, 126) + call(3, 127) + call(4, 2500));
+    expect(code).toBe(0);
+    const byId = new Map(parseLines(stdout).map((m) => [m.id, m]));
+    // Reached the orchestrator, which answered for the unknown tool.
+    expect(byId.get(2)).toMatchObject({ result: { isError: true, content: [{ text: expect.stringContaining('unknown tool "nope"') }] } });
+    for (const id of [3, 4]) expect(byId.get(id)).toMatchObject({ error: { code: -32600, message: "Invalid Request: nesting depth exceeds the limit of 256" } });
+  });
+
   it("answers an in-flight call before exiting on stdin EOF", async () => {
     const input = initialize + line({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow", arguments: { ms: 300 } } });
     const { stdout, code } = await runCli(["serve"], input);
