@@ -1,7 +1,7 @@
 /**
  * The one place that decides whether a test's outside requirement is present. Each function
  * returns `undefined` when the requirement is met, or the reason to print in the skip title when
- * it is not: `describe.skipIf(reason !== undefined)(`... (skipped: ${reason})`, ...)`.
+ * it is not: `describe.skipIf(reason !== undefined)(skipTitle("title", reason), ...)`.
  *
  * A user's clone has no `../shared` and may have no Go; CI has both (`.ci/run` installs them).
  */
