@@ -160,6 +160,7 @@ export class FileState {
         summary.skipped++;
       },
     };
+    if (options.onMessage !== undefined) this.dispatch.times = true;
     if (options.partial === true) this.holdCutLines();
     else this.noticeCutFirst();
   }
@@ -254,6 +255,7 @@ export class FileState {
         resolve: setup.resolve,
         maxIssues: this.options.maxIssuesPerMessage ?? 20,
         partial: this.options.partial === true,
+        ...(this.options.onMessage === undefined ? {} : { onMessage: this.options.onMessage }),
         emit: this.count,
         ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
         ...(setup.schemaName === undefined ? {} : { schemaName: setup.schemaName }),

@@ -44,3 +44,11 @@ export function requireCommand(command: string, args: string[] = ["--version"]):
   const r = spawnSync(command, args, { stdio: "ignore" });
   return r.status === 0 ? undefined : `needs \`${command}\` on PATH`;
 }
+
+/** The Chromium the HTML report tests drive: `ORCHESTRA_CHROMIUM`, else Debian's `chromium`. */
+export const CHROMIUM = process.env.ORCHESTRA_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p)) ?? "/usr/bin/chromium";
+
+/** Skip reason when no Chromium is installed (`apt-get install chromium`; `.ci/run` installs it). */
+export function requireChromium(): string | undefined {
+  return existsSync(CHROMIUM) ? undefined : `needs Chromium at ${CHROMIUM} (apt-get install chromium, or ORCHESTRA_CHROMIUM=PATH)`;
+}
