@@ -23,7 +23,7 @@ const CAPTURE = [
   rec("00.200", "c2s", { jsonrpc: "2.0", id: 3, method: "tools/call", params: { arguments: {} } }), // error: no name
   rec("01.450", "s2c", { jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "<script>alert(1)</script>" }] } }),
   rec("01.500", "s2c", { jsonrpc: "2.0", id: 9, result: {} }), // error: unmatched
-  rec("01.600", "c2s", { jsonrpc: "2.0", id: 4, method: "ping" }), // warning: unanswered
+  rec("01.600", "c2s", { jsonrpc: "2.0", id: 4, method: "ping" }), // error: unanswered
 ].join("\n");
 const claude = (ts: string, server: string, who: string, msg: object) => `2025-06-18T10:00:${ts}Z [${server}] [info] Message from ${who}: ${JSON.stringify(msg)}`;
 const CLAUDE_LOG = [

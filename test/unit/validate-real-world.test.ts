@@ -120,7 +120,7 @@ describe("excerpts (--partial)", () => {
       "2 error session/unmatched-response",
       "3 error session/initialize-first",
       "6 error input/malformed-record",
-      "5 warning session/unanswered-request",
+      "5 error session/unanswered-request",
     ]);
     expect(summary.files[0]!.excerpt).toBe(true);
     const { renderReport } = await import("../../src/validate/index.js");
