@@ -446,7 +446,9 @@ export async function validateFile(
       state.har(harText(parts, summary.bytes));
       ok = summary.unreadable === undefined;
     } else {
-      const direction = format === "jsonl" ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : "c2s";
+      // (a direction is guessed only with the format detected, from the same head)
+      const guess = format === "jsonl" && options.inputFormat === undefined;
+      const direction = guess ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
       splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);

@@ -162,6 +162,21 @@ describe("the direction of plain JSONL", () => {
     expect(brief((await run(text, { direction: "c2s" }, "n.jsonl")).findings)).toEqual(["1 error session/initialize-first", "1 error session/wrong-direction"]);
   });
 
+  it("the same with --jobs, and with the format given no direction is guessed (c2s, or the one given)", async () => {
+    const text = [toolsResult, { jsonrpc: "2.0", method: "notifications/tools/list_changed" }].map((m) => JSON.stringify(m)).join("\n");
+    const path = file(text, "s.jsonl");
+    const one = await validateFiles([path], {});
+    const many = await validateFiles([path], { jobs: 2, chunkBytes: 256 });
+    expect(brief(many.findings)).toEqual(brief(one.findings));
+    for (const jobs of [1, 2]) {
+      const forced = await validateFiles([path], { jobs, chunkBytes: 256, inputFormat: "jsonl" });
+      expect(forced.findings.map((f) => f.rule)).not.toContain("input/direction-guessed");
+      expect(forced.findings.map((f) => f.rule)).toContain("session/wrong-direction");
+      const said = await validateFiles([path], { jobs, chunkBytes: 256, perFile: [{ inputFormat: "jsonl", direction: "s2c" }] });
+      expect(brief(said.findings)).toEqual([]);
+    }
+  });
+
   it("per-file options replace the run-wide ones for that file only", async () => {
     const server = file(JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }) + "\n", "a.jsonl");
     const client = file(JSON.stringify(init) + "\n", "b.jsonl");
