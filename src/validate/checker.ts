@@ -124,6 +124,8 @@ const arrow = (d: Direction): string => (d === "c2s" ? "client→server" : "serv
 export class SessionChecker {
   /** JSON-RPC messages seen (batch elements count one each). */
   messages = 0;
+  /** Of {@link messages}, those that parsed as JSON (checked against a version). */
+  parsed = 0;
   /** Sessions started (1 + restarts). */
   sessions = 1;
   /** Version each finished session was checked against. */
@@ -291,6 +293,7 @@ export class SessionChecker {
 
   private one(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     this.messages++;
+    this.parsed++;
     if (this.ctx.onMessage !== undefined) this.timeline(f, origin, dir, prefix);
     switch (f.shape) {
       case SHAPE_NOT_OBJECT:

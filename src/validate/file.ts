@@ -313,10 +313,10 @@ export class FileState {
       summary.messages += c.messages;
       summary.sessions += c.sessions;
       // (a session in which nothing parsed was checked against no version)
-      if (c.messages > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
+      if (c.parsed > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
-    if (this.options.partial !== true && summary.messages > 0 && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
+    if (this.options.partial !== true && [...this.checkers.values()].some((c) => c.parsed > 0) && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
     if (complete && summary.unreadable === undefined && summary.messages === 0) this.noMessages();
     return summary;
   }

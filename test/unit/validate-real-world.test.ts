@@ -148,6 +148,14 @@ describe("excerpts (--partial)", () => {
   });
 });
 
+describe("labels", () => {
+  it("a file where nothing parsed is checked against no version, and gets no excerpt hint", async () => {
+    const { summary } = await run("garbage\n{oops\n", {}, "g.jsonl");
+    expect(summary.files[0]!.protocolVersions).toEqual([]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+});
+
 describe("the direction of plain JSONL", () => {
   it("a first message that is a response is read as server→client, with a warning", async () => {
     const text = [toolsResult, { jsonrpc: "2.0", method: "notifications/tools/list_changed" }].map((m) => JSON.stringify(m)).join("\n");
