@@ -150,6 +150,7 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
     onFileDone: (f) => reporter.fileDone(f),
     jobs: opts.jobs,
   };
+  if (reporter.message !== undefined) options.onMessage = (m) => reporter.message!(m); // (html: one thread)
   if (bar !== undefined) options.onProgress = (e) => bar.update(e);
   if (opts.inputFormat !== undefined) options.inputFormat = opts.inputFormat;
   if (opts.direction !== undefined) options.direction = opts.direction;

@@ -44,11 +44,12 @@ import {
   SHAPE_NOT_OBJECT,
   SHAPE_NOTIFICATION,
   SHAPE_REQUEST,
+  SHAPE_RESULT,
   type CheckTarget,
   type MessageFacts,
 } from "./facts.js";
 import { RULES, type RuleId } from "./rules.js";
-import { ValidateUsageError, type Direction, type Finding, type ProtocolValidators, type ValidatorResolver, type WireId } from "./types.js";
+import { ValidateUsageError, type Direction, type Finding, type ProtocolValidators, type TimelineMessage, type ValidatorResolver, type WireId } from "./types.js";
 import type { SchemaIssue } from "../mcp/validation.js";
 
 /** Where a message came from in the input file. */
@@ -56,6 +57,8 @@ export interface Origin {
   line: number;
   /** HAR only: which part of the entry ("request", "response", "response event 3"). */
   location?: string;
+  /** The time the input gives the message (capture `ts`, Claude log timestamp, HAR time), when asked for. */
+  ts?: string;
 }
 
 /** Construction parameters of a {@link SessionChecker}. */
@@ -83,6 +86,8 @@ export interface CheckerContext {
    */
   partial?: boolean;
   emit: (finding: Finding) => void;
+  /** Called for every message checked (batch elements one by one), e.g. for the HTML timeline. */
+  onMessage?: (message: TimelineMessage) => void;
 }
 
 type Id = string | number;
@@ -119,6 +124,8 @@ const arrow = (d: Direction): string => (d === "c2s" ? "client→server" : "serv
 export class SessionChecker {
   /** JSON-RPC messages seen (batch elements count one each). */
   messages = 0;
+  /** Of {@link messages}, those that parsed as JSON (checked against a version). */
+  parsed = 0;
   /** Sessions started (1 + restarts). */
   sessions = 1;
   /** Version each finished session was checked against. */
@@ -209,6 +216,7 @@ export class SessionChecker {
   unparsable(raw: string, error: string, origin: Origin, dir: Direction): void {
     this.messages++;
     this.nullIdBudget[dir]++;
+    this.ctx.onMessage?.(this.timelineEntry(origin, dir, "invalid", undefined, undefined, raw));
     const excerpt = raw.length > 80 ? `${raw.slice(0, 77)}...` : raw;
     this.emit("json/parse-error", origin, dir, `not valid JSON (${error}): ${JSON.stringify(excerpt)}`);
   }
@@ -285,6 +293,8 @@ export class SessionChecker {
 
   private one(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     this.messages++;
+    this.parsed++;
+    if (this.ctx.onMessage !== undefined) this.timeline(f, origin, dir, prefix);
     switch (f.shape) {
       case SHAPE_NOT_OBJECT:
         this.nullIdBudget[dir]++;
@@ -321,6 +331,28 @@ export class SessionChecker {
         if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, undefined);
         this.response(f, origin, dir, prefix, f.shape === SHAPE_ERROR);
     }
+  }
+
+  /** Reports message `f` to `ctx.onMessage`: its kind, method, id and text. */
+  private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+    const s = f.shape;
+    const kind = s === SHAPE_REQUEST ? "request" : s === SHAPE_NOTIFICATION ? "notification" : s === SHAPE_ERROR ? "error" : s === SHAPE_RESULT ? "result" : "invalid";
+    const value = f.value !== undefined ? f.value : f.source?.materialize(f.row);
+    const method = s === SHAPE_REQUEST || s === SHAPE_NOTIFICATION ? f.method : undefined;
+    const entry = this.timelineEntry(origin, dir, kind, method, wireId(f.id), JSON.stringify(value) ?? String(value));
+    if (prefix !== "") entry.batch = prefix;
+    this.ctx.onMessage!(entry);
+  }
+
+  private timelineEntry(origin: Origin, dir: Direction, kind: TimelineMessage["kind"], method: string | undefined, id: WireId | undefined, text: string): TimelineMessage {
+    const m: TimelineMessage = { file: this.ctx.file, line: origin.line, direction: dir, kind, text };
+    const session = this.sessionLabel();
+    if (session !== undefined) m.session = session;
+    if (origin.location !== undefined) m.location = origin.location;
+    if (origin.ts !== undefined) m.ts = origin.ts;
+    if (method !== undefined) m.method = method;
+    if (id !== undefined) m.id = id;
+    return m;
   }
 
   /**

@@ -160,6 +160,7 @@ export class FileState {
         summary.skipped++;
       },
     };
+    if (options.onMessage !== undefined) this.dispatch.times = true;
     if (options.partial === true) this.holdCutLines();
     else this.noticeCutFirst();
   }
@@ -254,6 +255,7 @@ export class FileState {
         resolve: setup.resolve,
         maxIssues: this.options.maxIssuesPerMessage ?? 20,
         partial: this.options.partial === true,
+        ...(this.options.onMessage === undefined ? {} : { onMessage: this.options.onMessage }),
         emit: this.count,
         ...(setup.forcedVersion === undefined ? {} : { forcedVersion: setup.forcedVersion }),
         ...(setup.schemaName === undefined ? {} : { schemaName: setup.schemaName }),
@@ -311,10 +313,10 @@ export class FileState {
       summary.messages += c.messages;
       summary.sessions += c.sessions;
       // (a session in which nothing parsed was checked against no version)
-      if (c.messages > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
+      if (c.parsed > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
-    if (this.options.partial !== true && summary.messages > 0 && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
+    if (this.options.partial !== true && [...this.checkers.values()].some((c) => c.parsed > 0) && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
     if (complete && summary.unreadable === undefined && summary.messages === 0) this.noMessages();
     return summary;
   }
@@ -444,7 +446,9 @@ export async function validateFile(
       state.har(harText(parts, summary.bytes));
       ok = summary.unreadable === undefined;
     } else {
-      const direction = format === "jsonl" ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : "c2s";
+      // (a direction is guessed only with the format detected, from the same head)
+      const guess = format === "jsonl" && options.inputFormat === undefined;
+      const direction = guess ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
       splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);

@@ -46,7 +46,8 @@ export async function validateFiles(paths: readonly string[], given: ValidateOpt
   const files: FileSummary[] = [];
   // A second `-` would read an exhausted stdin and report it as an empty input.
   if (paths.filter((p) => p === "-").length > 1) throw new ValidateUsageError("- (stdin) can be given only once");
-  const jobs = await usableJobs(paths, options);
+  // (the timeline needs every message's value, which --jobs rows do not carry)
+  const jobs = options.onMessage !== undefined ? 1 : await usableJobs(paths, options);
 
   if (jobs > 1) {
     // The schema file is read once, here: the workers and this thread compile the same text even

@@ -731,12 +731,12 @@ export async function runPipeline(
       return fh.close().catch(() => {});
     };
     let format: InputFormat;
-    let direction: DirectionChoice = { direction: "c2s" };
+    let direction: DirectionChoice = { direction: own.direction ?? "c2s" };
     try {
       const head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
       format = own.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
-      if (format === "jsonl") direction = jsonlDirection(head.toString("utf8", 0, bytesRead), own, setup);
+      if (format === "jsonl" && own.inputFormat === undefined) direction = jsonlDirection(head.toString("utf8", 0, bytesRead), own, setup);
       if (format === "har") {
         if (size > MAX_HAR_BYTES) throw harTooLarge(size);
         const all = await fh.readFile();
@@ -803,7 +803,7 @@ export async function runPipeline(
       const enough = async (): Promise<boolean> => (early = detectFormatEarly(buf.toString("utf8", 0, used), path)) !== undefined;
       while (used < SNIFF_BYTES && !eof && early === undefined) await fill(used > 0 ? enough : undefined);
       const format = own.inputFormat ?? early ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
-      const direction: DirectionChoice = format === "jsonl" ? jsonlDirection(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), own, setup) : { direction: "c2s" };
+      const direction: DirectionChoice = format === "jsonl" && own.inputFormat === undefined ? jsonlDirection(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), own, setup) : { direction: own.direction ?? "c2s" };
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.
         queue.push({ type: "open", index, path, format });

@@ -46,6 +46,27 @@ export interface Finding {
   location?: string;
 }
 
+/**
+ * One message as the HTML report's timeline shows it (`ValidateOptions.onMessage`): where it is
+ * (`file`, `session`, `line`, `location`, `batch`: the element's pointer in a batch), its
+ * direction, what it is (`kind`; `invalid`: not a JSON-RPC message or not JSON), the `method` of a
+ * request or notification, its `id`, the time the input gives it (`ts`, ISO-8601, when known) and
+ * its JSON `text` (the raw text for a line that is not JSON).
+ */
+export interface TimelineMessage {
+  file: string;
+  session?: string;
+  line: number;
+  location?: string;
+  batch?: string;
+  direction: Direction;
+  kind: "request" | "notification" | "result" | "error" | "invalid";
+  method?: string;
+  id?: WireId;
+  ts?: string;
+  text: string;
+}
+
 /** Per-file totals, reported after the file's last finding. */
 export interface FileSummary {
   file: string;
@@ -108,11 +129,13 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * Options of {@link validateFiles}. All optional.
  *
  * - `inputFormat`: force a format for every file instead of sniffing;
- * - `direction`: direction of plain JSONL input (default: `c2s`, or `s2c` with an
- *   `input/direction-guessed` warning when the file's first message is a response or a
- *   notification only a server sends);
+ * - `direction`: direction of plain JSONL input (default: `c2s`, or, when the format is
+ *   detected, `s2c` with an `input/direction-guessed` warning when the file's first message is
+ *   a response or a notification only a server sends);
  * - `perFile`: per input (same index as `paths`), an `inputFormat` and/or `direction` that
  *   replace the run-wide ones for that file (the CLI's `file.jsonl:s2c`);
+ * - `onMessage`: called for every message checked, in order (the HTML report's timeline); costs
+ *   a `JSON.stringify` per message, and runs on one thread (`jobs` is then 1);
  * - `partial`: the inputs are excerpts that may begin and end mid-session (see
  *   `CheckerContext.partial`); a first or last line cut short is an `input/cut-short` warning;
  * - `protocolVersion`: check against this version whatever the initialize exchange says
@@ -146,6 +169,7 @@ export interface ValidateOptions {
   direction?: Direction;
   perFile?: ReadonlyArray<FileOptions | undefined>;
   partial?: boolean;
+  onMessage?: (message: TimelineMessage) => void;
   protocolVersion?: string;
   schema?: object;
   schemaPath?: string;

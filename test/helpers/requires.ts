@@ -59,3 +59,11 @@ export function firstReason(...reasons: (string | undefined)[]): string | undefi
 export function skipTitle(title: string, reason: string | undefined): string {
   return reason === undefined ? title : `${title} (skipped: ${reason})`;
 }
+
+/** The Chromium the HTML report tests drive: `ORCHESTRA_CHROMIUM`, else Debian's `chromium`. */
+export const CHROMIUM = process.env.ORCHESTRA_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p)) ?? "/usr/bin/chromium";
+
+/** Skip reason when no Chromium is installed (`apt-get install chromium`; `.ci/run` installs it). */
+export function requireChromium(): string | undefined {
+  return existsSync(CHROMIUM) ? undefined : `needs Chromium at ${CHROMIUM} (apt-get install chromium, or ORCHESTRA_CHROMIUM=PATH)`;
+}

@@ -439,10 +439,10 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("HAR order, sessions and 
       expect((await check(harOf(entries), 1, { inputFormat: "har" })).brief).toEqual([]);
       // Without the answer, the request stays unanswered (the causal order invents nothing).
       const unanswered = await check(harOf(entries.filter((_, i) => i !== 3)), 1, { inputFormat: "har" });
-      expect(unanswered.brief).toEqual(["3 warning session/unanswered-request"]);
+      expect(unanswered.brief).toEqual(["3 error session/unanswered-request"]);
       // An answer that comes before the stream was opened still matches nothing.
       const early = await check(harOf([entries[0]!, entries[1]!, { ...entries[3]!, at: t("01.500") }, entries[2]!]), 1, { inputFormat: "har" });
-      expect(early.brief).toEqual(["3 error session/unmatched-response", "4 warning session/unanswered-request"]);
+      expect(early.brief).toEqual(["3 error session/unmatched-response", "4 error session/unanswered-request"]);
     });
   });
 

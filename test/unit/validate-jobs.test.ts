@@ -262,6 +262,25 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
     const many = await validateFiles([log], { jobs: 2, chunkBytes: 400 });
     expect(strip(many)).toEqual(strip(one));
   });
+
+  it("a pasted Claude log with multi-line bodies, quote markers and a body-less line: the same findings with --jobs", async () => {
+    const lines: string[] = [];
+    const pretty = (m: object) => JSON.stringify(m, null, 2).split("\n");
+    lines.push(...pretty({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }).map((l, i) => (i === 0 ? `> [info] [w] Message from client: ${l}` : `> ${l}`)));
+    lines.push(`> [info] [w] Message from server: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`);
+    lines.push(`> [info] [w] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`);
+    for (let i = 1; i <= 30; i++) {
+      lines.push(...pretty({ jsonrpc: "2.0", id: i, method: "tools/list", params: i % 7 === 0 ? null : {} }).map((l, k) => (k === 0 ? `  [info] [w] Message from client: ${l}` : `  ${l}`)));
+      if (i % 5 !== 0) lines.push(`[info] [w] Message from server: {"jsonrpc":"2.0","id":${i},"result":{"tools":${i % 9 === 0 ? "5" : "[]"}}}`);
+      if (i === 11) lines.push(`2025-06-18T10:00:00.000Z [w] [info] Message from client method="tools/list" id=99`);
+    }
+    lines.push(`[info] [w] Message from client: {"jsonrpc":"2.0",`); // the input ends inside a body
+    const log = join(dir, "pasted.log");
+    await writeFile(log, `${lines.join("\n")}\n`);
+    const one = await validateFiles([log], {});
+    expect(one.findings.map((f) => f.rule)).toEqual(expect.arrayContaining(["input/unsupported-format", "json/parse-error", "schema/result", "session/unanswered-request"]));
+    for (const chunkBytes of [256, 700, 4096]) expect(strip(await validateFiles([log], { jobs: 2, chunkBytes }))).toEqual(strip(one));
+  });
 });
 
 describe("chunk processing (what a worker hands the main thread)", () => {

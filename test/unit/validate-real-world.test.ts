@@ -120,7 +120,7 @@ describe("excerpts (--partial)", () => {
       "2 error session/unmatched-response",
       "3 error session/initialize-first",
       "6 error input/malformed-record",
-      "5 warning session/unanswered-request",
+      "5 error session/unanswered-request",
     ]);
     expect(summary.files[0]!.excerpt).toBe(true);
     const { renderReport } = await import("../../src/validate/index.js");
@@ -148,6 +148,14 @@ describe("excerpts (--partial)", () => {
   });
 });
 
+describe("labels", () => {
+  it("a file where nothing parsed is checked against no version, and gets no excerpt hint", async () => {
+    const { summary } = await run("garbage\n{oops\n", {}, "g.jsonl");
+    expect(summary.files[0]!.protocolVersions).toEqual([]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+});
+
 describe("the direction of plain JSONL", () => {
   it("a first message that is a response is read as server→client, with a warning", async () => {
     const text = [toolsResult, { jsonrpc: "2.0", method: "notifications/tools/list_changed" }].map((m) => JSON.stringify(m)).join("\n");
@@ -160,6 +168,21 @@ describe("the direction of plain JSONL", () => {
     expect(brief((await run(text, {}, "n.jsonl")).findings)).toEqual(["1 warning input/direction-guessed"]);
     // said c2s: a client sending a server notification
     expect(brief((await run(text, { direction: "c2s" }, "n.jsonl")).findings)).toEqual(["1 error session/initialize-first", "1 error session/wrong-direction"]);
+  });
+
+  it("the same with --jobs, and with the format given no direction is guessed (c2s, or the one given)", async () => {
+    const text = [toolsResult, { jsonrpc: "2.0", method: "notifications/tools/list_changed" }].map((m) => JSON.stringify(m)).join("\n");
+    const path = file(text, "s.jsonl");
+    const one = await validateFiles([path], {});
+    const many = await validateFiles([path], { jobs: 2, chunkBytes: 256 });
+    expect(brief(many.findings)).toEqual(brief(one.findings));
+    for (const jobs of [1, 2]) {
+      const forced = await validateFiles([path], { jobs, chunkBytes: 256, inputFormat: "jsonl" });
+      expect(forced.findings.map((f) => f.rule)).not.toContain("input/direction-guessed");
+      expect(forced.findings.map((f) => f.rule)).toContain("session/wrong-direction");
+      const said = await validateFiles([path], { jobs, chunkBytes: 256, perFile: [{ inputFormat: "jsonl", direction: "s2c" }] });
+      expect(brief(said.findings)).toEqual([]);
+    }
   });
 
   it("per-file options replace the run-wide ones for that file only", async () => {

@@ -103,7 +103,7 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
     ["session/duplicate-request-id", [...handshake, req("c2s", 1, "tools/list"), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], ["5 error session/duplicate-request-id"]],
     ["session/reused-request-id", [...handshake, req("c2s", 1, "ping"), ok("s2c", 1), req("c2s", 1, "ping"), ok("s2c", 1)], ["6 error session/reused-request-id"]],
     ["session/unmatched-response", [...handshake, ok("s2c", 99)], ["4 error session/unmatched-response"]],
-    ["session/unanswered-request", [...handshake, req("c2s", 7, "tools/list")], ["4 warning session/unanswered-request"]],
+    ["session/unanswered-request", [...handshake, req("c2s", 7, "tools/list")], ["4 error session/unanswered-request"]],
     ["session/missing-capability (server)", [...handshake, req("c2s", 5, "prompts/list"), ok("s2c", 5, { prompts: [] })], ["4 warning session/missing-capability"]],
     ["session/missing-capability (client)", [init(0, {}), initResult(), initialized, req("s2c", "e", "elicitation/create", { message: "m", requestedSchema: { type: "object", properties: {} } }), ok("c2s", "e", { action: "decline" })], ["4 warning session/missing-capability"]],
     ["session/unadvertised-notification", [...handshake, note("s2c", "notifications/resources/list_changed")], ["4 warning session/unadvertised-notification"]],
@@ -248,7 +248,7 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
   it("gives exit code 1 when errors are found and 0 with warnings only", async () => {
     const errors = await validateFiles(["-"], { validators, stdin: Readable.from([captureText([...handshake, ok("s2c", 42)])]) });
     expect(exitCodeFor(errors.summary)).toBe(1);
-    const warnings = await validateFiles(["-"], { validators, stdin: Readable.from([captureText([...handshake, req("c2s", 7, "tools/list")])]) });
+    const warnings = await validateFiles(["-"], { validators, stdin: Readable.from([captureText([...handshake, req("c2s", 5, "prompts/list"), ok("s2c", 5, { prompts: [] })])]) });
     expect(warnings.summary.warnings).toBe(1);
     expect(exitCodeFor(warnings.summary)).toBe(0);
   });
@@ -449,7 +449,7 @@ describe("stateless 2026-07-28 sessions (built-in validators)", () => {
     const records: Rec[] = [discover(), discoverResult("d", { tools: { listChanged: true } }), listen(1), ack(1), listen(2), ack(2), note("s2c", "notifications/cancelled", { requestId: 2 })];
     expect(brief(await check(records, builtin))).toEqual([]);
     // ...while an ordinary request left unanswered is still reported
-    expect(brief(await check([...records, toolsList26(3)], builtin))).toEqual(["8 warning session/unanswered-request"]);
+    expect(brief(await check([...records, toolsList26(3)], builtin))).toEqual(["8 error session/unanswered-request"]);
   });
 
   it("plain JSONL of one direction: stateless client requests and a server's DiscoverResult", async () => {
@@ -517,7 +517,7 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("hand-made captures that 
 
   it("the same capture without the over-long line breaks only what it really breaks", async () => {
     const records: Rec[] = [...handshake, ...bigCallCancel(), ok("s2c", 1, { content: [] }), req("c2s", 2, "tools/list")];
-    expect(brief(await check(records, { maxLineBytes: 1 << 20 }))).toEqual(["5 error session/unknown-progress-token", "7 warning session/unanswered-request"]);
+    expect(brief(await check(records, { maxLineBytes: 1 << 20 }))).toEqual(["5 error session/unknown-progress-token", "7 error session/unanswered-request"]);
   });
 
   it("a request with id null may be rejected with a null-id error response (no response-to-notification)", async () => {

@@ -97,7 +97,7 @@ function fastRecord(bytes: Buffer, view: DataView, start: number, end: number, l
   } catch {
     return false;
   }
-  out.message(msg, { line: lineNo }, dir);
+  out.message(msg, out.times === true ? { line: lineNo, ts: bytes.toString("latin1", ts, ts + TS_BYTES) } : { line: lineNo }, dir);
   return true;
 }
 
@@ -153,7 +153,7 @@ export function captureReader(out: Dispatch): LineConsumer {
           `the recorder dropped a ${who} message of ${bytes} bytes${limit}${reason}; it is not in the capture, so findings it could explain are not reported`,
         );
       } else if ("msg" in r) {
-        out.message(r.msg, { line: lineNo }, dir);
+        out.message(r.msg, out.times === true && typeof r.ts === "string" ? { line: lineNo, ts: r.ts } : { line: lineNo }, dir);
       } else if (typeof r.raw === "string") {
         let value: unknown;
         try {

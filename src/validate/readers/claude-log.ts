@@ -21,6 +21,7 @@
  * single `input/unsupported-format` finding of the file (exit code 2), and the others are
  * skipped. Every other line is skipped and counted.
  */
+import type { Origin } from "../checker.js";
 import type { Direction } from "../types.js";
 import { parseErrorText, type Dispatch, type LineConsumer } from "./dispatch.js";
 
@@ -44,7 +45,7 @@ export const MAX_BODY_LINES = 10_000;
 
 /** What the grammar finds on one line of a Claude log (see the module comment). */
 export type ClaudeLine =
-  | { kind: "message"; session: string | undefined; dir: Direction; rest: string }
+  | { kind: "message"; session: string | undefined; dir: Direction; rest: string; ts?: string }
   | { kind: "bodiless"; session: string | undefined; method: string }
   | { kind: "log" };
 
@@ -73,7 +74,8 @@ export function claudeLine(text: string): ClaudeLine | undefined {
   const after = s.slice(groups.length);
   const session = serverName(groups);
   const m = MESSAGE.exec(after);
-  const message = (rest: string): ClaudeLine => ({ kind: "message", session, dir: m![1] === "client" ? "c2s" : "s2c", rest });
+  const message = (rest: string): ClaudeLine =>
+    ts === null ? { kind: "message", session, dir: m![1] === "client" ? "c2s" : "s2c", rest } : { kind: "message", session, dir: m![1] === "client" ? "c2s" : "s2c", rest, ts: ts[0].trim() };
   const body = m?.[2]!.trimStart();
   if (m !== null && (body!.startsWith("{") || body!.startsWith("["))) return message(m[2]!);
   const prefixed = ts !== null || LEVEL_GROUP.test(groups);
@@ -86,6 +88,7 @@ export function claudeLine(text: string): ClaudeLine | undefined {
 /** A body being read over several lines. */
 interface OpenBody {
   line: number;
+  ts: string | undefined;
   session: string | undefined;
   dir: Direction;
   text: string;
@@ -97,18 +100,19 @@ interface OpenBody {
 export function claudeLogReader(out: Dispatch): LineConsumer {
   let open: OpenBody | undefined;
   let unsupportedReported = false;
+  const origin = (line: number, ts: string | undefined): Origin => (ts !== undefined && out.times === true ? { line, ts } : { line });
   const close = (body: OpenBody, error: string): void => {
-    out.unparsable(body.text, error, { line: body.line }, body.dir, body.session);
+    out.unparsable(body.text, error, origin(body.line, body.ts), body.dir, body.session);
   };
-  const deliver = (json: string, line: number, dir: Direction, session: string | undefined): void => {
+  const deliver = (json: string, line: number, ts: string | undefined, dir: Direction, session: string | undefined): void => {
     let value: unknown;
     try {
       value = JSON.parse(json);
     } catch (err) {
-      out.unparsable(json, parseErrorText(err), { line }, dir, session);
+      out.unparsable(json, parseErrorText(err), origin(line, ts), dir, session);
       return;
     }
-    out.message(value, { line }, dir, session);
+    out.message(value, origin(line, ts), dir, session);
   };
   const defer = out.defer;
   return {
@@ -129,7 +133,7 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
           if (end >= 0) {
             const body = open;
             open = undefined;
-            deliver(body.text, body.line, body.dir, body.session);
+            deliver(body.text, body.line, body.ts, body.dir, body.session);
           } else if (open.lines >= MAX_BODY_LINES) {
             const body = open;
             open = undefined;
@@ -164,7 +168,7 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
       const scan = new BodyScan();
       const end = start < rest.length ? scan.feed(rest, start) : -1;
       if (end > 0) {
-        deliver(rest.slice(start, end), lineNo, parsed.dir, parsed.session);
+        deliver(rest.slice(start, end), lineNo, parsed.ts, parsed.dir, parsed.session);
         return;
       }
       if (scan.opened) {
@@ -172,10 +176,10 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
           defer();
           return;
         }
-        open = { line: lineNo, session: parsed.session, dir: parsed.dir, text: rest.slice(start), scan, lines: 1 };
+        open = { line: lineNo, ts: parsed.ts, session: parsed.session, dir: parsed.dir, text: rest.slice(start), scan, lines: 1 };
         return;
       }
-      deliver(rest.trim(), lineNo, parsed.dir, parsed.session);
+      deliver(rest.trim(), lineNo, parsed.ts, parsed.dir, parsed.session);
     },
     end() {
       if (open === undefined) return;

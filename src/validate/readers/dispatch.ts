@@ -22,6 +22,8 @@ export interface Dispatch {
    * order reads it again, with a dispatch that has no `defer`.
    */
   defer?(): void;
+  /** True when origins should carry the time the input gives a message (`Origin.ts`; for the HTML timeline). */
+  times?: boolean;
 }
 
 /** Consumes the lines of a line-oriented format. */

@@ -189,7 +189,7 @@ export function readHar(text: string, out: Dispatch): HarReadResult {
     ev.done = true;
     const stream = ev.stream;
     if (stream !== undefined) stream.next = Math.max(stream.next, ev.index! + 1);
-    const origin = { line: ev.entry, location: ev.location };
+    const origin = out.times === true && ev.at > 0 ? { line: ev.entry, location: ev.location, ts: new Date(ev.at).toISOString() } : { line: ev.entry, location: ev.location };
     const p = parsed.get(ev)!;
     parsed.delete(ev); // (let replayed values go)
     if (p.error !== undefined) out.unparsable(ev.text, p.error, origin, ev.dir, ev.session);

@@ -4,13 +4,14 @@
  * finding (files in input order), and `end` once with the run's summary; it writes through
  * `options.write`.
  */
-import type { FileSummary, Finding, ValidateSummary } from "../types.js";
+import type { FileSummary, Finding, TimelineMessage, ValidateSummary } from "../types.js";
+import { htmlReporter } from "./html.js";
 import { jsonReporter } from "./json.js";
 import { junitReporter } from "./junit.js";
 import { sarifReporter } from "./sarif.js";
 import { textReporter } from "./text.js";
 
-export const REPORT_FORMATS = ["text", "json", "junit", "sarif"] as const;
+export const REPORT_FORMATS = ["text", "json", "junit", "sarif", "html"] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export interface ReporterOptions {
@@ -21,6 +22,8 @@ export interface ReporterOptions {
 }
 
 export interface Reporter {
+  /** Present when the report shows the messages themselves (html): called for every message checked. */
+  message?(message: TimelineMessage): void;
   finding(finding: Finding): void;
   fileDone(file: FileSummary): void;
   end(summary: ValidateSummary): void;
@@ -37,6 +40,8 @@ export function createReporter(format: ReportFormat, options: ReporterOptions): 
       return junitReporter(options);
     case "sarif":
       return sarifReporter(options);
+    case "html":
+      return htmlReporter(options);
     default:
       throw new Error(`unknown report format ${String(format)}`);
   }
@@ -44,16 +49,18 @@ export function createReporter(format: ReportFormat, options: ReporterOptions): 
 
 /**
  * Renders a finished run (as returned by `validateFiles`) in `format`, as one string. Findings
- * are attributed to files by `finding.file`.
+ * are attributed to files by `finding.file`; `options.messages` (collected with
+ * `ValidateOptions.onMessage`) are the html report's timeline.
  */
 export function renderReport(
   format: ReportFormat,
   findings: readonly Finding[],
   summary: ValidateSummary,
-  options: { color?: boolean } = {},
+  options: { color?: boolean; messages?: readonly TimelineMessage[] } = {},
 ): string {
   const parts: string[] = [];
   const reporter = createReporter(format, { write: (s) => void parts.push(s), color: options.color ?? false });
+  for (const m of options.messages ?? []) reporter.message?.(m);
   const byFile = new Map<string, Finding[]>();
   for (const f of findings) {
     const list = byFile.get(f.file) ?? [];

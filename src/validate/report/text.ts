@@ -58,7 +58,7 @@ export function textReporter(options: ReporterOptions): Reporter {
       );
       const excerpts = summary.files.filter((f) => f.excerpt === true).length;
       if (excerpts > 0) {
-        const which = excerpts === 1 && files === 1 ? "the input looks" : `${plural(excerpts, "input")} look`;
+        const which = excerpts === 1 && files === 1 ? "the input looks" : `${plural(excerpts, "input")} ${excerpts === 1 ? "looks" : "look"}`;
         options.write(
           `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize at its start, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
         );
