@@ -3,18 +3,16 @@
  * without a CA (exit 2 before initialize), and concurrent first starts of real processes on one
  * empty store.
  */
-import { spawn } from "node:child_process";
 import { chmod, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { expectSoundStore } from "../helpers/cert-store.js";
-import { CLI, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { connectBridge } from "./transport-helpers.js";
 
 beforeAll(() => requireBuiltCli());
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function temp(): Promise<string> {
   const d = await tempDir("orchestra-certs-e2e-");
@@ -95,33 +93,11 @@ describe("concurrent first starts of real processes on one empty store", () => {
 
   it("the orchestrator command and serve (embedded orchestrator, two QUIC clients) started together on one store", async () => {
     const dir = join(await temp(), "store");
-    const serve = spawn(process.execPath, [CLI, "serve", "--certs-dir", dir], { stdio: ["pipe", "pipe", "pipe"] });
-    cleanups.push(async () => {
-      if (serve.exitCode === null) {
-        const exited = new Promise((r) => serve.once("exit", r));
-        serve.kill("SIGTERM");
-        await exited;
-      }
-    });
-    const orchestratorP = startOrchestratorProcess(dir);
-    const listRequest = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n";
-    serve.stdin.write(initialize);
-    serve.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
-    serve.stdin.write(listRequest);
-    const answer = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      let err = "";
-      serve.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-      serve.stdout.setEncoding("utf8").on("data", (d: string) => {
-        out += d;
-        const line = out.split("\n").find((l) => l.includes('"id":2'));
-        if (line) resolve(line);
-      });
-      serve.once("exit", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
-    expect(JSON.parse(answer)).toMatchObject({ id: 2, result: { tools: expect.any(Array) } });
-    const orchestrator = await orchestratorP;
+    // serve's embedded orchestrator and its two QUIC clients, and the orchestrator command, at once
+    const [bridge, orchestrator] = await Promise.all([connectBridge(["--certs-dir", dir]), startOrchestratorProcess(dir)]);
+    cleanups.push(bridge.close);
     cleanups.push(orchestrator.stop);
+    expect((await bridge.client.listTools()).tools.map((t) => t.name)).toContain("echo");
     await expectSoundStore(dir, ["orchestrator", "transport.stdio-client"]);
   }, 120_000);
 });

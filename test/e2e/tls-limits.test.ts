@@ -4,18 +4,17 @@
  * closed, and only `maxHandshakes` connections may be handshaking at once.
  */
 import net from "node:net";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TlsSender } from "../../src/tls/tls-sender.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
+import { waitFor } from "./transport-helpers.js";
 
 let pki: TestPki;
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
+const cleanups = cleanupsAfterEach();
 beforeAll(async () => {
   pki = await makePki();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 /** A TCP connection that sends nothing; `closed` resolves when the server ends it. */
@@ -31,23 +30,14 @@ async function silentClient(port: number): Promise<{ socket: net.Socket; closed:
   return { socket, closed };
 }
 
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe("TLS orchestrator: unauthenticated connections", () => {
   it("closes a TCP connection whose TLS handshake times out", async () => {
     const server = await startTlsOrchestrator({ tls: pki.server, handshakeTimeoutMs: 300 });
     cleanups.push(() => server.stop());
-    const { closed } = await silentClient(server.port);
+    const client = await silentClient(server.port);
     // Generous bound for a loaded machine; without the fix the socket stays open for good.
-    await within(closed, 15_000, "the server closing the silent connection");
+    await waitFor(() => client.socket.closed, "the server closing the silent connection", 15_000);
   }, 30_000);
 
   it("keeps at most maxHandshakes connections handshaking; one past the cap is closed at once, the others are not", async () => {
@@ -56,7 +46,7 @@ describe("TLS orchestrator: unauthenticated connections", () => {
     const held = [];
     for (let i = 0; i < 3; i++) held.push(await silentClient(server.port));
     const extra = await silentClient(server.port);
-    await within(extra.closed, 15_000, "the connection past the cap being closed");
+    await waitFor(() => extra.socket.closed, "the connection past the cap being closed", 15_000);
     expect(server.stats.handshakesRefused).toBe(1);
     let heldClosed = 0;
     for (const h of held) void h.closed.then(() => heldClosed++);
