@@ -31,8 +31,6 @@
  * {@link withStreaming} combines a unary {@link Sender} with this client into one
  * {@link StreamingSender}.
  */
-import { lookup } from "node:dns/promises";
-import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
@@ -40,9 +38,8 @@ import { defaultKeepAliveMs, QUIC_SENDER_DEFAULTS, ReceiveWatch } from "../quic/
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
-import { ALPN, FrameEmptyStreamError, isLoopbackHost, StreamCode, StreamResetByPeer, udpPayloadConfig } from "../quic/quic-common.js";
+import { ALPN, FrameEmptyStreamError, isLoopbackHost, StreamCode, StreamResetByPeer } from "../quic/quic-common.js";
 import {
-  connectQuic,
   ConnectionClosedError,
   describeClose,
   PeerResetError,
@@ -52,7 +49,8 @@ import {
   type QuicConnection,
   type QuicStream,
 } from "../quic/engine/index.js";
-import { formatHostPort } from "../quic/address.js";
+import { formatHostPort, ResolveError } from "../quic/address.js";
+import { dialQuic } from "../quic/dial.js";
 import { SenderError, type SendOptions, type Sender } from "../quic/sender.js";
 import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "./streaming.js";
 
@@ -345,23 +343,12 @@ export class QuicStreamClient {
     } catch (e) {
       throw this.err("connect", `cannot load TLS material: ${msg(e)}`, e);
     }
-    let ip = this.opts.host;
-    let family = net.isIP(ip);
-    if (family === 0) {
-      try {
-        const found = await lookup(this.opts.host);
-        ip = found.address;
-        family = found.family;
-      } catch (e) {
-        throw this.err("connect", `cannot resolve ${this.opts.host}: ${msg(e)}`, e);
-      }
-    }
     const connectTimeoutMs = this.opts.connectTimeoutMs ?? 5_000;
     let qc: QuicConnection;
     try {
-      const udp = udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes);
-      qc = await connectQuic({
-        host: ip,
+      // Every address of the name, happy-eyeballs style (src/quic/dial.ts).
+      qc = await dialQuic({
+        host: this.opts.host,
         port: this.opts.port,
         serverName: this.opts.serverName ?? "localhost",
         tls: material,
@@ -370,11 +357,10 @@ export class QuicStreamClient {
         keepAliveMs: this.keepAliveMs,
         connectTimeoutMs,
         maxStreamsBidi: 0, // the protocol has no server-initiated streams
-        maxSendUdpPayload: udp.maxSendUdpPayloadSize,
-        maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
+        ...(this.opts.udpPayloadBytes !== undefined ? { udpPayloadBytes: this.opts.udpPayloadBytes } : {}),
       });
     } catch (e) {
-      throw this.err("connect", e instanceof QuicConnectError ? e.message : msg(e), e);
+      throw this.err("connect", e instanceof QuicConnectError || e instanceof ResolveError ? e.message : msg(e), e);
     }
     const conn: Conn = { qc, dead: false, calls: new Set(), recvWatch: new ReceiveWatch(), refused: new RefusedKinds() };
     qc.onClose = (info) => this.lost(conn, this.classifyClose(info));

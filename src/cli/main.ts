@@ -7,6 +7,7 @@ import { PACKAGE_VERSION } from "../version.js";
 import { registerServeCommand } from "./serve.js";
 import { registerOrchestratorCommand } from "./orchestrator.js";
 import { registerValidateCommand } from "./validate.js";
+import { registerCertsCommand } from "./certs.js";
 
 const program = new Command()
   // Usage errors throw instead of exiting, so that they exit with 2 like `validate`'s other input errors.
@@ -20,6 +21,7 @@ const program = new Command()
 registerServeCommand(program);
 registerOrchestratorCommand(program);
 registerValidateCommand(program);
+registerCertsCommand(program);
 for (const command of program.commands) command.version(PACKAGE_VERSION, "-V, --version");
 
 try {

@@ -103,7 +103,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { defaultCertsDir }, { DEFAULT_MAX_LINE_BYTES }] =
+  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }] =
     await Promise.all([
       import("../bridge/stdio-bridge.js"),
       import("../bridge/capture.js"),
@@ -118,13 +118,21 @@ async function serve(opts: ServeOptions): Promise<number> {
   try {
     let sender: Sender;
     let embeddedCertsDir: string | undefined;
+    let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
     try {
       if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
         throw new Error("--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr");
       }
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
-        const senderOptions = { host, port, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
+        // An existing orchestrator's CA must be there: checked (and our pair issued) before initialize.
+        try {
+          preparedTls = await ensureCertStore(opts.certsDir ?? defaultCertsDir(), BRIDGE_CERT_NAME, { createCa: false });
+        } catch (err) {
+          process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
+          return 2;
+        }
+        const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
@@ -156,6 +164,7 @@ async function serve(opts: ServeOptions): Promise<number> {
           new QuicStreamClient({
             ...target,
             certsDir,
+            ...(preparedTls ? { tls: preparedTls } : {}),
             serverName: opts.orchestratorAddr ? opts.serverName : "localhost",
             ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}),
           }),

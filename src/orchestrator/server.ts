@@ -106,6 +106,11 @@ export interface OrchestratorStats {
   streamCalls?: number;
   /** `subscribe` requests served. */
   subscriptions?: number;
+  /**
+   * Connection attempts refused because the cap on unfinished handshakes was reached (QUIC:
+   * client Initials dropped, `maxHandshakes`; TLS: TCP connections closed at once).
+   */
+  handshakesRefused?: number;
   /** Streams currently being handled. */
   activeStreams: number;
   /** Highest {@link activeStreams} seen. */

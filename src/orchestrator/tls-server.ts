@@ -25,7 +25,7 @@
  * 32 MiB does the server stop reading that connection (TCP backpressure).
  */
 import tls from "node:tls";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   HealthResult_Status,
@@ -73,11 +73,23 @@ export interface TlsOrchestratorOptions {
   maxStreams?: number;
   /** TCP keep-alive initial delay in ms (default 15 000). */
   keepAliveMs?: number;
-  /** Deadline for a client's TLS handshake, in ms (default 10 000). */
+  /**
+   * Deadline for a client's TLS handshake, in ms (default 10 000). A connection that has not
+   * completed it by then is destroyed.
+   */
   handshakeTimeoutMs?: number;
+  /**
+   * TCP connections whose TLS handshake has not completed that the server keeps at once
+   * (default {@link TLS_DEFAULT_MAX_HANDSHAKES}); a connection arriving past it is closed at
+   * once, so idle or slow clients cannot use up the process's file descriptors.
+   */
+  maxHandshakes?: number;
   /** Logger (default: project pino logger, component `tls-orchestrator`). */
   logger?: Logger;
 }
+
+/** Default of {@link TlsOrchestratorOptions.maxHandshakes}. */
+export const TLS_DEFAULT_MAX_HANDSHAKES = 256;
 
 /** Default per-connection request cap of {@link TlsOrchestratorOptions.maxStreams}. */
 export const TLS_DEFAULT_MAX_STREAMS = 1000;
@@ -107,6 +119,8 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
   const log = options.logger ?? childLogger("tls-orchestrator");
   const maxStreams = options.maxStreams ?? TLS_DEFAULT_MAX_STREAMS;
   if (!Number.isInteger(maxStreams) || maxStreams < 1) throw new RangeError(`maxStreams must be a positive integer`);
+  const maxHandshakes = options.maxHandshakes ?? TLS_DEFAULT_MAX_HANDSHAKES;
+  if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer`);
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   if (!(keepAliveMs > 0)) throw new RangeError(`keepAliveMs must be positive`);
   const certsDir = options.tls ? undefined : (options.certsDir ?? defaultCertsDir());
@@ -145,7 +159,23 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
     minVersion: "TLSv1.3",
     handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
   });
+  // TCP connections still in their TLS handshake, by peer address and port.
+  const handshaking = new Map<string, Socket>();
+  const peerKey = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
+  server.on("connection", (raw: Socket) => {
+    if (handshaking.size >= maxHandshakes) {
+      stats.handshakesRefused = (stats.handshakesRefused ?? 0) + 1;
+      raw.destroy();
+      return;
+    }
+    const key = peerKey(raw);
+    handshaking.set(key, raw);
+    raw.once("close", () => {
+      if (handshaking.get(key) === raw) handshaking.delete(key);
+    });
+  });
   server.on("secureConnection", (socket: tls.TLSSocket) => {
+    handshaking.delete(peerKey(socket));
     if (stopping) {
       socket.destroy();
       return;
@@ -165,8 +195,10 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
       conn.abortAll("client connection closed");
     });
   });
-  server.on("tlsClientError", (e: Error) => {
+  server.on("tlsClientError", (e: Error, socket: tls.TLSSocket) => {
     log.debug({ err: e.message }, "TLS handshake with a client failed");
+    // Node reports a handshake timeout here but leaves the TCP connection open.
+    socket.destroy();
   });
 
   await new Promise<void>((resolve, reject) => {

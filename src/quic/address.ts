@@ -1,6 +1,8 @@
 /**
- * `host:port` parsing and formatting for QUIC endpoints.
+ * `host:port` parsing and formatting, and name resolution to every address, for the QUIC and
+ * TLS transports.
  */
+import { lookup } from "node:dns/promises";
 import net from "node:net";
 
 /**
@@ -41,7 +43,59 @@ export function parseHostPort(input: string, defaultPort?: number): { host: stri
   return { host, port };
 }
 
+/**
+ * Delay before the next address of a name is tried while a connection attempt to the previous
+ * one is still pending (ms; "Connection Attempt Delay", RFC 8305 §5 and §8: 250), for QUIC
+ * (src/quic/dial.ts); TLS uses Node's `autoSelectFamily`, whose default attempt timeout is the same.
+ */
+export const CONNECTION_ATTEMPT_DELAY_MS = 250;
+
 /** `host:port`, bracketing IPv6 literals. */
 export function formatHostPort(host: string, port: number): string {
   return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** One resolved address. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** A name that resolved to no address. */
+export class ResolveError extends Error {
+  override readonly name = "ResolveError";
+}
+
+/** Resolves a host name to every address (`all`, the resolver's order). */
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+
+/**
+ * The addresses to try for `host`: an IP literal as it is, else every address the resolver
+ * returns, duplicates removed, families alternating and starting with the resolver's first
+ * (RFC 8305 §4).
+ * @throws ResolveError when the name cannot be resolved or has no address
+ */
+export async function resolveAddresses(host: string, resolver: Resolver = systemResolver): Promise<ResolvedAddress[]> {
+  const literal = net.isIP(host);
+  if (literal !== 0) return [{ address: host, family: literal === 6 ? 6 : 4 }];
+  let found: ResolvedAddress[];
+  try {
+    found = await resolver(host);
+  } catch (e) {
+    throw new ResolveError(`cannot resolve ${host}: ${(e as Error).message}`, { cause: e });
+  }
+  const seen = new Set<string>();
+  const unique = found.filter((a) => !seen.has(a.address) && seen.add(a.address));
+  if (unique.length === 0) throw new ResolveError(`cannot resolve ${host}: no address`);
+  const first = unique.filter((a) => a.family === unique[0]!.family);
+  const other = unique.filter((a) => a.family !== unique[0]!.family);
+  const out: ResolvedAddress[] = [];
+  for (let i = 0; i < Math.max(first.length, other.length); i++) {
+    if (i < first.length) out.push(first[i]!);
+    if (i < other.length) out.push(other[i]!);
+  }
+  return out;
 }

@@ -55,6 +55,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A failure to read, create or validate the store; the message names the file involved. */
 export class CertStoreError extends Error {
   override readonly name = "CertStoreError";
+  /** `"no-ca"`: the store has no `ca.crt` and was not allowed to create one. */
+  code: "no-ca" | undefined;
 }
 
 /** The PEM material a party needs for mutual TLS. */
@@ -102,6 +104,12 @@ export interface CertStoreOptions {
    * at `warn` by the `certs` component.
    */
   warn?: (message: string) => void;
+  /**
+   * Whether a missing `ca.crt` makes a new CA (default true). With false it is a
+   * {@link CertStoreError} whose `code` is `"no-ca"`: a party that must trust an existing
+   * orchestrator's CA cannot use a CA of its own.
+   */
+  createCa?: boolean;
 }
 
 /** Concurrent {@link ensureCertStore} calls for one directory and name share one promise. */
@@ -133,10 +141,10 @@ const opening = new Map<string, Promise<CertStore>>();
 export async function ensureCertStore(dir: string, name: string, options: CertStoreOptions = {}): Promise<CertStore> {
   validatePartyName(name);
   const root = path.resolve(dir);
-  const key = `${root}\0${name}`;
+  const key = `${root}\0${name}\0${options.createCa ?? true}`;
   let p = opening.get(key);
   if (p === undefined) {
-    p = openStore(root, name, options.warn ?? defaultWarn).finally(() => opening.delete(key));
+    p = openStore(root, name, options.warn ?? defaultWarn, options.createCa ?? true).finally(() => opening.delete(key));
     opening.set(key, p);
   }
   return p;
@@ -151,17 +159,28 @@ function defaultWarn(message: string): void {
   childLogger("certs").warn(message);
 }
 
-async function openStore(root: string, name: string, warn: (message: string) => void): Promise<CertStore> {
-  await ensureDir(root, warn);
+async function openStore(root: string, name: string, warn: (message: string) => void, mayCreateCa: boolean): Promise<CertStore> {
   const paths = {
     ca: path.join(root, "ca.crt"),
     caKey: path.join(root, "ca.key"),
     cert: path.join(root, `${name}.crt`),
     key: path.join(root, `${name}.key`),
   };
+  // Without a CA to trust, nothing is created, not even the directory.
+  if (mayCreateCa || (await readOptional(paths.ca)) !== undefined) await ensureDir(root, warn);
 
   let createdCa = false;
   let caPem = await readOptional(paths.ca);
+  if (caPem === undefined && !mayCreateCa) {
+    const err = new CertStoreError(
+      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ` +
+        `Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${root}, ` +
+        `with either its ca.key (then a ${name} certificate is issued here) or a ${name}.crt/.key pair issued there ` +
+        `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See docs/certificates.md`,
+    );
+    err.code = "no-ca";
+    throw err;
+  }
   if (caPem === undefined) {
     await withLock(root, "ca", async () => {
       caPem = await readOptional(paths.ca);
@@ -268,7 +287,7 @@ function checkKeyMode(file: string, warn: (message: string) => void): void {
     return;
   }
   if ((mode & 0o077) !== 0) {
-    warn(`private key ${file} is accessible by group/others (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`);
+    warn(`private key ${file} is accessible by group/others (mode ${octal(mode)}): run chmod 600 ${file}`);
   }
 }
 
@@ -385,7 +404,7 @@ async function ensureDir(dir: string, warn: (message: string) => void): Promise<
   if (!st.isDirectory()) throw new CertStoreError(`${dir} is not a directory`);
   const mode = st.mode & 0o7777;
   if ((mode & 0o022) !== 0) {
-    warn(`cert store ${dir} is writable by group/others (mode ${mode.toString(8).padStart(4, "0")}): anyone who can write there can replace its CA; run chmod go-w ${dir} or use a private --certs-dir`);
+    warn(`cert store ${dir} is writable by group/others (mode ${octal(mode)}): anyone who can write there can replace its CA; run chmod go-w ${dir} or use a private --certs-dir`);
   }
 }
 
@@ -545,4 +564,119 @@ async function replaceFile(target: string, text: string, mode: number): Promise<
     await fs.rm(tmp, { force: true });
     throw new CertStoreError(`cannot write ${target}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** One certificate of a store as {@link inspectCertStore} reports it. */
+export interface CertReport {
+  /** `ca` for the CA, else the party name (the file's base name). */
+  name: string;
+  /** Absolute paths of the certificate and its key. */
+  certFile: string;
+  keyFile: string;
+  /** Subject (RFC 4514 string as Node prints it), or undefined when the file is unreadable. */
+  subject?: string;
+  /** Expiry (ISO 8601), and whether it is past. */
+  notAfter?: string;
+  expired?: boolean;
+  /** Key file present; its mode (e.g. `0600`); whether it is the certificate's key. */
+  keyPresent: boolean;
+  keyMode?: string;
+  keyMatches?: boolean;
+  /** Leaves only: whether the store's CA signed it. */
+  signedByCa?: boolean;
+  /** What is wrong (empty: usable), each with the fix. */
+  problems: string[];
+}
+
+/** What {@link inspectCertStore} found. */
+export interface CertStoreReport {
+  dir: string;
+  /** Directory mode (e.g. `0700`), undefined when it does not exist. */
+  mode?: string;
+  /** The CA (`ca.crt`/`ca.key`), undefined without `ca.crt`. */
+  ca?: CertReport;
+  /** Every `<name>.crt` other than `ca.crt`, by name. */
+  leaves: CertReport[];
+  /** Store-wide problems (missing directory or CA, permissions), each with the fix. */
+  problems: string[];
+}
+
+/**
+ * Reads a cert store without changing anything: the CA, every leaf (`*.crt`), expiry, whether
+ * each key matches its certificate and the CA signed it, and the permissions.
+ * @throws CertStoreError when the directory exists but cannot be listed
+ */
+export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
+  const root = path.resolve(dir);
+  const report: CertStoreReport = { dir: root, leaves: [], problems: [] };
+  let st;
+  try {
+    st = await fs.stat(root);
+  } catch {
+    report.problems.push(`${root} does not exist: run orchestra-stdio certs init --certs-dir ${root}, or copy an orchestrator's ca.crt there (docs/certificates.md)`);
+    return report;
+  }
+  report.mode = octal(st.mode & 0o7777);
+  if ((st.mode & 0o022) !== 0) report.problems.push(`${root} is writable by group/others: run chmod go-w ${root}`);
+  let names: string[];
+  try {
+    names = (await fs.readdir(root)).filter((f) => f.endsWith(".crt") && !f.startsWith(".")).map((f) => f.slice(0, -4)).sort();
+  } catch (err) {
+    throw new CertStoreError(`cannot list ${root}: ${(err as Error).message}`, { cause: err });
+  }
+  let caCert: NodeX509Certificate | undefined;
+  if (names.includes("ca")) {
+    report.ca = await inspectOne(root, "ca", undefined);
+    try {
+      caCert = new NodeX509Certificate(await fs.readFile(path.join(root, "ca.crt"), "utf8"));
+    } catch {
+      caCert = undefined;
+    }
+  } else {
+    report.problems.push(`no ${path.join(root, "ca.crt")}: run orchestra-stdio certs init, or copy the orchestrator's ca.crt (docs/certificates.md)`);
+  }
+  for (const name of names) if (name !== "ca") report.leaves.push(await inspectOne(root, name, caCert ?? null));
+  return report;
+}
+
+async function inspectOne(root: string, name: string, ca: NodeX509Certificate | null | undefined): Promise<CertReport> {
+  const certFile = path.join(root, `${name}.crt`);
+  const keyFile = path.join(root, `${name}.key`);
+  const r: CertReport = { name, certFile, keyFile, keyPresent: false, problems: [] };
+  let cert: NodeX509Certificate | undefined;
+  try {
+    cert = new NodeX509Certificate(await fs.readFile(certFile, "utf8"));
+    r.subject = cert.subject.replace(/\n/g, ", ");
+    r.notAfter = new Date(cert.validTo).toISOString();
+    r.expired = isExpired(cert);
+    if (r.expired) r.problems.push(`${certFile} expired on ${r.notAfter}: remove ${certFile} and ${keyFile} to have them reissued`);
+  } catch (err) {
+    r.problems.push(`${certFile} is not a readable PEM certificate (${(err as Error).message})`);
+  }
+  try {
+    const keyPem = await fs.readFile(keyFile, "utf8");
+    r.keyPresent = true;
+    r.keyMode = octal(statSync(keyFile).mode & 0o777);
+    if ((statSync(keyFile).mode & 0o077) !== 0) r.problems.push(`${keyFile} is accessible by group/others: run chmod 600 ${keyFile}`);
+    if (cert) {
+      try {
+        r.keyMatches = cert.checkPrivateKey(createPrivateKey(keyPem));
+      } catch {
+        r.keyMatches = false;
+      }
+      if (!r.keyMatches) r.problems.push(`${keyFile} is not the key of ${certFile}: remove both to have them reissued (where ca.key is), or copy the matching pair`);
+    }
+  } catch {
+    // A CA without its key is normal for a party that only trusts it.
+    if (name !== "ca") r.problems.push(`${keyFile} is missing: remove ${certFile} to have the pair reissued (where ca.key is), or copy the key`);
+  }
+  if (ca !== undefined && cert) {
+    r.signedByCa = ca !== null && cert.verify(ca.publicKey);
+    if (!r.signedByCa) r.problems.push(`${certFile} is not signed by ${path.join(root, "ca.crt")}: peers that trust this CA will refuse it`);
+  }
+  return r;
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, "0");
 }

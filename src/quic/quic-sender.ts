@@ -21,8 +21,6 @@
  * Per-call cost: one promise and one stream object per call; deadlines and FIN grace periods
  * share one timer each (no timer per call).
  */
-import { lookup } from "node:dns/promises";
-import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
@@ -37,14 +35,12 @@ import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS }
 import {
   ALPN,
   FrameEmptyStreamError,
-  isLoopbackHost,
   StreamCode,
   streamCodeName,
   StreamResetByPeer,
   udpPayloadConfig,
 } from "./quic-common.js";
 import {
-  connectQuic,
   ConnectionClosedError,
   describeClose,
   describeTlsClose,
@@ -56,7 +52,8 @@ import {
   type QuicStream,
 } from "./engine/index.js";
 import { SenderError, type SenderErrorKind, type Sender, type SendOptions } from "./sender.js";
-import { formatHostPort } from "./address.js";
+import { formatHostPort, ResolveError, type Resolver } from "./address.js";
+import { dialQuic } from "./dial.js";
 
 export { formatHostPort, parseHostPort } from "./address.js";
 
@@ -115,6 +112,8 @@ export interface QuicSenderOptions {
   tls?: TlsMaterial;
   /** Name the server certificate must carry (default `localhost`). */
   serverName?: string;
+  /** Name resolution (default: the system resolver, every address; see `resolveAddresses`). */
+  resolver?: Resolver;
   /**
    * QUIC max idle timeout in ms (default 15 000; must be > 0). The connection (and every call
    * on it) fails once no packet arrived for this long; quiche uses the smaller of both peers'
@@ -198,8 +197,9 @@ const DEADLINE_SLACK_MS = 10;
 export class QuicSender implements Sender {
   /** `host:port` as given (used in every error message). */
   readonly address: string;
-  private readonly opts: Required<Omit<QuicSenderOptions, "tls" | "certsDir" | "logger" | "udpPayloadBytes">> & {
+  private readonly opts: Required<Omit<QuicSenderOptions, "tls" | "certsDir" | "logger" | "udpPayloadBytes" | "resolver">> & {
     tls?: TlsMaterial;
+    resolver?: Resolver;
     udpPayloadBytes?: number;
     certsDir: string;
   };
@@ -244,6 +244,7 @@ export class QuicSender implements Sender {
       maxConcurrentStreams: options.maxConcurrentStreams ?? d.maxConcurrentStreams,
       finGraceMs: options.finGraceMs ?? d.finGraceMs,
       ...(options.tls ? { tls: options.tls } : {}),
+      ...(options.resolver ? { resolver: options.resolver } : {}),
       ...(options.udpPayloadBytes !== undefined ? { udpPayloadBytes: options.udpPayloadBytes } : {}),
     };
     udpPayloadConfig(false, options.udpPayloadBytes); // validates
@@ -497,25 +498,11 @@ export class QuicSender implements Sender {
     } catch (e) {
       throw this.err("connect", `cannot load TLS material: ${msg(e)}`, e);
     }
-    let ip: string;
-    let family: number;
-    if (net.isIP(this.opts.host)) {
-      ip = this.opts.host;
-      family = net.isIP(ip);
-    } else {
-      try {
-        const found = await lookup(this.opts.host);
-        ip = found.address;
-        family = found.family;
-      } catch (e) {
-        throw this.err("connect", `cannot resolve ${this.opts.host}: ${msg(e)}`, e);
-      }
-    }
     let qc: QuicConnection;
     try {
-      const udp = udpPayloadConfig(isLoopbackHost(ip), this.opts.udpPayloadBytes);
-      qc = await connectQuic({
-        host: ip,
+      // Every address of the name, happy-eyeballs style (src/quic/dial.ts).
+      qc = await dialQuic({
+        host: this.opts.host,
         port: this.opts.port,
         serverName: this.opts.serverName,
         tls: material,
@@ -524,10 +511,11 @@ export class QuicSender implements Sender {
         keepAliveMs: this.opts.keepAliveMs,
         connectTimeoutMs: this.opts.connectTimeoutMs,
         maxStreamsBidi: 0, // the protocol has no server-initiated streams
-        maxSendUdpPayload: udp.maxSendUdpPayloadSize,
-        maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
+        ...(this.opts.udpPayloadBytes !== undefined ? { udpPayloadBytes: this.opts.udpPayloadBytes } : {}),
+        ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),
       });
     } catch (e) {
+      if (e instanceof ResolveError) throw this.err("connect", e.message, e);
       throw this.classify(e, "connect");
     }
     const conn: Conn = { qc, inflight: new Set(), dead: false, recvWatch: new ReceiveWatch() };

@@ -17,7 +17,7 @@ import {
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
-import { formatHostPort } from "../quic/address.js";
+import { formatHostPort, resolveAddresses, type Resolver } from "../quic/address.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
 import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
 import { SenderError, type Sender, type SenderErrorKind, type SendOptions } from "../quic/sender.js";
@@ -67,6 +67,8 @@ export interface TlsSenderOptions {
   reconnectMaxMs?: number;
   /** Logger for warnings (default: the project's pino logger, component `tls-sender`). */
   logger?: Logger;
+  /** Name resolution (default: the system resolver, every address; see `resolveAddresses`). */
+  resolver?: Resolver;
 }
 
 /** Longest delay `setTimeout` honours (ms). */
@@ -117,7 +119,7 @@ interface Call {
 export class TlsSender implements Sender {
   /** `host:port` (used in every error message). */
   readonly address: string;
-  private readonly opts: Required<Omit<TlsSenderOptions, "tls" | "certsDir" | "logger">> & {
+  private readonly opts: Required<Omit<TlsSenderOptions, "tls" | "certsDir" | "logger" | "resolver">> & {
     tls: TlsMaterial | undefined;
     certsDir: string;
   };
@@ -134,6 +136,8 @@ export class TlsSender implements Sender {
   /** Earliest time (ms since epoch) of the next connection attempt. */
   private notBefore = 0;
   private readonly sockets = new Set<tls.TLSSocket>();
+  /** `net.LookupFunction` over {@link resolveAddresses}: every address, families interleaved. */
+  private readonly lookup: NonNullable<tls.ConnectionOptions["lookup"]>;
 
   /**
    * @throws RangeError for a bad port or non-positive timeouts
@@ -143,6 +147,16 @@ export class TlsSender implements Sender {
       throw new RangeError(`port must be 1..65535, got ${options.port}`);
     }
     this.address = formatHostPort(options.host, options.port);
+    const resolver = options.resolver;
+    this.lookup = (hostname, lookupOptions, callback) => {
+      resolveAddresses(hostname, resolver).then(
+        (list) => {
+          if (lookupOptions.all) callback(null, list);
+          else callback(null, list[0]!.address, list[0]!.family);
+        },
+        (e: Error) => callback(Object.assign(e, { code: "ENOTFOUND" }), ""),
+      );
+    };
     this.opts = {
       host: options.host,
       port: options.port,
@@ -352,6 +366,9 @@ export class TlsSender implements Sender {
         ALPNProtocols: [TLS_ALPN],
         minVersion: "TLSv1.3",
         rejectUnauthorized: true,
+        // Every address of the name in our order (resolveAddresses); Node's autoSelectFamily
+        // (on by default) races them as RFC 8305 says.
+        lookup: this.lookup,
       });
       this.sockets.add(s);
       s.once("close", () => this.sockets.delete(s));

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
 import { CLI, requireBuiltCli, startOrchestratorProcess, tempDir } from "./helpers.js";
 
 type TextBlock = { type: string; text: string };
@@ -96,7 +97,10 @@ describe("serve on the embedded default, driven by the MCP SDK client", () => {
 describe("serve with an unreachable orchestrator", () => {
   let client: Client;
   beforeAll(async () => {
-    ({ client } = await connect(["--orchestrator-addr", "127.0.0.1:9", "--certs-dir", (await tempDir()).path]));
+    // A store with a CA (with an address, serve refuses to start without one).
+    const certs = (await tempDir()).path;
+    await ensureCertStore(certs, BRIDGE_CERT_NAME);
+    ({ client } = await connect(["--orchestrator-addr", "127.0.0.1:9", "--certs-dir", certs]));
   });
   afterAll(async () => {
     await client?.close();

@@ -7,20 +7,19 @@
  */
 import dgram from "node:dgram";
 import { randomFillSync } from "node:crypto";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { connectQuic, QuicServerEndpoint } from "../../src/quic/engine/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche } from "../../src/quic/engine/config.js";
 import { ALPN } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
 import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";
+import { waitFor } from "./transport-helpers.js";
 
 let pki: TestPki;
-const cleanups: Array<() => unknown> = [];
+const cleanups = cleanupsAfterEach();
 beforeAll(async () => {
   pki = await makePki();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 /** One client Initial datagram (quiche pads it to at least 1200 bytes), from a client that then goes silent. */
@@ -42,13 +41,6 @@ async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: numbe
   return server;
 }
 
-async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
   it("sends at most 3x the bytes of one Initial from an address that never answers, until the connection is gone", async () => {
@@ -69,9 +61,9 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
 
     const initial = clientInitial();
     client.send(initial, proxy.port, "127.0.0.1");
-    await until(() => server.connectionCount === 1, 10_000);
+    await waitFor(() => server.connectionCount === 1, "the half-open connection", 10_000);
     // The handshake deadline drops the connection; everything it sent has passed the relay by then.
-    await until(() => server.connectionCount === 0, 30_000);
+    await waitFor(() => server.connectionCount === 0, "the handshake deadline to drop it", 30_000);
     await new Promise((r) => setTimeout(r, 200));
     const stats = proxy.stats();
     const received = stats.clientToServer.forwardedBytes;
@@ -95,15 +87,15 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
       socket.on("message", () => answers[i]!++);
       socket.send(clientInitial(), server.address.port, "127.0.0.1");
       // one at a time, so that the third is the one past the cap
-      await until(() => server.connectionCount + server.initialsRefused === i + 1, 10_000);
+      await waitFor(() => server.connectionCount + server.initialsRefused === i + 1, "the Initial to be accepted or refused", 10_000);
     }
     expect(server.connectionCount).toBe(2);
     expect(server.handshakingCount).toBe(2);
     expect(server.initialsRefused).toBe(1);
-    await until(() => answers[0]! > 0 && answers[1]! > 0, 10_000);
+    await waitFor(() => answers[0]! > 0 && answers[1]! > 0, "the two accepted clients to hear from the server", 10_000);
     expect(answers[2]).toBe(0);
     // Once the half-open ones reach their deadline, a real client gets in.
-    await until(() => server.handshakingCount === 0, 30_000);
+    await waitFor(() => server.handshakingCount === 0, "the half-open connections to expire", 30_000);
     let accepted = 0;
     server.onConnection = () => accepted++;
     const conn = await connectQuic({
@@ -116,7 +108,7 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
       connectTimeoutMs: 20_000,
     });
     cleanups.push(() => conn.close());
-    await until(() => accepted === 1, 10_000);
+    await waitFor(() => accepted === 1, "the real client to be accepted", 10_000);
     expect(server.handshakingCount).toBe(0);
     expect(server.connectionCount).toBe(1);
   }, 90_000);

@@ -4,6 +4,7 @@
  * client over stdio.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
 import { requireBuiltCli, tempDir } from "./helpers.js";
 import { connectBridge, mcpError, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess } from "./transport-helpers.js";
 
@@ -29,13 +30,14 @@ let otherCerts: Awaited<ReturnType<typeof tempDir>>;
 let orchestrator: OrchestratorProcess;
 /** Same cert store as the orchestrator. */
 let bridge: Bridge;
-/** An empty cert store of its own: it creates a CA unrelated to the orchestrator's. */
+/** A cert store of its own, with a CA unrelated to the orchestrator's. */
 let foreign: Bridge;
 /** No address: the embedded in-process TLS orchestrator. */
 let embedded: Bridge;
 
 beforeAll(async () => {
   [certs, otherCerts] = await Promise.all([tempDir(), tempDir()]);
+  await ensureCertStore(otherCerts.path, BRIDGE_CERT_NAME);
   orchestrator = await spawnOrchestrator({
     transport: "tls",
     certsDir: certs.path,

@@ -3,6 +3,7 @@ import { X509Certificate, createPrivateKey } from "node:crypto";
 import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import { expectSoundStore } from "../helpers/cert-store.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   BRIDGE_CERT_NAME,
@@ -27,16 +28,6 @@ afterEach(async () => {
 
 const mode = async (p: string): Promise<number> => (await stat(p)).mode & 0o777;
 
-/** Every named pair in `d` is usable: key = certificate's, signed by ca.crt, whose key is ca.key. */
-async function expectSoundStore(d: string, names: string[]): Promise<void> {
-  const ca = new X509Certificate(await readFile(join(d, "ca.crt"), "utf8"));
-  expect(ca.checkPrivateKey(createPrivateKey(await readFile(join(d, "ca.key"), "utf8")))).toBe(true);
-  for (const name of names) {
-    const cert = new X509Certificate(await readFile(join(d, `${name}.crt`), "utf8"));
-    expect(cert.checkPrivateKey(createPrivateKey(await readFile(join(d, `${name}.key`), "utf8"))), `${d}: ${name}.key matches ${name}.crt`).toBe(true);
-    expect(cert.verify(ca.publicKey), `${d}: ca.crt signs ${name}.crt`).toBe(true);
-  }
-}
 
 describe("ensureCertStore", () => {
   it("defaults to ~/.orchestra/certs", () => {
