@@ -180,7 +180,7 @@ export class FileState {
    */
   private holdCutLines(): void {
     const d = this.dispatch;
-    const { message, unparsable, problem } = d;
+    const { unparsable, problem } = d;
     const failed = (origin: Origin, report: () => void): void => {
       this.flushHeld();
       if (this.messagesSoFar() === 0 && !this.cutFirst) {
@@ -189,10 +189,6 @@ export class FileState {
         return;
       }
       this.held = { origin, report, messages: this.messagesSoFar() };
-    };
-    d.message = (value, origin, dir, session) => {
-      this.flushHeld();
-      message(value, origin, dir, session);
     };
     d.unparsable = (raw, error, origin, dir, session) => failed(origin, () => unparsable(raw, error, origin, dir, session));
     d.problem = (rule, origin, text) => {
@@ -242,6 +238,8 @@ export class FileState {
 
   /** The checker of `session` (undefined: the file's only session), created on first use. */
   checkerFor(session: string | undefined): SessionChecker {
+    // A message follows a held line (`partial`): that line was not the last (also for --jobs rows).
+    if (this.held !== undefined) this.flushHeld();
     const key = session ?? "";
     if (key === this.lastKey && this.lastChecker !== undefined) return this.lastChecker;
     let c = this.checkers.get(key);

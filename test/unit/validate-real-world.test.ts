@@ -140,6 +140,14 @@ describe("excerpts (--partial)", () => {
     expect(brief(findings)).toEqual(["2 error input/malformed-record", "5 error session/unmatched-response"]);
   });
 
+  it("with --partial the findings are the same, in the same order, with --jobs", async () => {
+    const mid = [lines[0], lines[1], "{not json", lines[2], lines[3], lines[3], lines[5]].join("\n") + "\n";
+    const path = file(mid, "mid.capture.jsonl");
+    const one = await validateFiles([path], { partial: true });
+    expect(brief(one.findings)).toEqual(["1 warning input/cut-short", "3 error input/malformed-record", "6 error session/unmatched-response", "7 warning input/cut-short"]);
+    for (const chunkBytes of [256, 4096]) expect(brief((await validateFiles([path], { partial: true, jobs: 2, chunkBytes })).findings)).toEqual(brief(one.findings));
+  });
+
   it("a whole session gets no hint", async () => {
     const whole = SESSION.map(([w, m]) => rec(w === "client" ? "c2s" : "s2c", m)).join("\n");
     const { findings, summary } = await run(whole, {}, "whole.capture.jsonl");

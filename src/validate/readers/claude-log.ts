@@ -74,15 +74,20 @@ export function claudeLine(text: string): ClaudeLine | undefined {
   const after = s.slice(groups.length);
   const session = serverName(groups);
   const m = MESSAGE.exec(after);
-  const message = (rest: string): ClaudeLine =>
-    ts === null ? { kind: "message", session, dir: m![1] === "client" ? "c2s" : "s2c", rest } : { kind: "message", session, dir: m![1] === "client" ? "c2s" : "s2c", rest, ts: ts[0].trim() };
-  const body = m?.[2]!.trimStart();
-  if (m !== null && (body!.startsWith("{") || body!.startsWith("["))) return message(m[2]!);
-  const prefixed = ts !== null || LEVEL_GROUP.test(groups);
-  const kv = prefixed ? KEY_VALUE_METHOD.exec(after) : null;
+  if (m !== null) {
+    const rest = m[2]!;
+    const body = rest.trimStart();
+    const message: ClaudeLine = { kind: "message", session, dir: m[1] === "client" ? "c2s" : "s2c", rest };
+    if (ts !== null) message.ts = ts[0].trim();
+    // A JSON body; or none, and then a body-less line of the newer format, or a body that is no JSON (a parse error).
+    if (body.startsWith("{") || body.startsWith("[")) return message;
+    const kv = KEY_VALUE_METHOD.exec(after);
+    return kv !== null ? { kind: "bodiless", session, method: kv[2]! } : message;
+  }
+  const level = LEVEL_GROUP.test(groups);
+  const kv = ts !== null || level ? KEY_VALUE_METHOD.exec(after) : null;
   if (kv !== null) return { kind: "bodiless", session, method: kv[2]! };
-  if (m !== null) return message(m[2]!); // a body that is no JSON: a parse error
-  return ts !== null && LEVEL_GROUP.test(groups) ? { kind: "log" } : undefined;
+  return ts !== null && level ? { kind: "log" } : undefined;
 }
 
 /** A body being read over several lines. */

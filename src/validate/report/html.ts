@@ -279,6 +279,11 @@ function apply() {
     m.classList.toggle("has-error", m.querySelector(".finding.error:not([hidden])") !== null);
     m.hidden = (only.checked || m.dataset.kind === "note" || rule !== "") && !any;
   }
+  for (const box of document.querySelectorAll(".session[data-session]")) {
+    let none = box.querySelector(":scope > .none");
+    if (!none) { none = el("div", "empty none", "nothing here matches the filters"); box.append(none); }
+    none.hidden = box.querySelector(":scope > .msg:not([hidden])") !== null || box.querySelector(":scope > .empty:not(.none)") !== null;
+  }
   document.getElementById("shown").textContent = plural(shown, "finding") + " shown";
 }
 for (const b of sevBoxes) b.addEventListener("change", apply);
