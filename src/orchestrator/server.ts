@@ -202,6 +202,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     statelessResetSecret: createHmac("sha256", tls.keyPem).update("orchestra-stdio stateless reset v1").digest(),
   });
 
+  Object.defineProperty(stats, "handshakesRefused", { enumerable: true, get: () => server.initialsRefused });
   const services: OrchestratorServices = { tools, prompts, storage, events, stats };
   const stopWatchingTools = tools.onChange((change) => events.publish(TOOLS_TOPIC, "list_changed", { change: change.kind, name: change.name }));
   const handler = new StreamHandler(services, stats, running, log);
