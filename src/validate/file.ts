@@ -122,6 +122,8 @@ export class FileState {
   private held: { origin: Origin; report: () => void; messages: number } | undefined;
   /** A line that did not parse before any message: the input may begin mid-message. */
   private cutFirst = false;
+  /** The first line of a format with no message bodies (`input/unsupported-format`), reported at the end. */
+  private unsupported: { origin: Origin; message: string } | undefined;
 
   constructor(
     path: string,
@@ -151,7 +153,11 @@ export class FileState {
       unparsable: (raw, error, origin, dir, session) => this.checkerFor(session).unparsable(raw, error, origin, dir),
       problem: (rule, origin, message) => {
         if (rule === "input/line-too-long" || rule === "input/dropped-message") this.lost();
-        if (rule === "input/unsupported-format") summary.unreadable = message; // exit code 2
+        if (rule === "input/unsupported-format") {
+          // Decided at the end: the file's one finding when nothing else in it is a message.
+          this.unsupported ??= { origin, message };
+          return;
+        }
         const f: Finding = { file: path, line: origin.line, rule, severity: RULES[rule].severity, message };
         if (origin.location !== undefined) f.location = origin.location;
         this.count(f);
@@ -315,6 +321,11 @@ export class FileState {
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
     if (this.options.partial !== true && [...this.checkers.values()].some((c) => c.parsed > 0) && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
+    const unsupported = this.unsupported;
+    if (complete && unsupported !== undefined && summary.messages === 0 && summary.unreadable === undefined) {
+      summary.unreadable = unsupported.message; // exit code 2
+      this.count({ file: summary.file, line: unsupported.origin.line, rule: "input/unsupported-format", severity: "error", message: unsupported.message });
+    }
     if (complete && summary.unreadable === undefined && summary.messages === 0) this.noMessages();
     return summary;
   }

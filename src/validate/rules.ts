@@ -58,7 +58,7 @@ export const RULES = {
   "input/unsupported-format": rule(
     "input/unsupported-format",
     "error",
-    "The input is in a format that carries no message bodies (the newer Claude Desktop log, which logs only method names and ids): nothing can be checked; reported once per file, exit code 2.",
+    "The input is in a format that carries no message bodies (the newer Claude Desktop log, which logs only method names and ids): nothing can be checked; the file's one finding (when it holds no message with a body), exit code 2.",
     "-",
   ),
   "input/cut-short": rule(

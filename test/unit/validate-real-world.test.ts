@@ -100,6 +100,16 @@ describe("Claude Desktop logs as people paste them", () => {
 /** A capture record line. */
 const rec = (d: "c2s" | "s2c", m: object, t = 0) => JSON.stringify({ ts: `2025-06-18T10:00:0${t}.000Z`, dir: d, msg: m });
 
+describe("a Claude log that has both", () => {
+  it("message lines with bodies and body-less lines: the messages are checked, the body-less lines skipped", async () => {
+    const text = claudeLog((w, j, i) => `${ts(i)} [weather] [info] Message from ${w}: ${j}`) + `${ts(8)} [weather] [info] Message from client method="tools/list" id=5\n`;
+    const { findings, summary } = await run(text);
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]).toMatchObject({ messages: 5, skipped: 1 });
+    expect(exitCodeFor(summary)).toBe(0);
+  });
+});
+
 describe("excerpts (--partial)", () => {
   // From the middle of a session: answers a request before the excerpt, leaves one open at its end,
   // and the first and last lines are cut short.

@@ -17,9 +17,10 @@
  * next lines (pasting marks removed) until it closes, for at most {@link MAX_BODY_LINES} lines.
  *
  * A log line with a key=value `method=` and no body (the newer Claude Desktop log, which logs
- * `method="tools/list" id=1` only) carries nothing to check: the first one is reported as the
- * single `input/unsupported-format` finding of the file (exit code 2), and the others are
- * skipped. Every other line is skipped and counted.
+ * `method="tools/list" id=1` only) carries nothing to check: the first one is handed on as
+ * `input/unsupported-format` (the file's one finding, exit code 2, when the file holds no message
+ * with a body; see `FileState`), and the others are skipped. Every other line is skipped and
+ * counted.
  */
 import type { Origin } from "../checker.js";
 import type { Direction } from "../types.js";
@@ -156,16 +157,15 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
         return;
       }
       if (parsed.kind === "bodiless") {
-        if (unsupportedReported) {
-          out.skip();
-          return;
+        if (!unsupportedReported) {
+          unsupportedReported = true;
+          out.problem(
+            "input/unsupported-format",
+            { line: lineNo },
+            `this Claude log names methods (method="${parsed.method}") but carries no message bodies, so there is nothing to check; enable the logging of full messages, or record with \`serve --capture\``,
+          );
         }
-        unsupportedReported = true;
-        out.problem(
-          "input/unsupported-format",
-          { line: lineNo },
-          `this Claude log names methods (method="${parsed.method}") but carries no message bodies, so there is nothing to check; enable the logging of full messages, or record with \`serve --capture\``,
-        );
+        out.skip();
         return;
       }
       const rest = parsed.rest;
