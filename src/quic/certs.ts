@@ -208,9 +208,8 @@ async function openStore(root: string, name: string, warn: (message: string) => 
     await withLock(root, name, async () => {
       // Another process may have finished the pair while we waited, or was writing it as we read.
       pair = await readPair(paths);
-      const now = pairProblem(pair, caCert);
-      if (now === undefined) return;
-      problem = now ?? problem;
+      problem = pairProblem(pair, caCert);
+      if (problem === undefined) return;
       if (problem === NOT_SIGNED && !createdCa) {
         // A certificate of another CA is not ours to replace; name the real fault.
         const caKeyPem = await readOptional(paths.caKey);

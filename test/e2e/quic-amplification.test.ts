@@ -35,12 +35,21 @@ function clientInitial(): Buffer {
 }
 
 /** A server on 127.0.0.1 with the test PKI and a 30 s idle timeout, closed after the test. */
-async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: number }): Promise<QuicServerEndpoint> {
+async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: number; retryThreshold?: number }): Promise<QuicServerEndpoint> {
   const server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 30_000, ...extra });
   cleanups.push(() => server.close());
   return server;
 }
 
+
+/** Connects a real engine client (mutual TLS) and waits until the server reports the connection. */
+async function connectRealClient(server: QuicServerEndpoint): Promise<void> {
+  let accepted = 0;
+  server.onConnection = () => accepted++;
+  const conn = await connectQuic({ host: "127.0.0.1", port: server.address.port, serverName: "localhost", tls: pki.client, alpn: [ALPN], idleTimeoutMs: 30_000, connectTimeoutMs: 20_000 });
+  cleanups.push(() => conn.close());
+  await waitFor(() => accepted === 1, "the server to accept the real client", 10_000);
+}
 
 describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
   it("sends at most 3x the bytes of one Initial from an address that never answers, until the connection is gone", async () => {
@@ -77,7 +86,7 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
   }, 60_000);
 
   it("keeps at most maxHandshakes half-open connections; Initials past the cap get no answer and no state", async () => {
-    const server = await listen({ handshakeTimeoutMs: 1_500, maxHandshakes: 2 });
+    const server = await listen({ handshakeTimeoutMs: 1_500, maxHandshakes: 2, retryThreshold: 2 }); // no Retry below the cap
     const answers: number[] = [];
     for (let i = 0; i < 3; i++) {
       const socket = dgram.createSocket("udp4");
@@ -96,20 +105,29 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
     expect(answers[2]).toBe(0);
     // Once the half-open ones reach their deadline, a real client gets in.
     await waitFor(() => server.handshakingCount === 0, "the half-open connections to expire", 30_000);
-    let accepted = 0;
-    server.onConnection = () => accepted++;
-    const conn = await connectQuic({
-      host: "127.0.0.1",
-      port: server.address.port,
-      serverName: "localhost",
-      tls: pki.client,
-      alpn: [ALPN],
-      idleTimeoutMs: 30_000,
-      connectTimeoutMs: 20_000,
-    });
-    cleanups.push(() => conn.close());
-    await waitFor(() => accepted === 1, "the real client to be accepted", 10_000);
+    await connectRealClient(server);
     expect(server.handshakingCount).toBe(0);
     expect(server.connectionCount).toBe(1);
   }, 90_000);
+
+  it("past retryThreshold, answers an Initial with one Retry and no state; a real client comes back with the token and connects", async () => {
+    const server = await listen({ handshakeTimeoutMs: 6_000, retryThreshold: 0 });
+    const proxy = await UdpLossProxy.start({ targetPort: server.address.port });
+    cleanups.push(() => proxy.close());
+    const client = dgram.createSocket("udp4");
+    await new Promise<void>((resolve) => client.bind(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => client.close(() => resolve())));
+    const answers: Buffer[] = [];
+    client.on("message", (m: Buffer) => answers.push(m));
+    client.send(clientInitial(), proxy.port, "127.0.0.1");
+    await waitFor(() => answers.length === 1, "the Retry", 10_000);
+    expect((answers[0]![0]! & 0xf0) === 0xf0).toBe(true); // long header, type Retry
+    expect(server.retriesSent).toBe(1);
+    expect(server.connectionCount).toBe(0);
+    expect(proxy.stats().serverToClient.forwardedBytes).toBeLessThanOrEqual(3 * proxy.stats().clientToServer.forwardedBytes);
+
+    // quiche's client checks the Retry's integrity tag and repeats its Initial with the token.
+    await connectRealClient(server);
+    expect(server.retriesSent).toBe(2);
+  }, 60_000);
 });

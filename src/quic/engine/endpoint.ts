@@ -14,6 +14,7 @@ import net from "node:net";
 import type { RecvInfo } from "@matrixai/quic/native/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
 import { ConnectionClosedError, describeClose, QuicConnection, type CloseInfo } from "./connection.js";
+import { buildRetry, validateRetryToken } from "./retry.js";
 
 /** UDP socket buffer size requested for engine sockets (bytes; Linux caps it at rmem_max/wmem_max). */
 export const ENGINE_UDP_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -251,6 +252,13 @@ export interface ListenOptions extends EngineConfig {
    */
   maxHandshakes?: number;
   /**
+   * From this many pending handshakes on, a client Initial without a valid token is answered
+   * with a Retry (RFC 9000 §8.1.2) instead of a connection: the server keeps no state for it
+   * and sends one small packet; only a client that receives at its address comes back, with
+   * the token, and is then accepted as validated. Default: half of `maxHandshakes`; 0: always.
+   */
+  retryThreshold?: number;
+  /**
    * Secret (at least 16 bytes) for stateless resets (RFC 9000 §10.3). When set, each
    * connection's stateless reset token is HMAC-SHA256(secret, server connection ID) (first 16
    * bytes, sent in the transport parameters), and a short-header packet for an unknown
@@ -260,6 +268,9 @@ export interface ListenOptions extends EngineConfig {
    */
   statelessResetSecret?: Uint8Array;
 }
+
+/** QUIC version 1 (RFC 9000), the only version whose Retry integrity key we know (RFC 9001 §5.8). */
+const QUIC_V1 = 1;
 
 /** Default of {@link ListenOptions.maxHandshakes}. */
 export const DEFAULT_MAX_HANDSHAKES = 1024;
@@ -296,6 +307,10 @@ export class QuicServerEndpoint extends UdpEndpoint {
   statelessResetsSent = 0;
   /** Client Initials dropped because {@link ListenOptions.maxHandshakes} were pending. */
   initialsRefused = 0;
+  /** Retry packets sent (see {@link ListenOptions.retryThreshold}). */
+  retriesSent = 0;
+  /** Secret of the Retry tokens (random per endpoint: a token outlives no restart). */
+  private readonly retrySecret = randomFillSync(new Uint8Array(32));
   private handshaking = 0;
 
   private constructor(
@@ -305,6 +320,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     private readonly handshakeTimeoutMs: number,
     private readonly resetSecret: Uint8Array | undefined,
     private readonly maxHandshakes: number,
+    private readonly retryThreshold: number,
   ) {
     super(socket, limits.maxSendUdpPayload);
     const a = socket.address();
@@ -325,6 +341,8 @@ export class QuicServerEndpoint extends UdpEndpoint {
     const secret = options.statelessResetSecret;
     const maxHandshakes = options.maxHandshakes ?? DEFAULT_MAX_HANDSHAKES;
     if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer, got ${maxHandshakes}`);
+    const retryThreshold = options.retryThreshold ?? Math.ceil(maxHandshakes / 2);
+    if (!Number.isInteger(retryThreshold) || retryThreshold < 0) throw new RangeError(`retryThreshold must be a non-negative integer, got ${retryThreshold}`);
     if (secret !== undefined && secret.byteLength < 16) throw new RangeError("statelessResetSecret must have at least 16 bytes");
     const config = buildQuicheConfig(options);
     const socket = dgram.createSocket({
@@ -340,7 +358,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       });
     });
     const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
-    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes);
+    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes, retryThreshold);
   }
 
   /** Bound address. */
@@ -463,15 +481,27 @@ export class QuicServerEndpoint extends UdpEndpoint {
       this.initialsRefused++;
       return;
     }
-    const scid = new Uint8Array(CONN_ID_BYTES);
-    randomFillSync(scid);
+    // A valid Retry token: the client proved its address; it now uses the ID our Retry gave it.
+    const odcid =
+      header.token !== undefined && header.token.byteLength > 0 && header.dcid.byteLength === CONN_ID_BYTES
+        ? validateRetryToken(this.retrySecret, header.token, rinfo.address, rinfo.port)
+        : undefined;
+    if (odcid === undefined && this.handshaking >= this.retryThreshold && header.version === QUIC_V1) {
+      const newScid = randomFillSync(new Uint8Array(CONN_ID_BYTES));
+      this.retriesSent++;
+      this.socket.send(buildRetry(this.retrySecret, header.version, header.dcid, header.scid, newScid, rinfo.address, rinfo.port), rinfo.port, rinfo.address);
+      return;
+    }
+    const scid = odcid !== undefined ? Uint8Array.from(header.dcid) : randomFillSync(new Uint8Array(CONN_ID_BYTES));
     const recvInfo: RecvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
     let qc: ReturnType<typeof quiche.Connection.accept>;
     try {
       // The token goes into this connection's transport parameters (quiche copies them from
       // the config at accept time).
       if (this.resetSecret) this.config.setStatelessResetToken(BigInt("0x" + statelessResetToken(this.resetSecret, scid).toString("hex")));
-      qc = quiche.Connection.accept(scid, null, this.local, recvInfo.from, this.config);
+      // With the original ID (after a Retry) quiche sends it and the Retry's ID in its transport
+      // parameters (RFC 9000 §7.3) and treats the address as validated.
+      qc = quiche.Connection.accept(scid, odcid ?? null, this.local, recvInfo.from, this.config);
     } catch {
       return;
     }
@@ -482,6 +512,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     conn.onClose = (info) => {
       if (!info.established && this.onHandshakeFailure) this.onHandshakeFailure(info);
     };
+    if (odcid !== undefined) conn.amplificationCredit = undefined; // validated by the Retry token
     const scidKey = Buffer.from(scid.buffer, scid.byteOffset, scid.byteLength).toString("latin1");
     conn.routeKeys = [scidKey, dcidKey];
     this.routes.set(scidKey, conn);
