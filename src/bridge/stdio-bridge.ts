@@ -40,11 +40,12 @@ export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
 }
 
 /**
- * Default backpressure budget: 16 MiB, one maximum-size line. Each in-flight byte of a request
- * costs several times that in memory until it is answered (its parsed form, the protobuf frame,
- * the answer and its JSON), so the budget is kept small.
+ * Default backpressure budget: 8 MiB. Each in-flight byte of a request costs several times that
+ * in memory until it is answered (its parsed form, the protobuf frames, the answer and its
+ * JSON), so the budget is kept small; one line over it still gets through (a 16 MiB request is
+ * read, then nothing more until it is answered and written).
  */
-export const DEFAULT_QUEUE_BUDGET_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_QUEUE_BUDGET_BYTES = 8 * 1024 * 1024;
 
 const log = childLogger("stdio-bridge");
 

@@ -73,11 +73,12 @@ export function registerServeCommand(program: Command): void {
 
 /**
  * V8 heap growth for `serve`, percent over the live heap before the next full GC (V8's own
- * policy allows up to 4x). Large payloads (MiB-sized strings) go straight to the old
- * generation; with the default growth their garbage lets the heap reach several times the
- * backpressure budget (docs/reliability.md "Memory").
+ * policy allows up to 4x). Each payload byte is copied several times on its way through (JSON,
+ * protobuf, the embedded orchestrator), and with the default growth that garbage lets the heap
+ * reach many times the backpressure budget; the price is more frequent full collections
+ * (docs/reliability.md "Backpressure").
  */
-const SERVE_HEAP_GROWING_PERCENT = 50;
+const SERVE_HEAP_GROWING_PERCENT = 20;
 
 async function serve(opts: ServeOptions): Promise<number> {
   setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`);

@@ -217,10 +217,13 @@ function expectationOf(line: string, intact: Map<string, string[]>): Expectation
 /** The id token of each response in an output line, as written (the bridge writes `{"jsonrpc":"2.0","id":…` first). */
 const ID_TOKEN = /\{"jsonrpc":"2\.0","id":(null|-?\d[\d.eE+-]*|"(?:[^"\\]|\\.)*")[,}]/g;
 
-/** Whether `token` is written in `line` as an id member's value. */
-function writtenAsId(token: string, line: string): boolean {
-  line = line.replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-  return new RegExp(`"id"\\s*:\\s*${token.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(line);
+/** Values written after an `"id":` member name anywhere in `line` (a superset of its id tokens). */
+const WRITTEN_ID = /"id"\s*:\s*(-?\d[\d.eE+-]*|"(?:[^"\\]|\\.)*")/g;
+
+/** The tokens `line` writes as id values, as the bridge would echo them (U+2028/U+2029 escaped). */
+function writtenIds(line: string): string[] {
+  const escaped = line.replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return [...escaped.matchAll(WRITTEN_ID)].map((m) => m[1]!);
 }
 
 /** Checks the output of one run against the input; returns the violations. */
@@ -286,8 +289,9 @@ export function judge(input: Buffer, intact: Map<string, string[]>, stdout: stri
   // The others: the right number of answers, each with null or an id written in its line.
   const restSingles = rest.filter((e) => !e.batch);
   if (singles.length !== restSingles.length) fail(`${singles.length} answers for ${restSingles.length} other lines that need one`);
+  const written = new Set(restSingles.flatMap((e) => writtenIds(e.line)));
   for (const token of singles) {
-    if (token !== "null" && !restSingles.some((e) => writtenAsId(token, e.line))) fail(`answer with id ${token} matches no request written with that id`);
+    if (token !== "null" && !written.has(token)) fail(`answer with id ${token} matches no request written with that id`);
   }
   const restBatches = rest.filter((e) => e.batch).map((e) => e.answers).sort((a, b) => a - b);
   const gotBatches = arrays.map((a) => a.length).sort((a, b) => a - b);
