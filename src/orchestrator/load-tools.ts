@@ -14,6 +14,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { ToolArgumentChecker } from "../bridge/tool-args.js";
 import { isUriPath } from "../translate/resources.js";
 import { builtinTools } from "./builtin-tools.js";
 import { builtinPrompts, PromptRegistry, type PromptSpec } from "./prompts.js";
@@ -74,10 +75,15 @@ export async function loadModule(modulePath: string): Promise<LoadedModule> {
     if (source[k] !== undefined && !Array.isArray(source[k])) throw new ToolDefinitionError(`tool module ${modulePath}: "${k}" must be an array`);
   }
   const loaded: LoadedModule = { tools: [], prompts: [], resources: [], templates: [] };
-  ((source.tools ?? []) as unknown[]).forEach((entry, i) => {
-    validateTool(entry, `tool module ${modulePath} [${i}]`);
+  const schemas = new ToolArgumentChecker();
+  for (const [i, entry] of ((source.tools ?? []) as unknown[]).entries()) {
+    const where = `tool module ${modulePath} [${i}]`;
+    validateTool(entry, where);
+    // The bridge compiles it for every call and clients for tools/list: a schema ajv refuses is refused here.
+    const problem = await schemas.schemaProblem(entry.inputSchema);
+    if (problem !== undefined) throw new ToolDefinitionError(`${where} (${entry.name}): "inputSchema" is not a valid JSON Schema: ${problem}`);
     loaded.tools.push(entry);
-  });
+  }
   ((source.prompts ?? []) as unknown[]).forEach((entry, i) => loaded.prompts.push(validatePrompt(entry, `tool module ${modulePath} prompts[${i}]`)));
   ((source.resources ?? []) as unknown[]).forEach((entry, i) => {
     const where = `tool module ${modulePath} resources[${i}]`;
