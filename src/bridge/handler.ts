@@ -1215,6 +1215,11 @@ function unknownTool(name: string, detail: string): JsonRpcError {
 }
 
 function unexpected(response: PluginResponse, expected: string): JsonRpcError {
+  const r = response.response;
+  // The protocol's only failure shape (e.g. a prompt whose render failed): its message is the answer.
+  if (r.case === "toolCall" && !r.value.success) {
+    return new JsonRpcError(ErrorCode.InternalError, `Orchestrator could not answer ${expected}: ${r.value.errorMessage || r.value.errorCode}`, { errorCode: r.value.errorCode });
+  }
   return new JsonRpcError(
     ErrorCode.InternalError,
     `Orchestrator answered ${expected} with ${response.response.case ?? "an empty response"}`,

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadModule, loadOrchestratorContent } from "../../src/orchestrator/load-tools.js";
 import { tempDir } from "../e2e/helpers.js";
+import { moduleBridge } from "../helpers/module-bridge.js";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let seq = 0;
@@ -35,5 +36,46 @@ describe("tool inputSchema at load", () => {
   it("accepts valid schemas", async () => {
     const ok = await mod(tool(`{ type: "object", properties: { a: { type: "string", format: "uri" } }, required: ["a"] }`));
     expect((await loadModule(ok)).tools.map((t) => t.name)).toEqual(["t"]);
+  });
+});
+
+type Answer = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+/** A bridge in front of `source` as a module; `call` answers one request. */
+const bridgeOf = async (source: string, version = "2025-06-18") => {
+  const b = await moduleBridge([await mod(source)]);
+  await b.init(version);
+  let id = 0;
+  const call = async (method: string, params: Record<string, unknown> = {}): Promise<Answer> => {
+    const mine = ++id;
+    await b.send({ jsonrpc: "2.0", id: mine, method, params });
+    return b.byId().get(mine) as Answer;
+  };
+  return { ...b, call };
+};
+
+describe("prompts: async render and render failures", () => {
+  const source = `export const prompts = [
+    { name: "later", description: "", arguments: [], async render() { await new Promise((r) => setTimeout(r, 5)); return { messages: [{ role: "user", type: "text", text: "awaited" }] }; } },
+    { name: "boom", description: "", arguments: [], render() { throw new Error("render exploded"); } },
+    { name: "asyncboom", description: "", arguments: [], async render() { throw new Error("async exploded"); } },
+  ];`;
+  it("awaits an async render", async () => {
+    const b = await bridgeOf(source);
+    expect((await b.call("prompts/get", { name: "later" })).result?.messages).toEqual([{ role: "user", content: { type: "text", text: "awaited" } }]);
+  });
+  it("answers a render that throws with a JSON-RPC error naming the prompt and the message", async () => {
+    const b = await bridgeOf(source);
+    for (const [name, message] of [["boom", "render exploded"], ["asyncboom", "async exploded"]]) {
+      const answer = await b.call("prompts/get", { name });
+      expect(answer.error?.code).toBe(-32603);
+      expect(answer.error?.message).toContain(`prompt ${name}: ${message}`);
+    }
+  });
+});
+
+describe("template resources: async read", () => {
+  it("awaits an async read", async () => {
+    const b = await bridgeOf(`export const resources = [{ uriTemplate: "t://x/{id}", mimeType: "text/plain", async read({ id }) { await new Promise((r) => setTimeout(r, 5)); return "id " + id; } }];`);
+    expect((await b.call("resources/read", { uri: "t://x/7" })).result?.contents).toEqual([{ uri: "t://x/7", mimeType: "text/plain", text: "id 7" }]);
   });
 });
