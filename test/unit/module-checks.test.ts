@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadModule, loadOrchestratorContent } from "../../src/orchestrator/load-tools.js";
 import { tempDir } from "../e2e/helpers.js";
 import { moduleBridge } from "../helpers/module-bridge.js";
+import { SenderError } from "../../src/quic/sender.js";
+import { answer, FakeSender, harness } from "./bridge-fakes.js";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let seq = 0;
@@ -77,5 +79,36 @@ describe("template resources: async read", () => {
   it("awaits an async read", async () => {
     const b = await bridgeOf(`export const resources = [{ uriTemplate: "t://x/{id}", mimeType: "text/plain", async read({ id }) { await new Promise((r) => setTimeout(r, 5)); return "id " + id; } }];`);
     expect((await b.call("resources/read", { uri: "t://x/7" })).result?.contents).toEqual([{ uri: "t://x/7", mimeType: "text/plain", text: "id 7" }]);
+  });
+});
+
+describe("messages about tool calls", () => {
+  it("a non-streaming tool called with a log level set says so at debug level only", async () => {
+    const b = await bridgeOf(`export const tools = [{ name: "plain", description: "", inputSchema: { type: "object" }, handler: async () => ({ text: "ok" }) }];`);
+    await b.call("logging/setLevel", { level: "info" });
+    b.out.length = 0;
+    expect((await b.call("tools/call", { name: "plain", arguments: {} })).result).toEqual({ content: [{ type: "text", text: "ok" }] });
+    expect(b.out.filter((m) => !Array.isArray(m) && m.method === "notifications/message")).toEqual([]);
+  });
+
+  it("an invalid result names the tool", async () => {
+    const b = await bridgeOf(`export const tools = [{ name: "badimage", description: "", inputSchema: { type: "object" }, handler: async () => ({ content: [{ type: "image", data: "AA==" }] }) }];`);
+    const answer = await b.call("tools/call", { name: "badimage", arguments: {} });
+    expect(answer.error?.code).toBe(-32603);
+    expect(answer.error?.message).toMatch(/the result of tool badimage would not be valid MCP: \/content\/0/);
+  });
+
+  it("a call timeout names the tool, the address once and --call-timeout", async () => {
+    const sender = new FakeSender((request) => {
+      if (request.request.case === "listTools") return answer(request, { case: "listTools", value: { tools: [{ name: "hangs", description: "", inputSchema: { type: "object" } }] } });
+      throw new SenderError("timeout", `orchestrator ${sender.address}: no response within 5 ms`);
+    });
+    const { init, send, byId } = harness(sender);
+    await init("2025-06-18");
+    await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hangs", arguments: {} } });
+    const message = (byId().get(1) as Answer).error!.message;
+    expect(message).toContain("tool hangs");
+    expect(message).toContain("--call-timeout");
+    expect(message.split(sender.address).length - 1).toBe(1);
   });
 });
