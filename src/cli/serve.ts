@@ -121,10 +121,11 @@ async function serve(opts: ServeOptions): Promise<number> {
     let embeddedCertsDir: string | undefined;
     let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
+    if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
+      process.stderr.write("orchestra-stdio serve: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr\n");
+      return 2; // a usage error
+    }
     try {
-      if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
-        throw new Error("--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr");
-      }
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         // An existing orchestrator's CA must be there: checked (and our pair issued) before initialize.

@@ -5,7 +5,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, requireBuiltCli, ROOT } from "./helpers.js";
+import { writeFile } from "node:fs/promises";
+import { CLI, requireBuiltCli, ROOT, runCli, tempDir } from "./helpers.js";
 
 const NOISY = join(ROOT, "test/fixtures/tools/noisy-tools.mjs");
 
@@ -37,5 +38,20 @@ describe("serve --tools: stdout belongs to JSON-RPC", () => {
     expect(stderr).toContain("noisy console.log");
     expect(stderr).toContain("noisy stdout.write");
     expect(stderr).toContain("console.info");
+  }, 60_000);
+
+  it("names a module whose top-level await never settles", async () => {
+    requireBuiltCli();
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "never.mjs");
+      await writeFile(file, "await new Promise(() => {});\nexport const tools = [];\n");
+      const r = await runCli(["serve", "--no-builtins", "--tools", file]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`tool module ${file} did not finish loading: its top-level await never settled`);
+      expect(r.stdout).toBe("");
+    } finally {
+      await dir.remove();
+    }
   }, 60_000);
 });

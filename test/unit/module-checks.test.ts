@@ -112,3 +112,34 @@ describe("messages about tool calls", () => {
     expect(message.split(sender.address).length - 1).toBe(1);
   });
 });
+
+describe("start-up messages", () => {
+  const oneTool = (name: string) => `export const tools = [{ name: "${name}", description: "", inputSchema: { type: "object" }, handler: async () => ({}) }];`;
+  it("a tool name used twice names both modules and indexes; a built-in's hints at --no-builtins", async () => {
+    const a = await mod(oneTool("x"));
+    const b = await mod(`export const tools = [${"{ name: 'y', description: '', inputSchema: {}, handler: async () => ({}) }"}, ...(await import(${JSON.stringify(a)})).tools];`);
+    await expect(loadOrchestratorContent([a, b], false)).rejects.toThrow(`tool module ${b} [1]: tool "x" is defined twice: already by tool module ${a} [0]`);
+    await expect(loadOrchestratorContent([await mod(oneTool("echo"))], true)).rejects.toThrow(/tool "echo" is defined twice: already by a built-in \(leave the built-ins out with --no-builtins\)/);
+    expect((await loadOrchestratorContent([await mod(oneTool("echo"))], false)).tools.list().map((t) => t.name)).toEqual(["echo"]);
+  });
+  it("a resource URI used twice is named, not a version conflict", async () => {
+    const r = await mod(`export const resources = [{ uri: "test://a", text: "1" }, { uri: "test://a", text: "2" }];`);
+    await expect(loadOrchestratorContent([r], false)).rejects.toThrow(`tool module ${r} resources[1]: resource "test://a" is defined twice: already by tool module ${r} resources[0]`);
+  });
+  it("refuses a blob that is not base64", async () => {
+    const bad = await mod(`export const resources = [{ uri: "test://b", mimeType: "image/png", blob: "not base64!" }];`);
+    await expect(loadModule(bad)).rejects.toThrow(/resources\[0\]: "blob" is not valid base64/);
+    const ok = await mod(`export const resources = [{ uri: "test://b", mimeType: "image/png", blob: "AAEC" }];`);
+    expect((await loadModule(ok)).resources).toHaveLength(1);
+  });
+  it("a missing module file names the resolved path and the current directory, not this project's files", async () => {
+    const error = await loadModule("no-such-dir/tools.mjs").then(() => undefined, (e: Error) => e);
+    expect(error?.message).toContain(join(process.cwd(), "no-such-dir/tools.mjs"));
+    expect(error?.message).toContain(`current directory, ${process.cwd()}`);
+    expect(error?.message).not.toMatch(/load-tools/);
+    const missingImport = await mod(`import "./not-there.mjs"; export const tools = [];`);
+    const inner = await loadModule(missingImport).then(() => undefined, (e: Error) => e);
+    expect(inner?.message).toContain("not-there.mjs");
+    expect(inner?.message).not.toMatch(/load-tools/);
+  });
+});
