@@ -10,6 +10,8 @@ import { tempDir } from "../e2e/helpers.js";
 import { moduleBridge } from "../helpers/module-bridge.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { answer, FakeSender, harness } from "./bridge-fakes.js";
+import { ToolRegistry, type ToolChunk, type ToolContext } from "../../src/orchestrator/registry.js";
+import { LOG_CONTENT_TYPE } from "../../src/translate/streams.js";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let seq = 0;
@@ -141,5 +143,35 @@ describe("start-up messages", () => {
     const inner = await loadModule(missingImport).then(() => undefined, (e: Error) => e);
     expect(inner?.message).toContain("not-there.mjs");
     expect(inner?.message).not.toMatch(/load-tools/);
+  });
+});
+
+describe("ctx.log and ctx.progress arguments", () => {
+  const run = async (body: (ctx: ToolContext) => void) => {
+    const registry = new ToolRegistry([{ name: "t", description: "", inputSchema: { type: "object" }, handler: async () => ({}), stream: async (_a, ctx) => void body(ctx) }]);
+    const chunks: ToolChunk[] = [];
+    const outcome = await registry.callStream("t", {}, { signal: new AbortController().signal }, (c) => void chunks.push(c));
+    const unary = await registry.call("t", {}, { signal: new AbortController().signal });
+    return { outcome, chunks: chunks.map((c) => ({ contentType: c.contentType, data: JSON.parse(String(c.data)) as unknown })), unary };
+  };
+  it("refuses an unknown level with a TypeError naming the allowed ones", async () => {
+    const { outcome, unary } = await run((ctx) => ctx.log("bogus" as never, "x"));
+    expect(unary).toMatchObject({ success: false, errorMessage: expect.stringContaining("ctx.log: level") }); // the same in a unary call
+    expect(outcome).toMatchObject({ success: false, errorMessage: expect.stringMatching(/ctx\.log: level "bogus" is not one of debug, info, notice, warning, error, critical, alert, emergency/) });
+  });
+  it("refuses progress that is not a finite number", async () => {
+    for (const bad of ["half", NaN, Infinity]) {
+      const { outcome } = await run((ctx) => ctx.progress(bad as number));
+      expect(outcome).toMatchObject({ success: false, errorMessage: expect.stringContaining("ctx.progress: progress must be a finite number") });
+    }
+    const { outcome } = await run((ctx) => ctx.progress(1, "2" as never));
+    expect(outcome).toMatchObject({ success: false, errorMessage: expect.stringContaining("total must be a finite number") });
+  });
+  it("sends a log whose data cannot be serialised as a string saying so, and the call succeeds", async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const { outcome, chunks } = await run((ctx) => ctx.log("info", cyclic));
+    expect(outcome).toEqual({ success: true });
+    expect(chunks).toEqual([{ contentType: LOG_CONTENT_TYPE, data: { level: "info", data: expect.stringMatching(/^\[log data not serialisable as JSON: .*circular/) } }]);
   });
 });
