@@ -148,7 +148,7 @@ describe("start-up messages", () => {
 
 describe("ctx.log and ctx.progress arguments", () => {
   const run = async (body: (ctx: ToolContext) => void) => {
-    const registry = new ToolRegistry([{ name: "t", description: "", inputSchema: { type: "object" }, handler: async () => ({}), stream: async (_a, ctx) => void body(ctx) }]);
+    const registry = new ToolRegistry([{ name: "t", description: "", inputSchema: { type: "object" }, handler: async (_a, ctx) => (body(ctx), {}), stream: async (_a, ctx) => void body(ctx) }]);
     const chunks: ToolChunk[] = [];
     const outcome = await registry.callStream("t", {}, { signal: new AbortController().signal }, (c) => void chunks.push(c));
     const unary = await registry.call("t", {}, { signal: new AbortController().signal });
