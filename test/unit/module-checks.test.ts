@@ -175,3 +175,24 @@ describe("ctx.log and ctx.progress arguments", () => {
     expect(chunks).toEqual([{ contentType: LOG_CONTENT_TYPE, data: { level: "info", data: expect.stringMatching(/^\[log data not serialisable as JSON: .*circular/) } }]);
   });
 });
+
+describe("binary stream chunks", () => {
+  it("carry their bytes as blob / image blocks, in order with the text", async () => {
+    const b = await bridgeOf(`export const tools = [{ name: "bin", description: "", inputSchema: { type: "object" }, handler: async () => ({}),
+      async stream(_a, _ctx, emit) {
+        emit({ data: "head " });
+        emit({ data: new Uint8Array([0, 1, 255]), contentType: "application/octet-stream" });
+        emit({ data: "tail" });
+        emit({ data: new Uint8Array([137, 80, 78, 71]), contentType: "image/png" });
+      } }];`);
+    const answer = await b.call("tools/call", { name: "bin", arguments: {}, _meta: { progressToken: "p" } });
+    expect(answer.result).toEqual({
+      content: [
+        { type: "text", text: "head " },
+        { type: "resource", resource: { uri: "orchestra://content/1", mimeType: "application/octet-stream", blob: "AAH/" } },
+        { type: "text", text: "tail" },
+        { type: "image", mimeType: "image/png", data: "iVBORw==" },
+      ],
+    });
+  });
+});
