@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ToolArgumentChecker } from "../bridge/tool-args.js";
 import { isBase64 } from "../mcp/formats.js";
-import { isUriPath } from "../translate/resources.js";
+import { isUriPath, mimeTypeOfPath } from "../translate/resources.js";
 import { builtinTools } from "./builtin-tools.js";
 import { builtinPrompts, PromptRegistry, type PromptSpec } from "./prompts.js";
 import { ToolDefinitionError, ToolRegistry, validateTool, type Tool } from "./registry.js";
@@ -216,6 +216,15 @@ function validateResource(value: unknown, where: string): ResourceSpec {
   if ((r.text === undefined) === (r.blob === undefined)) throw new ToolDefinitionError(`${where}: give exactly one of "text" and "blob"`);
   if (r.blob !== undefined && typeof r.blob !== "string" && !(r.blob instanceof Uint8Array)) {
     throw new ToolDefinitionError(`${where}: "blob" must be base64 text or a Uint8Array`);
+  }
+  // resources/list sees only the path (StorageEntry has no metadata) and types it by its extension:
+  // a declared type that the extension contradicts would be listed as one type and read as another.
+  const listed = mimeTypeOfPath((r.path ?? r.uri) as string);
+  const declared = typeof r.mimeType === "string" ? r.mimeType.split(";")[0]!.trim().toLowerCase() : undefined;
+  if (declared !== undefined && listed !== undefined && declared !== listed) {
+    throw new ToolDefinitionError(
+      `${where}: "mimeType" ${r.mimeType} contradicts the path's extension, which resources/list reports as ${listed} (the Orchestra storage_list carries no metadata): make them agree, or use a path without that extension`,
+    );
   }
   if (typeof r.blob === "string" && !isBase64(r.blob)) {
     throw new ToolDefinitionError(`${where}: "blob" is not valid base64 (RFC 4648 §4: A-Z a-z 0-9 + /, padded with = to a multiple of 4; or give a Uint8Array)`);

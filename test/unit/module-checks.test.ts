@@ -196,3 +196,20 @@ describe("binary stream chunks", () => {
     });
   });
 });
+
+describe("resources: list and read agree on the type", () => {
+  it("refuses a mimeType that the path's extension contradicts; accepts one it confirms or no extension", async () => {
+    const bad = await mod(`export const resources = [{ path: "notes.txt", mimeType: "image/png", blob: "AAEC" }];`);
+    await expect(loadModule(bad)).rejects.toThrow(/resources\[0\]: "mimeType" image\/png contradicts the path's extension, which resources\/list reports as text\/plain/);
+    const ok = await mod(`export const resources = [{ path: "notes.txt", mimeType: "text/plain; charset=utf-8", text: "n" }, { uri: "test://bin", mimeType: "image/png", blob: "AAEC" }];`);
+    const b = await moduleBridge([ok]);
+    await b.init("2025-06-18");
+    await b.send({ jsonrpc: "2.0", id: 1, method: "resources/list" });
+    await b.send({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "orchestra://storage/notes.txt" } });
+    const list = (b.byId().get(1) as Answer).result!.resources as Array<{ uri: string; mimeType?: string }>;
+    const read = (b.byId().get(2) as Answer).result!.contents as Array<{ mimeType?: string }>;
+    expect(list.find((r) => r.uri === "orchestra://storage/notes.txt")?.mimeType).toBe("text/plain");
+    expect(read[0]!.mimeType!.startsWith(list.find((r) => r.uri === "orchestra://storage/notes.txt")!.mimeType!)).toBe(true);
+    expect(list.find((r) => r.uri === "test://bin")).not.toHaveProperty("mimeType");
+  });
+});
