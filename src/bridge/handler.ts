@@ -159,6 +159,8 @@ interface Scope {
   progressToken?: ProgressToken | ExactId;
   /** Per-request log level (stateless revisions). */
   logLevel?: LoggingLevel;
+  /** `tools/call`: the tool's name (named in errors about the call or its result). */
+  tool?: string;
 }
 
 type MethodHandler = (params: Record<string, unknown>, scope: Scope) => Result | Promise<Result>;
@@ -594,7 +596,11 @@ export class McpHandler {
     const issues = resultDefinition ? scope.validators.validate(resultDefinition, withPlainMetaIds(final)) : null;
     if (issues) {
       this.log.error({ id: scope.id, issues }, "outbound result failed schema validation");
-      return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: the result would not be valid MCP: ${describe(issues)}`, issueData(issues));
+      const whose = scope.tool === undefined ? "the result" : `the result of tool ${scope.tool}`;
+      return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: ${whose} would not be valid MCP: ${describe(issues)}`, {
+        ...issueData(issues),
+        ...(scope.tool === undefined ? {} : { tool: scope.tool }),
+      });
     }
     return resultResponse(scope.id, final as JSONRPCResponse["result"]);
   }
@@ -610,11 +616,17 @@ export class McpHandler {
       });
     }
     if (err instanceof SenderError) {
+      // The sender's message names the orchestrator's address; say which call failed and, for a
+      // deadline, which option sets it.
       const address = this.options.sender.address;
-      this.clientLog(scope, "error", { message: `orchestrator ${address} failed: ${err.message}`, kind: err.kind });
-      return errorResponse(id, ErrorCode.InternalError, `Orchestrator at ${address} failed: ${err.message}`, {
+      const what = scope.tool === undefined ? scope.method : `tools/call of tool ${scope.tool}`;
+      const hint = err.kind === "timeout" ? (scope.method === "tools/call" ? " (serve --call-timeout)" : " (serve --list-timeout)") : "";
+      const message = `${what} failed: ${err.message.includes(address) ? "" : `orchestrator ${address}: `}${err.message}${hint}`;
+      this.clientLog(scope, "error", { message, kind: err.kind });
+      return errorResponse(id, ErrorCode.InternalError, message, {
         kind: err.kind,
         address,
+        ...(scope.tool === undefined ? {} : { tool: scope.tool }),
       });
     }
     if (err instanceof StructConversionError) {
@@ -784,6 +796,7 @@ export class McpHandler {
   }
 
   private async callTool(params: CallToolRequest["params"], scope: Scope): Promise<Result> {
+    scope.tool = params.name;
     const tool = await this.withSignal(this.tools.lookup(params.name), scope.signal);
     if (!tool) throw unknownTool(params.name, "not in the orchestrator's tool list");
     const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
@@ -802,7 +815,7 @@ export class McpHandler {
     if (wantsStream && canStream(sender) && !this.unaryOnly.has(params.name)) {
       const streamed = await this.callToolStreaming(params, scope, scope.progressToken);
       if (streamed) return streamed;
-      this.clientLog(scope, "info", { message: `tool ${params.name} does not stream; called without progress or log messages` });
+      this.clientLog(scope, "debug", { message: `tool ${params.name} does not stream; called without progress or log messages` });
     }
     const request = callToolParamsToPluginRequest(params, { sessionId: this.sessionId });
     const response = await this.rpc(request, scope, this.toolCallTimeoutMs);
@@ -1215,6 +1228,11 @@ function unknownTool(name: string, detail: string): JsonRpcError {
 }
 
 function unexpected(response: PluginResponse, expected: string): JsonRpcError {
+  const r = response.response;
+  // The protocol's only failure shape (e.g. a prompt whose render failed): its message is the answer.
+  if (r.case === "toolCall" && !r.value.success) {
+    return new JsonRpcError(ErrorCode.InternalError, `Orchestrator could not answer ${expected}: ${r.value.errorMessage || r.value.errorCode}`, { errorCode: r.value.errorCode });
+  }
   return new JsonRpcError(
     ErrorCode.InternalError,
     `Orchestrator answered ${expected} with ${response.response.case ?? "an empty response"}`,

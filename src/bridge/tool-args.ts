@@ -71,7 +71,27 @@ export class ToolArgumentChecker {
     return { pointer: error.instancePath, reason: reasonOf(error) };
   }
 
-  private async compile(schema: Record<string, unknown>, dialect: Dialect): Promise<CompiledSchema | null> {
+  /**
+   * Why `schema` cannot be compiled as a tool's `inputSchema` (ajv's meta-schema check and
+   * compilation, in the dialect its `$schema` names, else in both defaults: draft-07 and 2020-12),
+   * or undefined when it compiles. Used to refuse a bad schema where a tool is defined.
+   * @returns e.g. `schema is invalid: data/required must be array` (2020-12)
+   */
+  async schemaProblem(schema: Record<string, unknown>): Promise<string | undefined> {
+    const dialects: Dialect[] = typeof schema.$schema === "string" ? [dialectOf(schema, "")] : ["draft-07", "2020-12"];
+    for (const dialect of dialects) {
+      try {
+        const ajv = await this.instance(dialect);
+        const { $id: _id, ...copy } = schema;
+        ajv.compile(copy);
+      } catch (err) {
+        return `${(err as Error).message}${dialects.length > 1 ? ` (JSON Schema ${dialect})` : ""}`;
+      }
+    }
+    return undefined;
+  }
+
+  private async instance(dialect: Dialect): Promise<AjvInstance> {
     this.factory ??= loadAjv();
     const factory = await this.factory;
     let ajv = this.instances.get(dialect);
@@ -79,6 +99,11 @@ export class ToolArgumentChecker {
       ajv = factory(dialect);
       this.instances.set(dialect, ajv);
     }
+    return ajv;
+  }
+
+  private async compile(schema: Record<string, unknown>, dialect: Dialect): Promise<CompiledSchema | null> {
+    const ajv = await this.instance(dialect);
     try {
       // `$id`s would collide across tools compiled into one instance: compile a copy without it.
       const { $id: _id, ...copy } = schema;

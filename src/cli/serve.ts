@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
@@ -120,10 +121,12 @@ async function serve(opts: ServeOptions): Promise<number> {
     let sender: Sender;
     let embeddedCertsDir: string | undefined;
     let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
+    let bridgeOutput: Writable = process.stdout;
+    if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
+      process.stderr.write("orchestra-stdio serve: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr\n");
+      return 2; // a usage error
+    }
     try {
-      if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
-        throw new Error("--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr");
-      }
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         // An existing orchestrator's CA must be there: checked (and our pair issued) before initialize.
@@ -137,6 +140,8 @@ async function serve(opts: ServeOptions): Promise<number> {
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
+        // Module code runs in this process: from here on only the bridge writes to fd 1.
+        bridgeOutput = divertStdout();
         const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
         const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
         embeddedCertsDir = certsDir;
@@ -194,7 +199,7 @@ async function serve(opts: ServeOptions): Promise<number> {
     process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
     const bridge = new StdioBridge({
       input: process.stdin,
-      output: process.stdout,
+      output: bridgeOutput,
       sender,
       serverInfo: { name: PACKAGE_NAME, version: PACKAGE_VERSION },
       toolCallTimeoutMs: opts.callTimeout,
@@ -221,6 +226,25 @@ async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: o
       log.warn({ err }, "cleanup failed");
     }
   }
+}
+
+/**
+ * Embedded mode: the bridge's JSON-RPC lines are the only bytes that reach stdout (fd 1).
+ * Returns a Writable that writes to the real stdout (its callbacks, so backpressure and errors,
+ * are the real stdout's), and makes `process.stdout.write` — hence `console.log`, `console.info`
+ * and anything else in the process, e.g. a module's tool — write to stderr instead.
+ */
+function divertStdout(): Writable {
+  const stdout = process.stdout;
+  const write = stdout.write.bind(stdout) as (chunk: unknown, cb: (err?: Error | null) => void) => boolean;
+  const output = new Writable({
+    highWaterMark: stdout.writableHighWaterMark,
+    write(chunk: Buffer, _encoding, callback) {
+      write(chunk, callback);
+    },
+  });
+  stdout.write = ((...args: Parameters<typeof process.stderr.write>) => process.stderr.write(...args)) as typeof stdout.write;
+  return output;
 }
 
 // `--transport quic|tls`: which Sender (and embedded orchestrator) `serve` uses.

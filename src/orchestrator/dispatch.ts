@@ -8,7 +8,9 @@
  * - `list_prompts` → the {@link PromptRegistry}; `prompt_get` → the rendered prompt (an unknown
  *   prompt or a missing required argument answers a `PromptGetResponse` with no messages and
  *   the reason as `description`: the message has no error field, and the bridge checks both
- *   before asking);
+ *   before asking); a `render` that fails answers `tool_call{success: false, error_code:
+ *   "prompt_error", error_message: "prompt <name>: <message>"}` (the protocol's failure shape,
+ *   as for a refused kind), which the bridge turns into a JSON-RPC error;
  * - `storage_read` / `storage_write` / `storage_delete` / `storage_list` → the
  *   {@link MemoryStorage} (a missing entry reads as `version 0`, no content).
  * Streaming kinds ({@link dispatchStream}): one request → N frames, then maybe a last one.
@@ -32,9 +34,12 @@ import {
 import { mediaDataUrl } from "../translate/prompts.js";
 import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
 import type { PromptRegistry } from "./prompts.js";
-import { PromptError } from "./prompts.js";
+import { PromptError, PromptRenderError } from "./prompts.js";
 import type { ToolRegistry } from "./registry.js";
 import type { MemoryStorage } from "./storage.js";
+
+/** `error_code` of the `tool_call` failure answering a `prompt_get` whose `render` failed. */
+export const PROMPT_ERROR_CODE = "prompt_error";
 
 /** Name the orchestrator puts in `EventDelivery.source_plugin` for its own events. */
 export const ORCHESTRATOR_SOURCE = "orchestrator";
@@ -155,7 +160,7 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
       });
     case "promptGet": {
       try {
-        const rendered = services.prompts.get(req.value.promptName, req.value.arguments);
+        const rendered = await services.prompts.get(req.value.promptName, req.value.arguments);
         return response(request, {
           case: "promptGet",
           value: {
@@ -164,12 +169,13 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
           },
         });
       } catch (e) {
+        if (e instanceof PromptRenderError) return response(request, { case: "toolCall", value: { success: false, errorCode: PROMPT_ERROR_CODE, errorMessage: e.message } });
         if (!(e instanceof PromptError)) throw e;
         return response(request, { case: "promptGet", value: { description: e.message, messages: [] } });
       }
     }
     case "storageRead": {
-      const entry = services.storage.read(req.value.path, req.value.storageType);
+      const entry = await services.storage.read(req.value.path, req.value.storageType);
       return response(request, {
         case: "storageRead",
         value: entry ? { content: entry.content, metadata: entry.metadata, version: BigInt(entry.version) } : { version: 0n },

@@ -11,10 +11,13 @@
  *   stored as a storage entry at `path`, or at `uri` itself (a `scheme://` URI, exposed as it is);
  * - a template resource: `{ uriTemplate, name?, description?, mimeType?, read }` ({@link ResourceTemplateSpec}).
  */
+import { existsSync, writeSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { isUriPath } from "../translate/resources.js";
+import { ToolArgumentChecker } from "../bridge/tool-args.js";
+import { isBase64 } from "../mcp/formats.js";
+import { isUriPath, mimeTypeOfPath } from "../translate/resources.js";
 import { builtinTools } from "./builtin-tools.js";
 import { builtinPrompts, PromptRegistry, type PromptSpec } from "./prompts.js";
 import { ToolDefinitionError, ToolRegistry, validateTool, type Tool } from "./registry.js";
@@ -42,21 +45,38 @@ export interface LoadedModule {
   prompts: PromptSpec[];
   resources: ResourceSpec[];
   templates: ResourceTemplateSpec[];
+  /** Each resource's or template's index in the module's `resources` list (for messages). */
+  resourceIndex: Map<object, number>;
 }
 
 /**
  * Imports a module and validates what it exports (see the file comment for the shape).
  * @param modulePath file path (relative to the current directory) or `file:` URL
- * @throws ToolDefinitionError naming the module when it cannot be imported, exports none of
- *   tools/prompts/resources, or an entry is invalid (the message names its list, index and field)
+ * @throws ToolDefinitionError naming the module when it cannot be imported (a missing file: the
+ *   resolved path and the current directory), exports none of tools/prompts/resources, or an
+ *   entry is invalid (the message names its list, index and field)
  */
 export async function loadModule(modulePath: string): Promise<LoadedModule> {
-  const url = modulePath.startsWith("file:") ? modulePath : pathToFileURL(path.resolve(modulePath)).href;
+  const file = modulePath.startsWith("file:") ? undefined : path.resolve(modulePath);
+  if (file !== undefined && !existsSync(file)) {
+    throw new ToolDefinitionError(
+      `cannot load tool module ${modulePath}: no file ${file}${path.isAbsolute(modulePath) ? "" : ` (relative paths resolve against the current directory, ${process.cwd()}; give an absolute path)`}`,
+    );
+  }
+  const url = file === undefined ? modulePath : pathToFileURL(file).href;
   let mod: Record<string, unknown>;
+  // A top-level await that never settles empties the event loop and Node exits (status 13) while
+  // the import is pending: say which module it was.
+  const unsettled = () => void writeSync(2, `tool module ${modulePath} did not finish loading: its top-level await never settled\n`);
+  process.once("exit", unsettled);
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (e) {
-    throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${(e as Error).message}`);
+    // Node names the importer (this file) in "Cannot find module ... imported from ...": not the user's concern.
+    const message = (e as Error).message.replace(/ imported from \S*load-tools\.[jt]s$/, "");
+    throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${message}`);
+  } finally {
+    process.off("exit", unsettled);
   }
   const def = mod.default;
   const source: Record<string, unknown> = Array.isArray(def)
@@ -73,16 +93,22 @@ export async function loadModule(modulePath: string): Promise<LoadedModule> {
   for (const k of lists) {
     if (source[k] !== undefined && !Array.isArray(source[k])) throw new ToolDefinitionError(`tool module ${modulePath}: "${k}" must be an array`);
   }
-  const loaded: LoadedModule = { tools: [], prompts: [], resources: [], templates: [] };
-  ((source.tools ?? []) as unknown[]).forEach((entry, i) => {
-    validateTool(entry, `tool module ${modulePath} [${i}]`);
+  const loaded: LoadedModule = { tools: [], prompts: [], resources: [], templates: [], resourceIndex: new Map() };
+  const schemas = new ToolArgumentChecker();
+  for (const [i, entry] of ((source.tools ?? []) as unknown[]).entries()) {
+    const where = `tool module ${modulePath} [${i}]`;
+    validateTool(entry, where);
+    // The bridge compiles it for every call and clients for tools/list: a schema ajv refuses is refused here.
+    const problem = await schemas.schemaProblem(entry.inputSchema);
+    if (problem !== undefined) throw new ToolDefinitionError(`${where} (${entry.name}): "inputSchema" is not a valid JSON Schema: ${problem}`);
     loaded.tools.push(entry);
-  });
+  }
   ((source.prompts ?? []) as unknown[]).forEach((entry, i) => loaded.prompts.push(validatePrompt(entry, `tool module ${modulePath} prompts[${i}]`)));
   ((source.resources ?? []) as unknown[]).forEach((entry, i) => {
     const where = `tool module ${modulePath} resources[${i}]`;
     if (typeof entry === "object" && entry !== null && "uriTemplate" in entry) loaded.templates.push(validateTemplate(entry, where));
     else loaded.resources.push(validateResource(entry, where));
+    loaded.resourceIndex.set(entry as object, i);
   });
   return loaded;
 }
@@ -111,18 +137,32 @@ export async function loadOrchestratorContent(modulePaths: readonly string[], bu
   const tools = new ToolRegistry(builtins ? builtinTools() : []);
   const prompts = new PromptRegistry(builtins ? builtinPrompts() : []);
   const storage = new MemoryStorage(builtins ? sampleStorageEntries() : []);
+  // Who defined each tool / prompt name and resource path first, for the message about a second one.
+  const owners = { tool: new Map<string, string>(), prompt: new Map<string, string>(), resource: new Map<string, string>() };
+  const BUILTIN = "a built-in (leave the built-ins out with --no-builtins)";
+  if (builtins) {
+    for (const t of tools.list()) owners.tool.set(t.name, BUILTIN);
+    for (const p of prompts.list()) owners.prompt.set(p.name, BUILTIN);
+    for (const e of storage.list()) owners.resource.set(e.path, BUILTIN);
+  }
+  const claim = (kind: keyof typeof owners, name: string, where: string) => {
+    const first = owners[kind].get(name);
+    if (first !== undefined) throw new ToolDefinitionError(`${where}: ${kind} ${JSON.stringify(name)} is defined twice: already by ${first}`);
+    owners[kind].set(name, where);
+  };
   for (const modulePath of modulePaths) {
     const loaded = await loadModule(modulePath);
-    for (const tool of loaded.tools) tools.register(tool);
-    for (const prompt of loaded.prompts) {
-      try {
-        prompts.register(prompt);
-      } catch (e) {
-        throw new ToolDefinitionError(`tool module ${modulePath}: ${(e as Error).message}`);
-      }
-    }
+    loaded.tools.forEach((tool, i) => {
+      claim("tool", tool.name, `tool module ${modulePath} [${i}]`);
+      tools.register(tool);
+    });
+    loaded.prompts.forEach((prompt, i) => {
+      claim("prompt", prompt.name, `tool module ${modulePath} prompts[${i}]`);
+      prompts.register(prompt);
+    });
     for (const r of loaded.resources) {
       const at = r.path ?? r.uri!;
+      claim("resource", at, `tool module ${modulePath} resources[${loaded.resourceIndex.get(r)}]`);
       const content = r.text !== undefined ? new TextEncoder().encode(r.text) : typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob!;
       const metadata: JsonObject = {};
       if (r.mimeType) metadata.mimeType = r.mimeType;
@@ -132,6 +172,7 @@ export async function loadOrchestratorContent(modulePaths: readonly string[], bu
       if (!outcome.success) throw new ToolDefinitionError(`tool module ${modulePath}: resource ${JSON.stringify(at)}: ${outcome.error}`);
     }
     for (const t of loaded.templates) {
+      claim("resource", t.uriTemplate, `tool module ${modulePath} resources[${loaded.resourceIndex.get(t)}]`);
       try {
         storage.addTemplate(t);
       } catch (e) {
@@ -175,6 +216,18 @@ function validateResource(value: unknown, where: string): ResourceSpec {
   if ((r.text === undefined) === (r.blob === undefined)) throw new ToolDefinitionError(`${where}: give exactly one of "text" and "blob"`);
   if (r.blob !== undefined && typeof r.blob !== "string" && !(r.blob instanceof Uint8Array)) {
     throw new ToolDefinitionError(`${where}: "blob" must be base64 text or a Uint8Array`);
+  }
+  // resources/list sees only the path (StorageEntry has no metadata) and types it by its extension:
+  // a declared type that the extension contradicts would be listed as one type and read as another.
+  const listed = mimeTypeOfPath((r.path ?? r.uri) as string);
+  const declared = typeof r.mimeType === "string" ? r.mimeType.split(";")[0]!.trim().toLowerCase() : undefined;
+  if (declared !== undefined && listed !== undefined && declared !== listed) {
+    throw new ToolDefinitionError(
+      `${where}: "mimeType" ${r.mimeType} contradicts the path's extension, which resources/list reports as ${listed} (the Orchestra storage_list carries no metadata): make them agree, or use a path without that extension`,
+    );
+  }
+  if (typeof r.blob === "string" && !isBase64(r.blob)) {
+    throw new ToolDefinitionError(`${where}: "blob" is not valid base64 (RFC 4648 §4: A-Z a-z 0-9 + /, padded with = to a multiple of 4; or give a Uint8Array)`);
   }
   return r as ResourceSpec;
 }

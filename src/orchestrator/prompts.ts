@@ -35,15 +35,27 @@ export interface PromptSpec {
   description: string;
   arguments: PromptArgumentSpec[];
   /**
-   * Renders the messages for `args` (every required argument is present: the registry checks).
-   * May throw {@link PromptError}.
+   * Renders the messages for `args` (every required argument is present: the registry checks);
+   * may be async. A throw (or rejection) fails the `prompts/get` with the prompt's name and the
+   * error's message.
    */
-  render(args: Readonly<Record<string, string>>): { description?: string; messages: PromptMessageSpec[] };
+  render(args: Readonly<Record<string, string>>): RenderedPrompt | Promise<RenderedPrompt>;
 }
 
-/** Thrown for an unknown prompt, a missing required argument or a rendering failure. */
+/** What {@link PromptSpec.render} gives. */
+export interface RenderedPrompt {
+  description?: string;
+  messages: PromptMessageSpec[];
+}
+
+/** Thrown for an unknown prompt or a missing required argument. */
 export class PromptError extends Error {
   override readonly name = "PromptError";
+}
+
+/** Thrown when a prompt's `render` throws or gives no `messages` array; the message names the prompt. */
+export class PromptRenderError extends Error {
+  override readonly name = "PromptRenderError";
 }
 
 /** A set of prompts keyed by name. */
@@ -72,15 +84,25 @@ export class PromptRegistry {
   }
 
   /**
-   * Renders prompt `name`.
+   * Renders prompt `name` (awaiting an async `render`).
    * @throws PromptError for an unknown prompt or a missing required argument
+   * @throws PromptRenderError when `render` throws or rejects (`prompt <name>: <message>`) or
+   *   gives no `messages` array
    */
-  get(name: string, args: Readonly<Record<string, string>>): { description: string; messages: PromptMessageSpec[] } {
+  async get(name: string, args: Readonly<Record<string, string>>): Promise<{ description: string; messages: PromptMessageSpec[] }> {
     const prompt = this.prompts.get(name);
     if (!prompt) throw new PromptError(`unknown prompt ${JSON.stringify(name)}`);
     const missing = prompt.arguments.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
     if (missing.length > 0) throw new PromptError(`prompt ${name} requires ${missing.join(", ")}`);
-    const rendered = prompt.render(args);
+    let rendered: RenderedPrompt;
+    try {
+      rendered = await prompt.render(args);
+    } catch (e) {
+      throw new PromptRenderError(`prompt ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (typeof rendered !== "object" || rendered === null || !Array.isArray(rendered.messages)) {
+      throw new PromptRenderError(`prompt ${name}: render must give {messages: [...]}`);
+    }
     return { description: rendered.description ?? prompt.description, messages: rendered.messages };
   }
 }

@@ -4,7 +4,7 @@
  * "Messages": `ToolResponse{success, result Struct, error_code, error_message}`).
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { LoggingLevel } from "../bridge/client-log.js";
+import { isLoggingLevel, LOGGING_LEVELS, type LoggingLevel } from "../bridge/client-log.js";
 import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE } from "../translate/streams.js";
 import { TOOL_NOT_FOUND_CODE } from "../translate/tools.js";
 
@@ -22,12 +22,15 @@ export interface ToolContext extends CallContext {
    * Sends one log message to the MCP client (`notifications/message` at `level`, an MCP logging
    * level; `data` any JSON value; `logger` defaults to the tool's name). Delivered only when the
    * call runs as `stream_start` (the bridge uses it when the client set a log level); a no-op in a
-   * unary `tool_call`, which cannot carry it.
+   * unary `tool_call`, which cannot carry it. Data that cannot be serialised as JSON (e.g. a
+   * cyclic object) is sent as a string saying why, without failing the call.
+   * @throws TypeError for a `level` that is not an MCP logging level or a `logger` that is not a string
    */
   log(level: LoggingLevel, data: unknown, logger?: string): void;
   /**
    * Reports progress (`notifications/progress`: `progress` so far, optional `total` and
    * `message`). Delivered only when the call runs as `stream_start`; a no-op otherwise.
+   * @throws TypeError when `progress` (or a given `total`) is not a finite number, or `message` not a string
    */
   progress(progress: number, total?: number, message?: string): void;
 }
@@ -202,7 +205,7 @@ export class ToolRegistry {
    * - result not a plain JSON object → `invalid_result`.
    */
   async call(name: string, args: Record<string, unknown>, callCtx: CallContext): Promise<ToolOutcome> {
-    const ctx: ToolContext = { ...callCtx, log: () => {}, progress: () => {} };
+    const ctx = toolContext(callCtx);
     const tool = this.tools.get(name);
     if (!tool) {
       const known = [...this.tools.keys()].join(", ") || "none";
@@ -241,11 +244,7 @@ export class ToolRegistry {
     callCtx: CallContext,
     emit: (chunk: ToolChunk) => void,
   ): Promise<{ success: true } | { success: false; errorCode: string; errorMessage: string }> {
-    const ctx: ToolContext = {
-      ...callCtx,
-      log: (level, data, logger) => emit({ contentType: LOG_CONTENT_TYPE, data: JSON.stringify(logger === undefined ? { level, data } : { level, logger, data }) }),
-      progress: (progress, total, message) => emit({ contentType: PROGRESS_CONTENT_TYPE, data: JSON.stringify({ progress, total, message }) }),
-    };
+    const ctx = toolContext(callCtx, emit);
     const tool = this.tools.get(name);
     if (!tool) {
       return { success: false, errorCode: TOOL_ERROR_CODES.notFound, errorMessage: `unknown tool ${JSON.stringify(name)}` };
@@ -268,6 +267,37 @@ export class ToolRegistry {
       return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
     }
   }
+}
+
+/**
+ * The {@link ToolContext} of one call: `ctx.log` / `ctx.progress` check their arguments (the same
+ * in both forms) and, with `emit` (a `stream_start`), send {@link LOG_CONTENT_TYPE} /
+ * {@link PROGRESS_CONTENT_TYPE} chunks; without it they send nothing.
+ */
+function toolContext(callCtx: CallContext, emit?: (chunk: ToolChunk) => void): ToolContext {
+  const finite = (v: unknown) => typeof v === "number" && Number.isFinite(v);
+  return {
+    ...callCtx,
+    log(level, data, logger) {
+      if (!isLoggingLevel(level)) throw new TypeError(`ctx.log: level ${JSON.stringify(level) ?? String(level)} is not one of ${LOGGING_LEVELS.join(", ")}`);
+      if (logger !== undefined && typeof logger !== "string") throw new TypeError("ctx.log: logger must be a string when given");
+      if (!emit) return;
+      let text: string;
+      try {
+        text = JSON.stringify(logger === undefined ? { level, data } : { level, logger, data });
+      } catch (e) {
+        const why = `[log data not serialisable as JSON: ${(e as Error).message.split("\n")[0]}]`;
+        text = JSON.stringify(logger === undefined ? { level, data: why } : { level, logger, data: why });
+      }
+      emit({ contentType: LOG_CONTENT_TYPE, data: text });
+    },
+    progress(progress, total, message) {
+      if (!finite(progress)) throw new TypeError(`ctx.progress: progress must be a finite number, not ${typeof progress === "number" ? progress : JSON.stringify(progress) ?? String(progress)}`);
+      if (total !== undefined && !finite(total)) throw new TypeError("ctx.progress: total must be a finite number when given");
+      if (message !== undefined && typeof message !== "string") throw new TypeError("ctx.progress: message must be a string when given");
+      emit?.({ contentType: PROGRESS_CONTENT_TYPE, data: JSON.stringify({ progress, total, message }) });
+    },
+  };
 }
 
 /** Why a tool's result cannot be a `ToolResponse.result` Struct, or undefined when it can. */

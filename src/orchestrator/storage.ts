@@ -41,8 +41,8 @@ export interface ResourceTemplateSpec {
   description?: string;
   /** MIME type of the rendered contents (stored as `metadata.mimeType`). */
   mimeType?: string;
-  /** Renders the contents for the variables matched in `uri`: text (UTF-8) or bytes. */
-  read(variables: Readonly<Record<string, string>>, uri: string): string | Uint8Array;
+  /** Renders the contents for the variables matched in `uri`: text (UTF-8) or bytes, or a promise of either. */
+  read(variables: Readonly<Record<string, string>>, uri: string): string | Uint8Array | Promise<string | Uint8Array>;
 }
 
 /** A compiled {@link ResourceTemplateSpec}. */
@@ -112,9 +112,10 @@ export class MemoryStorage {
   /**
    * The entry at `path`, or undefined. In the default namespace a path that is no stored entry
    * but matches a template is rendered by the first matching template (version 1; a template
-   * whose `read` throws or whose variables are badly percent-encoded reads as absent).
+   * whose `read` throws or rejects, gives something that is neither text nor bytes, or whose
+   * variables are badly percent-encoded reads as absent).
    */
-  read(path: string, type = ""): StoredEntry | undefined {
+  async read(path: string, type = ""): Promise<StoredEntry | undefined> {
     const stored = this.space(type)?.get(path);
     if (stored || type !== "") return stored;
     if (this.templates.some((t) => t.spec.uriTemplate === path)) return undefined; // the template itself is no resource
@@ -124,7 +125,8 @@ export class MemoryStorage {
       try {
         const variables: Record<string, string> = {};
         t.names.forEach(({ name, reserved }, i) => (variables[name] = reserved ? m[i + 1]! : decodeURIComponent(m[i + 1]!)));
-        const body = t.spec.read(variables, path);
+        const body = await t.spec.read(variables, path);
+        if (typeof body !== "string" && !(body instanceof Uint8Array)) return undefined;
         const content = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
         return { content, metadata: t.spec.mimeType ? { mimeType: t.spec.mimeType } : {}, version: 1, modifiedAt: new Date() };
       } catch {

@@ -11,11 +11,16 @@
  *   filtered by the client's log level; docs/mcp-orchestra-mapping.md, "Tool log messages");
  * - a chunk whose `content_type` is {@link RESULT_CONTENT_TYPE} carries the tool's result object,
  *   exactly what a unary `ToolResponse.result` would hold (JSON; the last such chunk wins);
- * - every other chunk is result data: its bytes (UTF-8) are appended to the result text, and it
- *   is reported as progress `n` (the number of progress and data chunks so far) with the chunk's
- *   text as message (first {@link MAX_PROGRESS_MESSAGE} characters);
+ * - every other chunk is result data, reported as progress `n` (the number of progress and data
+ *   chunks so far): a textual one (no `content_type`, or a textual type: `isTextMimeType`) has
+ *   its bytes (UTF-8) appended to the result text, and its text (first
+ *   {@link MAX_PROGRESS_MESSAGE} characters) is the progress message; a binary one (any other
+ *   type, e.g. `application/octet-stream`) is kept as bytes, one content block of its own;
  * - `stream_end{success:true}` → the result chunk's object mapped like a unary result
- *   (`toolResultToCallToolResult`), or without one, one text block with the concatenated data;
+ *   (`toolResultToCallToolResult`), or without one, the data in order: each run of textual chunks
+ *   one text block (their concatenation; one empty text block when there is no data), each binary
+ *   chunk an `image` / `audio` block (types `image/*`, `audio/*`) or an embedded resource
+ *   `{uri: "orchestra://content/<index>", mimeType, blob}` (base64), shaped for the revision;
  *   `stream_end{success:false}` → an `isError` result with `error_message` (or
  *   `tool error: <error_code>`), like a failed `ToolResponse`.
  */
@@ -25,7 +30,8 @@ import type { JSONRPCNotification } from "../jsonrpc/message.js";
 import { isLoggingLevel } from "../bridge/client-log.js";
 import type { ExactId } from "../jsonrpc/request-id.js";
 import type { VersionFeatures } from "./features.js";
-import { toolErrorResult, toolResultToCallToolResult } from "./tools.js";
+import { isTextMimeType } from "./resources.js";
+import { CONTENT_URI_PREFIX, toolErrorResult, toolResultToCallToolResult } from "./tools.js";
 
 /** `StreamChunk.content_type` of a progress-only chunk (this project's convention). */
 export const PROGRESS_CONTENT_TYPE = "application/vnd.orchestra.progress+json";
@@ -66,7 +72,8 @@ export type StreamEvent = { kind: "progress"; update: ProgressUpdate } | { kind:
  * keeps the result data. `progress` never decreases (a chunk reporting less than before is clamped).
  */
 export class StreamAccumulator {
-  private readonly parts: string[] = [];
+  /** The result data in order: text, or a binary chunk's bytes and type. */
+  private readonly parts: Array<string | { mimeType: string; data: Uint8Array }> = [];
   private count = 0;
   private steps = 0;
   private last = 0;
@@ -90,6 +97,9 @@ export class StreamAccumulator {
     let update: ProgressUpdate;
     if (chunk.contentType === PROGRESS_CONTENT_TYPE) {
       update = parseProgressChunk(chunk.data) ?? { progress: this.steps };
+    } else if (chunk.contentType !== "" && !isTextMimeType(chunk.contentType)) {
+      this.parts.push({ mimeType: chunk.contentType, data: chunk.data });
+      update = { progress: this.steps };
     } else {
       const text = utf8.decode(chunk.data);
       this.parts.push(text);
@@ -114,7 +124,23 @@ export class StreamAccumulator {
       }
       return toolResultToCallToolResult(value as Record<string, unknown>, features);
     }
-    return { content: [{ type: "text", text: this.parts.join("") }] };
+    if (this.parts.every((p) => typeof p === "string")) return { content: [{ type: "text", text: this.parts.join("") }] };
+    const content: Array<Record<string, unknown>> = [];
+    let text: string[] = [];
+    for (const part of this.parts) {
+      if (typeof part === "string") {
+        text.push(part);
+        continue;
+      }
+      if (text.length > 0) content.push({ type: "text", text: text.join("") });
+      text = [];
+      const data = Buffer.from(part.data.buffer, part.data.byteOffset, part.data.byteLength).toString("base64");
+      const kind = part.mimeType.split("/")[0]!.toLowerCase();
+      if (kind === "image" || kind === "audio") content.push({ type: kind, data, mimeType: part.mimeType });
+      else content.push({ type: "resource", resource: { uri: `${CONTENT_URI_PREFIX}${content.length}`, mimeType: part.mimeType, blob: data } });
+    }
+    if (text.length > 0) content.push({ type: "text", text: text.join("") });
+    return toolResultToCallToolResult({ content }, features);
   }
 }
 

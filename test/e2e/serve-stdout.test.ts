@@ -1,0 +1,57 @@
+/**
+ * `serve --tools MODULE`: a module's console.log / process.stdout.write (at load time and in a
+ * tool) go to stderr; stdout carries nothing but the bridge's JSON-RPC lines.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { writeFile } from "node:fs/promises";
+import { CLI, requireBuiltCli, ROOT, runCli, tempDir } from "./helpers.js";
+
+const NOISY = join(ROOT, "test/fixtures/tools/noisy-tools.mjs");
+
+describe("serve --tools: stdout belongs to JSON-RPC", () => {
+  it("sends a module's stdout writes to stderr", async () => {
+    requireBuiltCli();
+    const child = spawn(process.execPath, [CLI, "serve", "--no-builtins", "--tools", NOISY], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + "\n");
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "noisy", arguments: {} } });
+    // Wait for the call's answer before closing stdin (the bridge answers in-flight calls on EOF anyway).
+    await new Promise<void>((resolve) => {
+      const check = () => (/"id":2[,}]/.test(stdout) ? resolve() : setTimeout(check, 50));
+      check();
+    });
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = stdout.split("\n").filter((l) => l !== "");
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+    const answer = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === 2);
+    expect(answer).toMatchObject({ result: { content: [{ type: "text", text: "done" }] } });
+    expect(stderr).toContain("noisy module loaded");
+    expect(stderr).toContain("noisy console.log");
+    expect(stderr).toContain("noisy stdout.write");
+    expect(stderr).toContain("console.info");
+  }, 60_000);
+
+  it("names a module whose top-level await never settles", async () => {
+    requireBuiltCli();
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "never.mjs");
+      await writeFile(file, "await new Promise(() => {});\nexport const tools = [];\n");
+      const r = await runCli(["serve", "--no-builtins", "--tools", file]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`tool module ${file} did not finish loading: its top-level await never settled`);
+      expect(r.stdout).toBe("");
+    } finally {
+      await dir.remove();
+    }
+  }, 60_000);
+});
