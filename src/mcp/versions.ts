@@ -56,14 +56,46 @@ export function isSupportedProtocolVersion(version: string): version is Generate
   return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version);
 }
 
+/** Rules a revision states only in its specification's prose: no schema can show them. */
+export interface ProseFacts {
+  /**
+   * Input validation errors of `tools/call` are tool execution errors (an `isError` result), not
+   * JSON-RPC `-32602` (MCP 2025-11-25 Server › Tools › "Error Handling", kept since).
+   */
+  readonly toolInputErrorsAsResults: boolean;
+}
+
 /**
- * What a supported revision allows, as its schema shows it (generated `FACTS`, see
- * `SchemaFacts` in src/gen-runtime/schema-meta.d.ts).
- *
- * @returns the facts, or undefined for a revision without a generated schema
+ * {@link ProseFacts} of every generated revision. Keyed by `GeneratedVersion`, so that once a new
+ * `schemas/mcp/<revision>/` is generated this table fails to compile until the revision's entry
+ * is written from its specification.
  */
-export function versionFacts(version: string): SchemaFacts | undefined {
-  return Object.hasOwn(GENERATED_TABLES, version) ? GENERATED_TABLES[version]?.facts : undefined;
+const PROSE_FACTS: { readonly [V in GeneratedVersion]: ProseFacts } = {
+  "2024-11-05": { toolInputErrorsAsResults: false },
+  "2025-03-26": { toolInputErrorsAsResults: false },
+  "2025-06-18": { toolInputErrorsAsResults: false },
+  "2025-11-25": { toolInputErrorsAsResults: true },
+  "2026-07-28": { toolInputErrorsAsResults: true },
+};
+
+/** What a revision allows: its schema's facts (generated `FACTS`) and its {@link ProseFacts}. */
+export type VersionFacts = SchemaFacts & ProseFacts;
+
+const factsCache = new Map<string, VersionFacts>();
+
+/**
+ * What a supported revision allows: the generated `FACTS` read from its schema (see `SchemaFacts`
+ * in src/gen-runtime/schema-meta.d.ts) and its {@link ProseFacts}.
+ *
+ * @returns the facts (frozen), or undefined for a revision without a generated schema
+ */
+export function versionFacts(version: string): VersionFacts | undefined {
+  let facts = factsCache.get(version);
+  if (facts === undefined && isSupportedProtocolVersion(version)) {
+    facts = Object.freeze({ ...GENERATED_TABLES[version]!.facts, ...PROSE_FACTS[version] });
+    factsCache.set(version, facts);
+  }
+  return facts;
 }
 
 /**

@@ -1,18 +1,10 @@
 /**
  * What each MCP protocol revision allows on the wire, as far as the bridge's output depends on
- * it. Every switch but one is read from the revision's generated schema facts (`FACTS` in
- * `src/gen/mcp/<revision>/methods.ts`, owned by src/mcp/versions.ts): a feature is present when
- * the schema defines it. The exception is a rule stated only in the specification's prose,
- * {@link TOOL_INPUT_ERRORS_AS_RESULTS_SINCE}.
+ * it. Every switch is read from the revision's facts (src/mcp/versions.ts `versionFacts`): those
+ * its generated schema shows (`FACTS` in `src/gen/mcp/<revision>/methods.ts`: a feature is present
+ * when the schema defines it) and the one rule only the specification's prose states.
  */
 import { governingVersion, versionFacts } from "../mcp/versions.js";
-
-/**
- * The first revision in which input validation errors of `tools/call` are tool execution errors
- * (an `isError` result), no longer JSON-RPC `-32602` (MCP 2025-11-25 Server › Tools › "Error
- * Handling"). The schemas cannot show this; later revisions keep the rule.
- */
-export const TOOL_INPUT_ERRORS_AS_RESULTS_SINCE = "2025-11-25";
 
 /** Output-shaping switches for one protocol revision. */
 export interface VersionFeatures {
@@ -26,7 +18,7 @@ export interface VersionFeatures {
   readonly audioContent: boolean;
   /** `resource_link` content blocks exist (definition `ResourceLink`: ≥ 2025-06-18). */
   readonly resourceLinks: boolean;
-  /** Tool input validation failures are `isError` results instead of `-32602` (≥ {@link TOOL_INPUT_ERRORS_AS_RESULTS_SINCE}). */
+  /** Tool input validation failures are `isError` results instead of `-32602` (a prose rule: ≥ 2025-11-25). */
   readonly inputErrorsAreToolErrors: boolean;
   /** Stateless revision (no `initialize` request): per-request `_meta` version, `server/discover`, `resultType` (≥ 2026-07-28). */
   readonly stateless: boolean;
@@ -44,15 +36,14 @@ const cache = new Map<string, VersionFeatures>();
 export function featuresOf(version: string): VersionFeatures {
   let f = cache.get(version);
   if (!f) {
-    const governing = governingVersion(version);
-    const facts = versionFacts(governing)!;
+    const facts = versionFacts(governingVersion(version))!;
     f = Object.freeze({
       version,
       batches: facts.batches,
       structuredContent: facts.structuredContent,
       audioContent: facts.audioContent,
       resourceLinks: facts.resourceLinks,
-      inputErrorsAreToolErrors: governing >= TOOL_INPUT_ERRORS_AS_RESULTS_SINCE,
+      inputErrorsAreToolErrors: facts.toolInputErrorsAsResults,
       stateless: facts.era === "stateless",
       perRequestLogLevel: !facts.setLevelRequest,
     });
