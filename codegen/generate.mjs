@@ -410,7 +410,7 @@ function formatsUsed(node, out = new Set()) {
 }
 
 /**
- * Where each format a schema uses comes from: this project's checks (src/mcp/formats.ts) first,
+ * Where each format a schema uses comes from: this project's checks (src/gen-runtime/formats.js) first,
  * then ajv-formats' full definitions — the same precedence as the run-time compiler in
  * src/mcp/validation.ts (ajv-formats, overridden by MCP_FORMATS), so both give the same verdicts.
  *
@@ -423,7 +423,7 @@ async function resolveFormats(schema, mcpFormats) {
   for (const name of [...formatsUsed(schema)].sort()) {
     if (Object.hasOwn(mcpFormats, name)) out.set(name, { source: "mcp", check: mcpFormats[name] });
     else if (Object.hasOwn(fullFormats, name)) out.set(name, { source: "ajv-formats", check: fullFormats[name] });
-    else throw new Error(`unknown format "${name}": add it to src/mcp/formats.ts`);
+    else throw new Error(`unknown format "${name}": add it to src/gen-runtime/formats.js`);
   }
   return out;
 }
