@@ -13,6 +13,7 @@
  */
 import type { ErrorObject } from "ajv";
 import type { Logger } from "../log.js";
+import { governingVersion, versionFacts } from "../mcp/versions.js";
 
 /** One reason the arguments fail the schema: `pointer` into the arguments object, `reason`. */
 export interface ArgumentProblem {
@@ -122,7 +123,8 @@ function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Di
   if (declared.includes("2020-12")) return "2020-12";
   if (declared.includes("2019-09")) return "2019-09";
   if (declared !== "") return "draft-07";
-  return protocolVersion >= "2025-11-25" ? "2020-12" : "draft-07";
+  // No `$schema`: the dialect of the protocol revision's own schema (2020-12 from MCP 2025-11-25).
+  return versionFacts(governingVersion(protocolVersion))!.jsonSchemaDialect;
 }
 
 async function loadAjv(): Promise<AjvFactory> {

@@ -11,8 +11,14 @@
  * set behaves exactly like `validatorsFor(version)` from `./validation.ts` (same generated code,
  * same {@link ValidatorSet}).
  */
-import { GENERATED_TABLES, loadGeneratedValidators, type GeneratedValidators } from "../gen/mcp/catalog.js";
-import { ValidatorSet, type ProtocolValidators } from "./validator-set.js";
+import {
+  GENERATED_TABLES,
+  loadGeneratedValidators,
+  type GeneratedTypes,
+  type GeneratedValidators,
+  type GeneratedVersion,
+} from "../gen/mcp/catalog.js";
+import { ValidatorSet, type ProtocolValidators, type TypedProtocolValidators } from "./validator-set.js";
 
 /** Thrown by a lazy set's `validate` while its revision's validators are not loaded. */
 export class ValidatorsNotLoadedError extends Error {
@@ -34,8 +40,11 @@ const requested = new Set<string>();
 
 /**
  * The validator set of a generated revision (cached), loaded or not; undefined for a revision
- * without generated validators (the same revisions `validatorsFor` knows).
+ * without generated validators (the same revisions `validatorsFor` knows). Typed by the revision's
+ * generated types when `version` is known at compile time, as `validatorsFor`.
  */
+export function lazyValidatorsFor<V extends GeneratedVersion>(version: V): TypedProtocolValidators<GeneratedTypes[V]>;
+export function lazyValidatorsFor(version: string): ProtocolValidators | undefined;
 export function lazyValidatorsFor(version: string): ProtocolValidators | undefined {
   return entryOf(version)?.set;
 }

@@ -22,7 +22,6 @@
  * Legacy revisions: MCP 2025-06-18 Basic › Lifecycle › "Version Negotiation" and "Initialization"
  * (only pings before the initialize response).
  */
-import { GENERATED_PROTOCOLS } from "../gen/mcp/index.js";
 import type {
   ClientCapabilities,
   DiscoverResult,
@@ -30,22 +29,22 @@ import type {
   LoggingLevel,
   ServerCapabilities,
 } from "../gen/mcp/2026-07-28/types.js";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  DEFAULT_VERSION_SUPPORT,
+  isModernProtocolVersion,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  type ProtocolVersionSupport,
+} from "./versions.js";
+
+// Versions, eras and `_meta` keys are owned by ./versions.ts; re-exported for this module's callers.
+export * from "./versions.js";
 
 // ---------------------------------------------------------------------------------------------
 // constants
-
-/** `_meta` key naming a request's protocol version (2026-07-28 Basic › `_meta`, required). */
-export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
-/** `_meta` key carrying a request's client capabilities (required on modern requests). */
-export const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
-/** `_meta` key carrying the client's self-reported identity (optional, SHOULD be sent). */
-export const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
-/** `_meta` key opting a request in to log notifications at or above a level (optional). */
-export const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
-/** `_meta` key of a result identifying the server (SHOULD be on every modern result). */
-export const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
-/** `_meta` key tying a notification or result to a `subscriptions/listen` stream. */
-export const SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId";
 
 /**
  * Error codes MCP 2026-07-28 defines in the range reserved for the specification (Basic ›
@@ -85,48 +84,7 @@ export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
 const LOG_SEVERITY: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 // ---------------------------------------------------------------------------------------------
-// eras and version lists
-
-/** A protocol era (2026-07-28 Basic › Versioning › "Terminology"). */
-export type ProtocolEra = "modern" | "legacy";
-
-/**
- * The versions a server offers, per era, each list newest first. Legacy versions are negotiated
- * by `initialize`; modern versions are named per request in `_meta`.
- */
-export interface ProtocolVersionSupport {
-  readonly modern: readonly string[];
-  readonly legacy: readonly string[];
-}
-
-/**
- * The era of a version this project has a schema for, read from its generated method table: a
- * schema whose client requests include `server/discover` but not `initialize` is modern (the
- * 2026-07-28 changelog: the handshake is gone and `server/discover` is mandatory); one with
- * `initialize` is legacy.
- *
- * @param version a protocol revision string, e.g. "2026-07-28"
- * @returns the era, or undefined when the version has no generated schema
- */
-export function protocolEra(version: string): ProtocolEra | undefined {
-  const generated = Object.hasOwn(GENERATED_PROTOCOLS, version) ? GENERATED_PROTOCOLS[version] : undefined;
-  if (!generated) return undefined;
-  const c2s = generated.methods.c2s;
-  return Object.hasOwn(c2s, "server/discover") && !Object.hasOwn(c2s, "initialize") ? "modern" : "legacy";
-}
-
-/** Whether `version` is a modern (per-request `_meta`) revision with a generated schema. */
-export function isModernProtocolVersion(version: string): boolean {
-  return protocolEra(version) === "modern";
-}
-
-const newestFirst = (versions: Iterable<string>): readonly string[] => Object.freeze([...versions].sort().reverse());
-
-/** Every generated version, split by era, newest first: what this binary serves. */
-export const DEFAULT_VERSION_SUPPORT: ProtocolVersionSupport = Object.freeze({
-  modern: newestFirst(Object.keys(GENERATED_PROTOCOLS).filter((v) => protocolEra(v) === "modern")),
-  legacy: newestFirst(Object.keys(GENERATED_PROTOCOLS).filter((v) => protocolEra(v) === "legacy")),
-});
+// version negotiation
 
 /**
  * The version a dual-era server answers in `InitializeResult.protocolVersion`. Legacy rule (MCP

@@ -15,9 +15,10 @@
  * `type`/`method` constant (content blocks, request unions), the matching branch is re-validated
  * so the first issue explains that branch instead of the first branch tried.
  */
+import type { GeneratedTypes, GeneratedVersion } from "../gen/mcp/catalog.js";
 import { GENERATED_PROTOCOLS } from "../gen/mcp/index.js";
 import { ValidatorSet } from "./validator-set.js";
-import type { ProtocolValidators } from "./validator-set.js";
+import type { ProtocolValidators, TypedProtocolValidators } from "./validator-set.js";
 
 export * from "./validator-set.js";
 
@@ -27,9 +28,16 @@ const generatedCache = new Map<string, ValidatorSet>();
  * Validators generated ahead of time for a protocol revision (see `src/gen/mcp/index.ts`).
  * Cheap: no schema compilation; the set is created once per revision and cached.
  *
+ * For a revision known at compile time (`validatorsFor("2025-11-25")`, or a `GeneratedVersion`)
+ * the answer is typed by that revision's generated types ({@link TypedProtocolValidators}:
+ * `request("tools/call").is(x)` narrows `x` to its `CallToolRequest`); for any string it is the
+ * untyped {@link ProtocolValidators}, or undefined.
+ *
  * @param version an MCP protocol revision, e.g. "2025-06-18"
  * @returns the validators, or undefined when no schema for `version` was generated
  */
+export function validatorsFor<V extends GeneratedVersion>(version: V): TypedProtocolValidators<GeneratedTypes[V]>;
+export function validatorsFor(version: string): ProtocolValidators | undefined;
 export function validatorsFor(version: string): ProtocolValidators | undefined {
   const cached = generatedCache.get(version);
   if (cached) return cached;

@@ -74,6 +74,51 @@ export interface ProtocolValidators {
   lookup?(definition: string): ((data: unknown) => boolean) | undefined;
 }
 
+/**
+ * The shape of a generated revision's `ProtocolTypes` (`src/gen/mcp/<revision>/methods.ts`):
+ * definition name → type; JSON-RPC request method → request and result types; notification
+ * method → notification type (both directions).
+ */
+export interface ProtocolTypesShape {
+  readonly version: string;
+  readonly definitions: object;
+  readonly requests: { readonly [method: string]: { readonly request: unknown; readonly result: unknown } };
+  readonly notifications: { readonly [method: string]: unknown };
+}
+
+/** A typed check of one schema definition. */
+export interface DefinitionCheck<T> {
+  /** The definition checked, e.g. `CallToolRequest`. */
+  readonly definition: string;
+  /** Whether `data` matches (one validator call, no allocation): a type guard. */
+  is(data: unknown): data is T;
+  /** null when `data` matches, otherwise the issues, most useful first (as {@link ProtocolValidators.validate}). */
+  issues(data: unknown): SchemaIssue[] | null;
+}
+
+/** Definition names of a revision's types. */
+type DefinitionOf<P extends ProtocolTypesShape> = keyof P["definitions"] & string;
+type DefinitionType<P extends ProtocolTypesShape, N> = N extends keyof P["definitions"] ? P["definitions"][N] : never;
+
+/**
+ * {@link ProtocolValidators} of one generated revision, typed by its `ProtocolTypes` `P`
+ * (`validatorsFor("2025-11-25")`): definition names and methods are checked by `tsc`, and each
+ * accessor's guard narrows to the schema's type, e.g. `request("tools/call").is(x)` → `CallToolRequest`.
+ */
+export interface TypedProtocolValidators<P extends ProtocolTypesShape> extends ProtocolValidators {
+  readonly version: P["version"];
+  /** As {@link ProtocolValidators.validate}, for a definition of this revision only. */
+  validate(definition: DefinitionOf<P>, data: unknown): SchemaIssue[] | null;
+  /** The check of a definition of this revision. */
+  definition<N extends DefinitionOf<P>>(name: N): DefinitionCheck<DefinitionType<P, N>>;
+  /** The check of a request (whole JSON-RPC object) of `method`, either direction. */
+  request<M extends keyof P["requests"] & string>(method: M): DefinitionCheck<P["requests"][M]["request"]>;
+  /** The check of the success `result` of a `method` request. */
+  result<M extends keyof P["requests"] & string>(method: M): DefinitionCheck<P["requests"][M]["result"]>;
+  /** The check of a notification (whole JSON-RPC object) of `method`, either direction. */
+  notification<M extends keyof P["notifications"] & string>(method: M): DefinitionCheck<P["notifications"][M]>;
+}
+
 /** `pointer: reason`, with "(root)" for the empty pointer; e.g. `/params/name: must be string (got number)`. */
 export function formatIssue(issue: SchemaIssue): string {
   return `${issue.pointer === "" ? "(root)" : issue.pointer}: ${issue.reason}`;
@@ -351,6 +396,7 @@ export class ValidatorSet implements ProtocolValidators, Explainer {
   private readonly names: ReadonlySet<string>;
   private readonly resolve: (definition: string) => GeneratedValidator<unknown>;
   private readonly resolved = new Map<string, GeneratedValidator<unknown>>();
+  private readonly checks = new Map<string, DefinitionCheck<unknown>>();
 
   constructor(
     version: string,
@@ -387,6 +433,43 @@ export class ValidatorSet implements ProtocolValidators, Explainer {
     return entry.resultDefinition === undefined
       ? { definition: entry.definition, kind: entry.kind }
       : { definition: entry.definition, kind: entry.kind, resultDefinition: entry.resultDefinition };
+  }
+
+  /** {@link TypedProtocolValidators.definition}, untyped; throws for a definition this revision lacks. */
+  definition(name: string): DefinitionCheck<unknown> {
+    let check = this.checks.get(name);
+    if (check === undefined) {
+      if (!this.names.has(name)) throw new Error(`MCP ${this.version} has no schema definition named "${name}"`);
+      check = {
+        definition: name,
+        is: (data: unknown): data is unknown => this.lookup(name)!(data),
+        issues: (data: unknown) => this.validate(name, data),
+      };
+      this.checks.set(name, check);
+    }
+    return check;
+  }
+
+  /** {@link TypedProtocolValidators.request}, untyped; throws for a method that is no request here. */
+  request(method: string): DefinitionCheck<unknown> {
+    return this.definition(this.entry(method, "request").definition);
+  }
+
+  /** {@link TypedProtocolValidators.result}, untyped; throws for a method that is no request here. */
+  result(method: string): DefinitionCheck<unknown> {
+    return this.definition(this.entry(method, "request").resultDefinition!);
+  }
+
+  /** {@link TypedProtocolValidators.notification}, untyped; throws for a method that is no notification here. */
+  notification(method: string): DefinitionCheck<unknown> {
+    return this.definition(this.entry(method, "notification").definition);
+  }
+
+  private entry(method: string, kind: MethodEntry["kind"]): MethodEntry {
+    for (const table of [this.methods.c2s, this.methods.s2c]) {
+      if (hasOwn(table, method) && (table[method] as MethodEntry).kind === kind) return table[method] as MethodEntry;
+    }
+    throw new Error(`MCP ${this.version} has no ${kind} named "${method}"`);
   }
 
   validate(definition: string, data: unknown): SchemaIssue[] | null {

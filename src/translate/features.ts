@@ -1,68 +1,55 @@
 /**
  * What each MCP protocol revision allows on the wire, as far as the bridge's output depends on
- * it. Revision strings are dates (`YYYY-MM-DD`), so "introduced in revision R" is a string
- * comparison `version >= R`.
- *
- * Facts (from each revision's specification and schema):
- * - 2024-11-05: tools, prompts, resources, logging; content blocks text/image/resource.
- * - 2025-03-26: JSON-RPC batches (removed again in 2025-06-18); audio content; tool annotations.
- * - 2025-06-18: `CallToolResult.structuredContent`, `resource_link` content blocks, `title`.
- * - 2025-11-25: input validation errors of `tools/call` are tool execution errors (an `isError`
- *   result), no longer JSON-RPC `-32602` (server/tools, "Error Handling").
- * - 2026-07-28: stateless. No `initialize`/`ping`/`logging/setLevel`; the version, client info
- *   and capabilities travel in each request's `_meta`; every result carries `resultType`;
- *   `server/discover` describes the server; the log level is per request
- *   (`_meta["io.modelcontextprotocol/logLevel"]`).
+ * it. Every switch is read from the revision's facts (src/mcp/versions.ts `versionFacts`): those
+ * its generated schema shows (`FACTS` in `src/gen/mcp/<revision>/methods.ts`: a feature is present
+ * when the schema defines it) and the one rule only the specification's prose states.
  */
+import { governingVersion, versionFacts } from "../mcp/versions.js";
 
 /** Output-shaping switches for one protocol revision. */
 export interface VersionFeatures {
   /** The revision these switches describe. */
   readonly version: string;
-  /** JSON-RPC batches (arrays) are part of the protocol (2025-03-26 only). */
+  /** JSON-RPC batches (arrays) are part of the protocol (the schema defines `JSONRPCBatchRequest`: 2025-03-26 only). */
   readonly batches: boolean;
-  /** `CallToolResult.structuredContent` exists (≥ 2025-06-18). */
+  /** `CallToolResult.structuredContent` exists (the schema's `CallToolResult` has it: ≥ 2025-06-18). */
   readonly structuredContent: boolean;
-  /** `audio` content blocks exist (≥ 2025-03-26). */
+  /** `audio` content blocks exist (definition `AudioContent`: ≥ 2025-03-26). */
   readonly audioContent: boolean;
-  /** `resource_link` content blocks exist (≥ 2025-06-18). */
+  /** `resource_link` content blocks exist (definition `ResourceLink`: ≥ 2025-06-18). */
   readonly resourceLinks: boolean;
-  /** Tool input validation failures are `isError` results instead of `-32602` (≥ 2025-11-25). */
+  /** Tool input validation failures are `isError` results instead of `-32602` (a prose rule: ≥ 2025-11-25). */
   readonly inputErrorsAreToolErrors: boolean;
-  /** Stateless revision: per-request `_meta` version, `server/discover`, `resultType` (≥ 2026-07-28). */
+  /** Stateless revision (no `initialize` request): per-request `_meta` version, `server/discover`, `resultType` (≥ 2026-07-28). */
   readonly stateless: boolean;
-  /** The log level is chosen per request in `_meta` instead of by `logging/setLevel` (≥ 2026-07-28). */
+  /** The log level is chosen per request in `_meta`: the schema has no `logging/setLevel` (≥ 2026-07-28). */
   readonly perRequestLogLevel: boolean;
 }
-
-/** The first stateless revision (no `initialize`). */
-export const FIRST_STATELESS_VERSION = "2026-07-28";
 
 const cache = new Map<string, VersionFeatures>();
 
 /**
- * The switches for `version` (any `YYYY-MM-DD` string; unknown revisions get the switches of
- * the nearest older known one by date comparison). Never throws; results are cached and frozen.
+ * The switches for `version` (any string; an unsupported revision gets the switches of its
+ * governing revision, the nearest older supported one: src/mcp/versions.ts `governingVersion`).
+ * Never throws; results are cached and frozen.
  */
 export function featuresOf(version: string): VersionFeatures {
   let f = cache.get(version);
   if (!f) {
+    const facts = versionFacts(governingVersion(version))!;
     f = Object.freeze({
       version,
-      batches: version === "2025-03-26",
-      structuredContent: version >= "2025-06-18",
-      audioContent: version >= "2025-03-26",
-      resourceLinks: version >= "2025-06-18",
-      inputErrorsAreToolErrors: version >= "2025-11-25",
-      stateless: version >= FIRST_STATELESS_VERSION,
-      perRequestLogLevel: version >= FIRST_STATELESS_VERSION,
+      batches: facts.batches,
+      structuredContent: facts.structuredContent,
+      audioContent: facts.audioContent,
+      resourceLinks: facts.resourceLinks,
+      inputErrorsAreToolErrors: facts.toolInputErrorsAsResults,
+      stateless: facts.era === "stateless",
+      perRequestLogLevel: !facts.setLevelRequest,
     });
     cache.set(version, f);
   }
   return f;
 }
 
-/** True for revisions negotiated with `initialize` (everything before {@link FIRST_STATELESS_VERSION}). */
-export function usesInitialize(version: string): boolean {
-  return version < FIRST_STATELESS_VERSION;
-}
+export { usesInitialize } from "../mcp/versions.js";

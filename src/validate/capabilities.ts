@@ -7,17 +7,21 @@
  * params) and a path into that object. The first path segment must be an object (present
  * capability); a second segment (`listChanged`, `subscribe`) must be `true`.
  */
+import { definesServerCapability } from "../mcp/versions.js";
 import type { Direction } from "./types.js";
 
 export interface CapabilityRequirement {
   readonly side: "server" | "client";
   readonly path: readonly string[];
-  /** Only enforced from this protocol version on (ISO date strings compare lexically). */
-  readonly since?: string;
+  /**
+   * Only enforced in protocol versions whose schema defines the capability (`ServerCapabilities`
+   * has `path[0]`; src/mcp/versions.ts `definesServerCapability`).
+   */
+  readonly whereDefined?: true;
 }
 
-const server = (path: string[], since?: string): CapabilityRequirement =>
-  since === undefined ? { side: "server", path } : { side: "server", path, since };
+const server = (path: string[], whereDefined?: "where defined"): CapabilityRequirement =>
+  whereDefined === undefined ? { side: "server", path } : { side: "server", path, whereDefined: true };
 const client = (path: string[]): CapabilityRequirement => ({ side: "client", path });
 
 /** Requests the client sends that need a server capability. */
@@ -34,7 +38,7 @@ const C2S_REQUESTS: ReadonlyMap<string, CapabilityRequirement> = new Map([
   ["logging/setLevel", server(["logging"])],
   // The `completions` server capability appeared in 2025-03-26; before it completion/complete
   // needed no capability.
-  ["completion/complete", server(["completions"], "2025-03-26")],
+  ["completion/complete", server(["completions"], "where defined")],
 ]);
 
 /** Requests the server sends that need a client capability. */
@@ -102,7 +106,7 @@ export function requiredCapability(
         : MEMO_S2C_NOTIFICATIONS;
   const req = table.get(method);
   if (req === undefined) return undefined;
-  if (req.since !== undefined && version < req.since) return undefined;
+  if (req.whereDefined && !definesServerCapability(version, req.path[0]!)) return undefined;
   return req;
 }
 

@@ -51,6 +51,7 @@ import {
 import { RULES, type RuleId } from "./rules.js";
 import { ValidateUsageError, type Direction, type Finding, type ProtocolValidators, type TimelineMessage, type ValidatorResolver, type WireId } from "./types.js";
 import type { SchemaIssue } from "../mcp/validation.js";
+import { allowsBatches, BATCH_PROTOCOL_VERSIONS, LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META_KEY } from "../mcp/versions.js";
 
 /** Where a message came from in the input file. */
 export interface Origin {
@@ -111,10 +112,6 @@ type Phase = "pre" | "sent" | "answered" | "failed";
 /** Which lifecycle the session follows; "unknown" until its first client request says. */
 type Era = "unknown" | "legacy" | "stateless";
 
-/** `_meta` key naming a stateless request's protocol version (MCP 2026-07-28 Basic › `_meta`). */
-const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
-/** Initialize-based versions, newest first: for a legacy session without initialize when the default is stateless. */
-const LEGACY_FALLBACK_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
 const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
@@ -263,7 +260,7 @@ export class SessionChecker {
     const hasInitialize = items.some((item) => isObject(item) && item.method === "initialize");
     // With initialize inside, the version is not negotiated yet; the initialize finding says it all.
     const speaks = this.speaks();
-    if (speaks !== "2025-03-26" && !hasInitialize) {
+    if (!allowsBatches(speaks) && !hasInitialize) {
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
       this.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));
@@ -272,7 +269,7 @@ export class SessionChecker {
         "session/batch-not-allowed",
         origin,
         dir,
-        `JSON-RPC batch of ${items.length} message${items.length === 1 ? "" : "s"}; batches are only allowed in protocol version 2025-03-26 (session: ${speaks})`,
+        `JSON-RPC batch of ${items.length} message${items.length === 1 ? "" : "s"}; batches are only allowed in protocol version ${BATCH_PROTOCOL_VERSIONS.join(", ")} (session: ${speaks})`,
       );
     }
     items.forEach((item, i) => {
@@ -517,7 +514,7 @@ export class SessionChecker {
 
   /** Switches to `named` or else the newest initialize-based version that has validators, if any. */
   private switchToLegacy(named?: string): void {
-    for (const version of named === undefined ? LEGACY_FALLBACK_VERSIONS : [named, ...LEGACY_FALLBACK_VERSIONS]) {
+    for (const version of named === undefined ? LEGACY_PROTOCOL_VERSIONS : [named, ...LEGACY_PROTOCOL_VERSIONS]) {
       if (this.initializeBased(version)) {
         if (version !== this.version) this.switchTo(version);
         return;

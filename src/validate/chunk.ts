@@ -27,6 +27,7 @@
 import { isUtf8 } from "node:buffer";
 import { readSync } from "node:fs";
 import type { SchemaIssue } from "../mcp/validation.js";
+import { LEGACY_PROTOCOL_VERSIONS } from "../mcp/versions.js";
 import { defsFor, type Defs, type SchemaCheck } from "./defs.js";
 import {
   factsOf,
@@ -48,8 +49,6 @@ import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import type { ValidatorSetup } from "./setup.js";
 import type { Direction, InputFormat, ProtocolValidators } from "./types.js";
 
-/** Initialize-based versions, newest first (as the checker's fallback), for the version guesses. */
-const LEGACY_GUESSES = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /** Per-file parameters of chunk processing (structured-cloneable). */
 export interface ChunkFileContext {
   format: Exclude<InputFormat, "har">;
@@ -590,7 +589,7 @@ export class ChunkProcessor {
       // As the checker: the requested version when it is initialize-based, else the newest such one.
       const initializeBased = (v: string): boolean => this.setup.resolve(v)?.messageDefinition("c2s", "initialize") !== undefined;
       const requested = f.requestedVersion;
-      const guess = requested !== undefined && initializeBased(requested) ? requested : LEGACY_GUESSES.find(initializeBased);
+      const guess = requested !== undefined && initializeBased(requested) ? requested : LEGACY_PROTOCOL_VERSIONS.find(initializeBased);
       run.switchGuess(g, guess ?? this.setup.defaultVersion);
     } else if (f.shape === SHAPE_RESULT && isObject(f.result) && typeof f.result.protocolVersion === "string") {
       const from: Direction = dir === "c2s" ? "s2c" : "c2s";

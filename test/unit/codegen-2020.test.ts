@@ -17,7 +17,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv } from "ajv";
 import Ajv2020Module from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { SchemaInstanceGenerator, type Json } from "../helpers/schema-instances.js";
@@ -346,12 +345,8 @@ describe("generate() with 2020-12 schemas (temp project)", () => {
     // Under node_modules/ so that the generated modules resolve ajv and ajv-formats from the repo.
     await mkdir(path.join(ROOT, "node_modules/.cache"), { recursive: true });
     tmp = await mkdtemp(path.join(ROOT, "node_modules/.cache/codegen-2020-"));
-    await cp(path.join(ROOT, "src/mcp/schema-meta.ts"), path.join(tmp, "src/mcp/schema-meta.ts"));
-    const formats = await readFile(path.join(ROOT, "src/mcp/formats.ts"), "utf8");
-    await writeFile(path.join(tmp, "src/mcp/formats.ts"), formats);
-    // what the generated validators import at run time
-    const js = ts.transpileModule(formats, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-    await writeFile(path.join(tmp, "src/mcp/formats.js"), js.outputText);
+    // the generated code's runtime: imported by the generator and by the generated validators
+    await cp(path.join(ROOT, "src/gen-runtime"), path.join(tmp, "src/gen-runtime"), { recursive: true });
     const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
     const portable = {
       $schema: S2020,
@@ -407,7 +402,7 @@ describe("generate() with 2020-12 schemas (temp project)", () => {
     return { source: await readFile(file, "utf8"), validators: mod.validators };
   };
 
-  it("compiles a portable schema with the draft-07 class; formats src/mcp/formats.ts lacks come from ajv-formats", async () => {
+  it("compiles a portable schema with the draft-07 class; formats src/gen-runtime/formats.js lacks come from ajv-formats", async () => {
     const { source, validators } = await load(PORTABLE);
     expect(source).toMatch(/Source dialect: JSON Schema 2020-12 .*compiled with ajv's draft-07 class/);
     // a function format is imported from ajv-formats; a RegExp one (uri-template) is inlined by ajv

@@ -27,11 +27,11 @@ describe("codegen --check (staleness)", () => {
   beforeAll(async () => {
     codegen = (await import(path.join(ROOT, "codegen/generate.mjs"))) as Codegen;
     tmp = await mkdtemp(path.join(tmpdir(), "codegen-staleness-"));
-    for (const rel of ["schemas/mcp", "src/gen/mcp", "src/mcp/schema-meta.ts", "src/mcp/formats.ts"]) {
+    for (const rel of ["schemas/mcp", "src/gen/mcp", "src/gen-runtime"]) {
       await cp(path.join(ROOT, rel), path.join(tmp, rel), { recursive: true });
     }
     small = await mkdtemp(path.join(tmpdir(), "codegen-staleness-small-"));
-    for (const rel of ["schemas/mcp/2025-03-26", "src/mcp/schema-meta.ts", "src/mcp/formats.ts"]) {
+    for (const rel of ["schemas/mcp/2025-03-26", "src/gen-runtime"]) {
       await cp(path.join(ROOT, rel), path.join(small, rel), { recursive: true });
     }
   });

@@ -10,12 +10,14 @@ import { decorateResult } from "../../src/mcp/negotiation.js";
 import { mediaDataUrl, promptGetResponseToResult, PromptTranslationError } from "../../src/translate/prompts.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { ToolRegistry, type ToolChunk } from "../../src/orchestrator/registry.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { featuresOf } from "../../src/translate/features.js";
 import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE, StreamAccumulator } from "../../src/translate/streams.js";
 import { CONTENT_URI_PREFIX, isCallToolResult, toolResponseToCallToolResult, toolResultToCallToolResult } from "../../src/translate/tools.js";
 import { answer, FakeStreamingSender, harness, scripted, type StreamReply } from "./bridge-fakes.js";
 
-const VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+/** Every supported revision (src/mcp/versions.ts): each result is checked against each one's schema. */
+const VERSIONS = SUPPORTED_PROTOCOL_VERSIONS;
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
 /** A CallToolResult with every kind of content block. */

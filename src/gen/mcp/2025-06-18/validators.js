@@ -2,7 +2,7 @@
 
 // One validator per schema definition, compiled ahead of time (strict, allErrors: false).
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
-import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+import { MCP_FORMATS as __formats } from "../../../gen-runtime/formats.js";
 /** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
 function __rebase(errors, path) {
   for (const e of errors) e.instancePath = path + e.instancePath;

@@ -3,7 +3,7 @@
 // One validator per schema definition, compiled ahead of time (strict, allErrors: false).
 // Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.
 // Source dialect: JSON Schema 2020-12 ($defs). It uses no 2020-only keyword (checked by codegen), so it was compiled with ajv's draft-07 class ($defs read as definitions): same verdicts.
-import { MCP_FORMATS as __formats } from "../../../mcp/formats.js";
+import { MCP_FORMATS as __formats } from "../../../gen-runtime/formats.js";
 /** Prefixes the instancePath of a failed nested validator's errors with the path of the data it checked. */
 function __rebase(errors, path) {
   for (const e of errors) e.instancePath = path + e.instancePath;
