@@ -410,6 +410,7 @@ export class SessionChecker {
     const inflight = this.inflight[dir];
     const earlier = inflight.get(id);
     if (this.ctx.bidirectional && earlier !== undefined) {
+      this.nullIdBudget[dir]++; // an invalid request the peer may reject with id null (the bridge does)
       this.emit(
         "session/duplicate-request-id",
         origin,
@@ -604,11 +605,15 @@ export class SessionChecker {
     // belongs to the initialize-based lifecycle (checked as such, not against a stateless default).
     // So is `initialize` sent without an id (a request method as a notification: kind-mismatch).
     if (this.era === "unknown" && dir === "c2s" && (method === "notifications/initialized" || method === "initialize")) this.becomeLegacy();
-    if (this.phase === "pre" && this.era !== "stateless") this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
+    // (`initialize` without an id is an attempt at the initialize request: its kind-mismatch says it.)
+    if (this.phase === "pre" && this.era !== "stateless" && !(method === "initialize" && dir === "c2s")) {
+      this.initializeFirst(origin, dir, `notification ${method}`, method, undefined);
+    }
     const envelope = f.jsonrpcOk ? this.check(this.defs.envelopeChecks.notification, "message", f, "schema/envelope", origin, dir, prefix, undefined, method) : undefined;
     const info = this.definition(dir, method, origin, undefined);
     if (info !== undefined) {
       if (info.def!.kind === "request") {
+        this.nullIdBudget[dir]++; // an Invalid Request the peer may reject with id null (JSON-RPC 2.0 §5)
         this.emit("jsonrpc/kind-mismatch", origin, dir, `${method} is a request but was sent without an id`, undefined, method, prefix);
       } else {
         this.check(info.defCheck!, "message", f, "schema/notification", origin, dir, prefix, undefined, method, envelope);
