@@ -12,9 +12,11 @@
  *   schemas/mcp/<version>/schema.json            → src/gen/mcp/<version>/types.ts        json-schema-to-typescript
  *                                                   src/gen/mcp/<version>/validators.js   ajv standalone (ESM)
  *                                                   src/gen/mcp/<version>/validators.d.ts typed view of the above
- *                                                   src/gen/mcp/<version>/methods.ts      method tables, facts, method type map
+ *                                                   src/gen/mcp/<version>/methods.ts      method tables, method type map
  *                                                                                          (src/gen-runtime/schema-meta.js)
  *                                                 → src/gen/mcp/index.ts                   the generated versions
+ *                                                   src/gen/mcp/catalog.ts                 method tables, lazy validator loader
+ *                                                   src/gen/mcp/facts.ts                   versions and schema facts
  *
  * Output is deterministic: inputs are read in sorted order, definitions and table keys are
  * sorted, banners carry no timestamps, and formatting uses fixed options (see the end of this
@@ -571,7 +573,7 @@ function mergedMethods(meta, kind) {
   return Object.fromEntries(Object.keys(out).sort().map((m) => [m, out[m]]));
 }
 
-function generateMethods(version, meta, facts) {
+function generateMethods(version, meta) {
   const requests = Object.entries(mergedMethods(meta, "request")).map(
     ([m, e]) => `    ${JSON.stringify(m)}: { readonly request: T.${e.definition}; readonly result: T.${e.resultDefinition} };`,
   );
@@ -580,7 +582,7 @@ function generateMethods(version, meta, facts) {
   );
   return [
     banner(`schemas/mcp/${version}/schema.json`, "src/gen-runtime/schema-meta.js"),
-    `import type { DefinitionTypes, DiscriminatorTable, MethodTable, SchemaFacts } from "../../../gen-runtime/schema-meta.js";`,
+    `import type { DefinitionTypes, DiscriminatorTable, MethodTable } from "../../../gen-runtime/schema-meta.js";`,
     `import type * as T from "./types.js";`,
     `import type { validators } from "./validators.js";`,
     "",
@@ -601,9 +603,6 @@ function generateMethods(version, meta, facts) {
     "",
     `/** Union-branch constants (\`type\`, \`method\`) → the branch definitions that carry them. */`,
     `export const DISCRIMINATORS: DiscriminatorTable = ${JSON.stringify(meta.discriminators)};`,
-    "",
-    `/** What this revision allows, as its schema shows it (see SchemaFacts in src/gen-runtime/schema-meta.d.ts). */`,
-    `export const FACTS: SchemaFacts = ${JSON.stringify(facts)};`,
     "",
     `/**`,
     ` * The TypeScript types of this revision: definition name → type, and JSON-RPC method → message`,
@@ -655,9 +654,8 @@ function generateCatalog(versions) {
     `import type { DiscriminatorTable, GeneratedValidator, MethodTable, SchemaFacts } from "../../gen-runtime/schema-meta.js";`,
   ];
   for (const v of versions) lines.push(`import * as ${ident(v)}Meta from "./${v}/methods.js";`);
-  lines.push("", `/** The MCP protocol revisions with generated validators, sorted (oldest first). */`);
-  lines.push(`export const GENERATED_VERSIONS = ${JSON.stringify(versions)} as const;`, "");
-  lines.push(`/** A revision with generated validators and types. */`, `export type GeneratedVersion = (typeof GENERATED_VERSIONS)[number];`, "");
+  lines.push(`import { GENERATED_FACTS } from "./facts.js";`, "");
+  lines.push(`export { GENERATED_FACTS, GENERATED_VERSIONS, type GeneratedVersion } from "./facts.js";`, "");
   lines.push(`/** Each generated revision's types (./<revision>/methods.ts ProtocolTypes): definitions, requests with results, notifications. */`);
   lines.push(`export interface GeneratedTypes {`);
   for (const v of versions) lines.push(`  ${JSON.stringify(v)}: ${ident(v)}Meta.ProtocolTypes;`);
@@ -685,7 +683,7 @@ function generateCatalog(versions) {
       `    definitions: ${id}Meta.DEFINITIONS,`,
       `    methods: ${id}Meta.METHODS,`,
       `    discriminators: ${id}Meta.DISCRIMINATORS,`,
-      `    facts: ${id}Meta.FACTS,`,
+      `    facts: GENERATED_FACTS[${JSON.stringify(v)}],`,
       `  },`,
     );
   }
@@ -709,6 +707,28 @@ function generateCatalog(versions) {
   return lines.join("\n");
 }
 
+/**
+ * `facts.ts`: the revisions and what each schema shows (`SchemaFacts`), as plain data with no
+ * imports at run time, for src/mcp/versions.ts (loaded at start-up without the method tables).
+ */
+function generateFacts(facts) {
+  const versions = Object.keys(facts).sort();
+  return [
+    banner(`${SCHEMA_DIR}/*/schema.json`, "src/gen-runtime/schema-meta.js deriveSchemaFacts"),
+    `import type { SchemaFacts } from "../../gen-runtime/schema-meta.js";`,
+    "",
+    `/** The MCP protocol revisions with generated validators, sorted (oldest first). */`,
+    `export const GENERATED_VERSIONS = ${JSON.stringify(versions)} as const;`,
+    "",
+    `/** A revision with generated validators and types. */`,
+    `export type GeneratedVersion = (typeof GENERATED_VERSIONS)[number];`,
+    "",
+    `/** What each revision allows, as its schema shows it (see SchemaFacts in src/gen-runtime/schema-meta.d.ts). */`,
+    `export const GENERATED_FACTS: { readonly [V in GeneratedVersion]: SchemaFacts } = ${JSON.stringify(Object.fromEntries(versions.map((v) => [v, facts[v]])))};`,
+    "",
+  ].join("\n");
+}
+
 /** Generate all MCP artefacts from `root`'s sources under `outRoot/src/gen/mcp`. */
 async function generateMcp(root, outRoot) {
   const [{ deriveSchemaMeta, deriveSchemaFacts }, { MCP_FORMATS }] = await Promise.all([
@@ -725,6 +745,7 @@ async function generateMcp(root, outRoot) {
 
   const files = new Map(); // relative path → [content, prettier parser, or null for indentJs]
   const done = [];
+  const facts = {}; // version → SchemaFacts
   for (const version of versions) {
     const schemaPath = path.join(root, SCHEMA_DIR, version, "schema.json");
     let raw;
@@ -743,11 +764,13 @@ async function generateMcp(root, outRoot) {
     files.set(`${version}/types.ts`, [await generateTypes(version, typesSchema, names), "typescript"]);
     files.set(`${version}/validators.js`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
     files.set(`${version}/validators.d.ts`, [generateValidatorsDts(version, schema, names), "typescript"]);
-    files.set(`${version}/methods.ts`, [generateMethods(version, meta, deriveSchemaFacts(schema, meta)), "typescript"]);
+    files.set(`${version}/methods.ts`, [generateMethods(version, meta), "typescript"]);
+    facts[version] = deriveSchemaFacts(schema, meta);
     done.push(version);
   }
   files.set("index.ts", [generateIndex(done), "typescript"]);
   files.set("catalog.ts", [generateCatalog(done), "typescript"]);
+  files.set("facts.ts", [generateFacts(facts), "typescript"]);
 
   await Promise.all(
     [...files].map(async ([rel, [content, parser]]) => {

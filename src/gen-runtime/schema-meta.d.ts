@@ -103,7 +103,7 @@ export declare function deriveSchemaMeta(schema: object): SchemaMeta;
 
 /**
  * What a protocol revision allows, as its schema shows it ({@link deriveSchemaFacts}); emitted per
- * revision as `FACTS` in `src/gen/mcp/<version>/methods.ts`.
+ * revision in `src/gen/mcp/facts.ts`.
  */
 export interface SchemaFacts {
   /** `initialize` when `initialize` is a client request (negotiated once per session), else `stateless` (per-request `_meta`). */

@@ -13,10 +13,10 @@
  * it supports, which SHOULD be its latest. A client that cannot use the answer disconnects.
  * MCP 2026-07-28, Basic › Versioning › "Terminology" (modern / legacy eras) and Basic › `_meta`.
  *
- * Loads only the generated method tables (`src/gen/mcp/catalog.ts`, a few KB per revision), not
- * the validators.
+ * Loads only the generated facts (`src/gen/mcp/facts.ts`, plain data), neither the method tables
+ * nor the validators.
  */
-import { GENERATED_TABLES, GENERATED_VERSIONS, type GeneratedVersion } from "../gen/mcp/catalog.js";
+import { GENERATED_FACTS, GENERATED_VERSIONS, type GeneratedVersion } from "../gen/mcp/facts.js";
 import type { SchemaFacts } from "../gen-runtime/schema-meta.js";
 
 export type { GeneratedVersion, SchemaFacts };
@@ -78,13 +78,13 @@ const PROSE_FACTS: { readonly [V in GeneratedVersion]: ProseFacts } = {
   "2026-07-28": { toolInputErrorsAsResults: true },
 };
 
-/** What a revision allows: its schema's facts (generated `FACTS`) and its {@link ProseFacts}. */
+/** What a revision allows: its schema's facts (`src/gen/mcp/facts.ts`) and its {@link ProseFacts}. */
 export type VersionFacts = SchemaFacts & ProseFacts;
 
 const factsCache = new Map<string, VersionFacts>();
 
 /**
- * What a supported revision allows: the generated `FACTS` read from its schema (see `SchemaFacts`
+ * What a supported revision allows: the generated facts read from its schema (see `SchemaFacts`
  * in src/gen-runtime/schema-meta.d.ts) and its {@link ProseFacts}.
  *
  * @returns the facts (frozen), or undefined for a revision without a generated schema
@@ -92,7 +92,7 @@ const factsCache = new Map<string, VersionFacts>();
 export function versionFacts(version: string): VersionFacts | undefined {
   let facts = factsCache.get(version);
   if (facts === undefined && isSupportedProtocolVersion(version)) {
-    facts = Object.freeze({ ...GENERATED_TABLES[version]!.facts, ...PROSE_FACTS[version] });
+    facts = Object.freeze({ ...GENERATED_FACTS[version], ...PROSE_FACTS[version] });
     factsCache.set(version, facts);
   }
   return facts;

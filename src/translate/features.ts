@@ -1,7 +1,7 @@
 /**
  * What each MCP protocol revision allows on the wire, as far as the bridge's output depends on
  * it. Every switch is read from the revision's facts (src/mcp/versions.ts `versionFacts`): those
- * its generated schema shows (`FACTS` in `src/gen/mcp/<revision>/methods.ts`: a feature is present
+ * its generated schema shows (`src/gen/mcp/facts.ts`: a feature is present
  * when the schema defines it) and the one rule only the specification's prose states.
  */
 import { governingVersion, versionFacts } from "../mcp/versions.js";

@@ -11,18 +11,9 @@ import * as v2025_03_26Meta from "./2025-03-26/methods.js";
 import * as v2025_06_18Meta from "./2025-06-18/methods.js";
 import * as v2025_11_25Meta from "./2025-11-25/methods.js";
 import * as v2026_07_28Meta from "./2026-07-28/methods.js";
+import { GENERATED_FACTS } from "./facts.js";
 
-/** The MCP protocol revisions with generated validators, sorted (oldest first). */
-export const GENERATED_VERSIONS = [
-  "2024-11-05",
-  "2025-03-26",
-  "2025-06-18",
-  "2025-11-25",
-  "2026-07-28",
-] as const;
-
-/** A revision with generated validators and types. */
-export type GeneratedVersion = (typeof GENERATED_VERSIONS)[number];
+export { GENERATED_FACTS, GENERATED_VERSIONS, type GeneratedVersion } from "./facts.js";
 
 /** Each generated revision's types (./<revision>/methods.ts ProtocolTypes): definitions, requests with results, notifications. */
 export interface GeneratedTypes {
@@ -51,35 +42,35 @@ export const GENERATED_TABLES: Readonly<Record<string, GeneratedTables>> = {
     definitions: v2024_11_05Meta.DEFINITIONS,
     methods: v2024_11_05Meta.METHODS,
     discriminators: v2024_11_05Meta.DISCRIMINATORS,
-    facts: v2024_11_05Meta.FACTS,
+    facts: GENERATED_FACTS["2024-11-05"],
   },
   "2025-03-26": {
     version: v2025_03_26Meta.PROTOCOL_VERSION,
     definitions: v2025_03_26Meta.DEFINITIONS,
     methods: v2025_03_26Meta.METHODS,
     discriminators: v2025_03_26Meta.DISCRIMINATORS,
-    facts: v2025_03_26Meta.FACTS,
+    facts: GENERATED_FACTS["2025-03-26"],
   },
   "2025-06-18": {
     version: v2025_06_18Meta.PROTOCOL_VERSION,
     definitions: v2025_06_18Meta.DEFINITIONS,
     methods: v2025_06_18Meta.METHODS,
     discriminators: v2025_06_18Meta.DISCRIMINATORS,
-    facts: v2025_06_18Meta.FACTS,
+    facts: GENERATED_FACTS["2025-06-18"],
   },
   "2025-11-25": {
     version: v2025_11_25Meta.PROTOCOL_VERSION,
     definitions: v2025_11_25Meta.DEFINITIONS,
     methods: v2025_11_25Meta.METHODS,
     discriminators: v2025_11_25Meta.DISCRIMINATORS,
-    facts: v2025_11_25Meta.FACTS,
+    facts: GENERATED_FACTS["2025-11-25"],
   },
   "2026-07-28": {
     version: v2026_07_28Meta.PROTOCOL_VERSION,
     definitions: v2026_07_28Meta.DEFINITIONS,
     methods: v2026_07_28Meta.METHODS,
     discriminators: v2026_07_28Meta.DISCRIMINATORS,
-    facts: v2026_07_28Meta.FACTS,
+    facts: GENERATED_FACTS["2026-07-28"],
   },
 };
 
