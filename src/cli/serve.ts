@@ -65,7 +65,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option("--page-size <n>", "items per page of tools/prompts/resources lists").argParser(positiveInt).default(100))
     .option("--resource-prefix <prefix...>", "storage path prefixes exposed as MCP resources (default: everything)")
     // The embedded orchestrator's content: the same option and module shape as `orchestrator --tools`.
-    .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md)")
+    .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md; give absolute paths: MCP clients choose the working directory)")
     .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries");
   addLogOptions(command).action(async (opts: ServeOptions) => {
     process.exitCode = await serve(opts);
