@@ -257,7 +257,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
         throw new CertStoreError(
           pair.certPem === undefined && pair.keyPem === undefined
             ? `cannot create a certificate for ${JSON.stringify(name)}: ${issueHint(root, name, false)}`
-            : `${paths.cert} / ${paths.key}: ${problem}, and ${issueHint(root, name, false)}`,
+            : `${paths.cert} / ${paths.key}: ${problem}, and ${issueHint(root, name, false)}; or copy a matching ${name}.crt and ${name}.key`,
         );
       }
       assertCaKeyMatches(caCert, caKeyPem, paths);
