@@ -8,11 +8,19 @@
  * - `certs show [--certs-dir DIR] [--json]`: changes nothing; prints the CA, every leaf (expiry,
  *   key/certificate match, signed by the CA, key mode) and the problems with their fixes.
  *   Exit 0 when there is no problem, 1 when there is one.
+ *
+ * Like `serve`, both read `--certs-dir` from `ORCHESTRA_CERTS_DIR` too (a flag wins; see
+ * environment.ts), so they work on the store `serve` would use.
  */
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { envVarName } from "./environment.js";
 
 interface CertsOptions {
   certsDir?: string;
+}
+
+function certsDirOption(): Option {
+  return new Option("--certs-dir <dir>", "cert store directory (default ~/.orchestra/certs)").env(envVarName("--certs-dir"));
 }
 
 export function registerCertsCommand(program: Command): void {
@@ -22,7 +30,7 @@ export function registerCertsCommand(program: Command): void {
   certs
     .command("init")
     .description("create the CA and party certificates that are missing (nothing existing is replaced unless broken and ours to repair)")
-    .option("--certs-dir <dir>", "cert store directory (default ~/.orchestra/certs)")
+    .addOption(certsDirOption())
     .option("--name <name...>", "party names to issue certificates for (default: orchestrator transport.stdio-client)")
     .action(async (opts: CertsOptions & { name?: string[] }) => {
       const { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME } = await import("../quic/certs.js");
@@ -44,7 +52,7 @@ export function registerCertsCommand(program: Command): void {
   certs
     .command("show")
     .description("print the CA and certificates of a store: expiry, key/certificate match, CA signature, permissions (exit 1 on a problem)")
-    .option("--certs-dir <dir>", "cert store directory (default ~/.orchestra/certs)")
+    .addOption(certsDirOption())
     .option("--json", "print the report as JSON")
     .action(async (opts: CertsOptions & { json?: boolean }) => {
       const { defaultCertsDir, inspectCertStore } = await import("../quic/certs.js");

@@ -22,7 +22,14 @@ registerServeCommand(program);
 registerOrchestratorCommand(program);
 registerValidateCommand(program);
 registerCertsCommand(program);
-for (const command of program.commands) command.version(PACKAGE_VERSION, "-V, --version");
+// Every sub-command, nested ones too (`certs init`), lists and answers --version.
+const withVersion = (commands: readonly Command[]): void => {
+  for (const command of commands) {
+    command.version(PACKAGE_VERSION, "-V, --version");
+    withVersion(command.commands);
+  }
+};
+withVersion(program.commands);
 
 try {
   await program.parseAsync(process.argv);

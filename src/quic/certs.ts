@@ -17,6 +17,7 @@ import { createPrivateKey, createPublicKey, KeyObject, webcrypto, randomBytes, X
 import { promises as fs, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { childLogger } from "../log.js";
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -77,6 +78,41 @@ export interface CertStore extends TlsMaterial {
   paths: { ca: string; caKey: string; cert: string; key: string };
   /** What this call created (false = reused from disk). */
   created: { ca: boolean; cert: boolean };
+}
+
+/**
+ * Absolute path of this guide (docs/certificates.md) in the installed package (`docs/` ships with
+ * it), for messages that point to it.
+ */
+export const CERTIFICATES_DOC = fileURLToPath(new URL("../../docs/certificates.md", import.meta.url));
+
+/**
+ * The next step when party `name` needs a (new) pair in store `root`: with `ca.key` there it is
+ * issued at the next start; without it only the CA's owner can sign, so the fix is on the
+ * orchestrator's side.
+ */
+function issueHint(root: string, name: string, haveCaKey: boolean): string {
+  return haveCaKey
+    ? `the next start (or orchestra-stdio certs init --name ${name} --certs-dir ${root}) issues a new pair with ${path.join(root, "ca.key")}`
+    : `${path.join(root, "ca.key")} is missing, so it cannot be issued here: issue the pair where the CA's key is ` +
+        `(orchestra-stdio certs init --name ${name} --certs-dir <the orchestrator's cert dir>) and copy ${name}.crt and ${name}.key into ${root}, ` +
+        `or copy the orchestrator's ca.key into ${root}`;
+}
+
+/** How to fill a store that has no `ca.crt` (or does not exist): trust the orchestrator's CA first. */
+function noCaHint(root: string, given: string): string {
+  return (
+    `${tildeHint(given)}to connect to an existing orchestrator, copy its ca.crt (from its cert store, default ~/.orchestra/certs on its host) into ${root} ` +
+    `(mkdir -m 700 ${root} first if needed), with its ca.key or a transport.stdio-client pair issued there; ` +
+    `only for a deployment of your own, run orchestra-stdio certs init --certs-dir ${root}. See ${CERTIFICATES_DOC}`
+  );
+}
+
+/** A sentence for a store path given with a literal `~` (no shell expanded it), else `""`. */
+function tildeHint(given: string): string {
+  return given === "~" || given.startsWith("~/")
+    ? `the path was given as ${JSON.stringify(given)} and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path. Otherwise, `
+    : "";
 }
 
 /** `~/.orchestra/certs` for the current user. */
@@ -144,7 +180,7 @@ export async function ensureCertStore(dir: string, name: string, options: CertSt
   const key = `${root}\0${name}\0${options.createCa ?? true}`;
   let p = opening.get(key);
   if (p === undefined) {
-    p = openStore(root, name, options.warn ?? defaultWarn, options.createCa ?? true).finally(() => opening.delete(key));
+    p = openStore(root, dir, name, options.warn ?? defaultWarn, options.createCa ?? true).finally(() => opening.delete(key));
     opening.set(key, p);
   }
   return p;
@@ -159,7 +195,7 @@ function defaultWarn(message: string): void {
   childLogger("certs").warn(message);
 }
 
-async function openStore(root: string, name: string, warn: (message: string) => void, mayCreateCa: boolean): Promise<CertStore> {
+async function openStore(root: string, given: string, name: string, warn: (message: string) => void, mayCreateCa: boolean): Promise<CertStore> {
   const paths = {
     ca: path.join(root, "ca.crt"),
     caKey: path.join(root, "ca.key"),
@@ -173,10 +209,10 @@ async function openStore(root: string, name: string, warn: (message: string) => 
   let caPem = await readOptional(paths.ca);
   if (caPem === undefined && !mayCreateCa) {
     const err = new CertStoreError(
-      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ` +
+      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ${tildeHint(given)}` +
         `Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${root}, ` +
         `with either its ca.key (then a ${name} certificate is issued here) or a ${name}.crt/.key pair issued there ` +
-        `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See docs/certificates.md`,
+        `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See ${CERTIFICATES_DOC}`,
     );
     err.code = "no-ca";
     throw err;
@@ -220,8 +256,8 @@ async function openStore(root: string, name: string, warn: (message: string) => 
       if (caKeyPem === undefined) {
         throw new CertStoreError(
           pair.certPem === undefined && pair.keyPem === undefined
-            ? `cannot create a certificate for ${JSON.stringify(name)}: ${paths.caKey} is missing (only the CA's owner can sign)`
-            : `${paths.cert} / ${paths.key}: ${problem}, and ${paths.caKey} is missing to issue a new pair: copy a matching ${name}.crt and ${name}.key from where the CA's key is, or run \`orchestra-stdio certs init\` there`,
+            ? `cannot create a certificate for ${JSON.stringify(name)}: ${issueHint(root, name, false)}`
+            : `${paths.cert} / ${paths.key}: ${problem}, and ${issueHint(root, name, false)}; or copy a matching ${name}.crt and ${name}.key`,
         );
       }
       assertCaKeyMatches(caCert, caKeyPem, paths);
@@ -265,7 +301,7 @@ function pairProblem(pair: Pair, caCert: NodeX509Certificate): string | undefine
   } catch {
     return "the certificate is not a PEM certificate";
   }
-  if (isExpired(cert)) return `the certificate expired on ${cert.validTo}`;
+  if (isExpired(cert)) return `the certificate expired on ${notAfterOf(cert)}`;
   let matches: boolean;
   try {
     matches = cert.checkPrivateKey(createPrivateKey(pair.keyPem));
@@ -450,6 +486,11 @@ function assertCaKeyMatches(caCert: NodeX509Certificate, caKeyPem: string, paths
   }
 }
 
+/** The certificate's notAfter as ISO 8601 (the one date format of every message and report). */
+function notAfterOf(cert: NodeX509Certificate): string {
+  return new Date(cert.validTo).toISOString();
+}
+
 function isExpired(cert: NodeX509Certificate): boolean {
   return Date.parse(cert.validTo) <= Date.now();
 }
@@ -596,13 +637,20 @@ export interface CertStoreReport {
   ca?: CertReport;
   /** Every `<name>.crt` other than `ca.crt`, by name. */
   leaves: CertReport[];
-  /** Store-wide problems (missing directory or CA, permissions), each with the fix. */
+  /**
+   * Store-wide problems (missing directory or CA, permissions, no `transport.stdio-client` pair
+   * and no `ca.key` to issue one), each with the fix.
+   */
   problems: string[];
 }
 
 /**
- * Reads a cert store without changing anything: the CA, every leaf (`*.crt`), expiry, whether
- * each key matches its certificate and the CA signed it, and the permissions.
+ * Reads a cert store without changing anything: the CA (and whether `ca.crt` is a CA
+ * certificate: basicConstraints CA:true and, when it has keyUsage, keyCertSign; RFC 5280
+ * §4.2.1.9, §4.2.1.3), every leaf (`*.crt`), expiry, whether each key matches its certificate and
+ * the CA signed it, the permissions, and whether `serve` could open it (a
+ * `transport.stdio-client` pair, or `ca.key` to issue one). Each problem names its fix, which
+ * depends on whether `ca.key` is there.
  * @throws CertStoreError when the directory exists but cannot be listed
  */
 export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
@@ -612,7 +660,7 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
   try {
     st = await fs.stat(root);
   } catch {
-    report.problems.push(`${root} does not exist: run orchestra-stdio certs init --certs-dir ${root}, or copy an orchestrator's ca.crt there (docs/certificates.md)`);
+    report.problems.push(`${root} does not exist: ${noCaHint(root, dir)}`);
     return report;
   }
   report.mode = octal(st.mode & 0o7777);
@@ -623,22 +671,42 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
   } catch (err) {
     throw new CertStoreError(`cannot list ${root}: ${(err as Error).message}`, { cause: err });
   }
+  const haveCaKey = await fs.access(path.join(root, "ca.key")).then(
+    () => true,
+    () => false,
+  );
   let caCert: NodeX509Certificate | undefined;
   if (names.includes("ca")) {
-    report.ca = await inspectOne(root, "ca", undefined);
+    report.ca = await inspectOne(root, "ca", undefined, haveCaKey);
     try {
       caCert = new NodeX509Certificate(await fs.readFile(path.join(root, "ca.crt"), "utf8"));
     } catch {
       caCert = undefined;
     }
+    if (caCert) {
+      const notCa = await notCaReason(caCert);
+      if (notCa) report.ca.problems.push(`${path.join(root, "ca.crt")} is not a CA certificate (${notCa}): peers cannot verify certificates against it; copy the orchestrator's ca.crt, not its own certificate`);
+    }
   } else {
-    report.problems.push(`no ${path.join(root, "ca.crt")}: run orchestra-stdio certs init, or copy the orchestrator's ca.crt (docs/certificates.md)`);
+    report.problems.push(`no ${path.join(root, "ca.crt")}: ${noCaHint(root, dir)}`);
   }
-  for (const name of names) if (name !== "ca") report.leaves.push(await inspectOne(root, name, caCert ?? null));
+  for (const name of names) if (name !== "ca") report.leaves.push(await inspectOne(root, name, caCert ?? null, haveCaKey));
+  if (!haveCaKey && !names.includes(BRIDGE_CERT_NAME)) {
+    report.problems.push(`no ${BRIDGE_CERT_NAME} pair and no ca.key to issue one, so serve cannot start with this store: ${issueHint(root, BRIDGE_CERT_NAME, false)}`);
+  }
   return report;
 }
 
-async function inspectOne(root: string, name: string, ca: NodeX509Certificate | null | undefined): Promise<CertReport> {
+/** Why `cert` cannot sign certificates (RFC 5280 §4.2.1.9 basicConstraints, §4.2.1.3 keyUsage), or undefined. */
+async function notCaReason(cert: NodeX509Certificate): Promise<string | undefined> {
+  if (!cert.ca) return "basicConstraints lacks CA:true";
+  const x509 = await loadX509();
+  const usages = new x509.X509Certificate(cert.raw).getExtension(x509.KeyUsagesExtension);
+  if (usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0) return "keyUsage lacks keyCertSign";
+  return undefined;
+}
+
+async function inspectOne(root: string, name: string, ca: NodeX509Certificate | null | undefined, haveCaKey: boolean): Promise<CertReport> {
   const certFile = path.join(root, `${name}.crt`);
   const keyFile = path.join(root, `${name}.key`);
   const r: CertReport = { name, certFile, keyFile, keyPresent: false, problems: [] };
@@ -646,9 +714,15 @@ async function inspectOne(root: string, name: string, ca: NodeX509Certificate | 
   try {
     cert = new NodeX509Certificate(await fs.readFile(certFile, "utf8"));
     r.subject = cert.subject.replace(/\n/g, ", ");
-    r.notAfter = new Date(cert.validTo).toISOString();
+    r.notAfter = notAfterOf(cert);
     r.expired = isExpired(cert);
-    if (r.expired) r.problems.push(`${certFile} expired on ${r.notAfter}: remove ${certFile} and ${keyFile} to have them reissued`);
+    if (r.expired) {
+      r.problems.push(
+        name === "ca"
+          ? `${certFile} expired on ${r.notAfter}: no party can be verified against it; replace it with the orchestrator's current ca.crt (a new CA means new certificates for every party)`
+          : `${certFile} expired on ${r.notAfter}: ${issueHint(root, name, haveCaKey)}`,
+      );
+    }
   } catch (err) {
     r.problems.push(`${certFile} is not a readable PEM certificate (${(err as Error).message})`);
   }
@@ -663,11 +737,11 @@ async function inspectOne(root: string, name: string, ca: NodeX509Certificate | 
       } catch {
         r.keyMatches = false;
       }
-      if (!r.keyMatches) r.problems.push(`${keyFile} is not the key of ${certFile}: remove both to have them reissued (where ca.key is), or copy the matching pair`);
+      if (!r.keyMatches) r.problems.push(`${keyFile} is not the key of ${certFile}: copy the matching pair, or ${issueHint(root, name, haveCaKey)}`);
     }
   } catch {
     // A CA without its key is normal for a party that only trusts it.
-    if (name !== "ca") r.problems.push(`${keyFile} is missing: remove ${certFile} to have the pair reissued (where ca.key is), or copy the key`);
+    if (name !== "ca") r.problems.push(`${keyFile} is missing: copy the key that belongs to ${certFile}, or ${issueHint(root, name, haveCaKey)}`);
   }
   if (ca !== undefined && cert) {
     r.signedByCa = ca !== null && cert.verify(ca.publicKey);

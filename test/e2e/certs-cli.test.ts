@@ -3,12 +3,12 @@
  * without a CA (exit 2 before initialize), and concurrent first starts of real processes on one
  * empty store.
  */
-import { chmod, stat } from "node:fs/promises";
+import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
-import { expectSoundStore } from "../helpers/cert-store.js";
-import { requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
+import { requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
 import { connectBridge } from "./transport-helpers.js";
 
 beforeAll(() => requireBuiltCli());
@@ -66,11 +66,104 @@ describe("orchestra-stdio certs", () => {
     expect(orch.problems).toEqual([expect.stringContaining(`chmod 600 ${join(dir, "orchestrator.key")}`)]);
   }, 60_000);
 
-  it("show on a missing store exits 1 and says how to create it", async () => {
+  it("show on a missing store exits 1 and says to copy the orchestrator's CA first, then how to create one of its own", async () => {
     const dir = join(await temp(), "none");
     const show = await runCli(["certs", "show", "--certs-dir", dir]);
     expect(show.code).toBe(1);
-    expect(show.stdout).toContain(`run orchestra-stdio certs init --certs-dir ${dir}`);
+    const copy = show.stdout.indexOf("to connect to an existing orchestrator, copy its ca.crt");
+    expect(copy).toBeGreaterThan(0);
+    expect(show.stdout.indexOf(`run orchestra-stdio certs init --certs-dir ${dir}`)).toBeGreaterThan(copy);
+    // The guide is named where it is installed, not relative to the reader's directory.
+    expect(show.stdout).toContain(`See ${join(ROOT, "docs/certificates.md")}`);
+  }, 60_000);
+
+  it("show and init read ORCHESTRA_CERTS_DIR like serve (a flag wins); a literal ~ gets a hint", async () => {
+    const base = await temp();
+    const fromEnv = join(base, "env-store");
+    const init = await runCli(["certs", "init"], "", { ORCHESTRA_CERTS_DIR: fromEnv });
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`created CA ${join(fromEnv, "ca.crt")}`);
+    const show = await runCli(["certs", "show"], "", { ORCHESTRA_CERTS_DIR: fromEnv });
+    expect(show.stdout).toContain(`cert store ${fromEnv}`);
+    expect(show.code).toBe(0);
+    const flag = await runCli(["certs", "show", "--certs-dir", join(base, "other")], "", { ORCHESTRA_CERTS_DIR: fromEnv });
+    expect(flag.stdout).toContain(`cert store ${join(base, "other")}`);
+    const tilde = await runCli(["certs", "show", "--certs-dir", "~/.orchestra/certs"]);
+    expect(tilde.code).toBe(1);
+    expect(tilde.stdout).toContain('"~" is not expanded here');
+  }, 60_000);
+
+  it("certs init and certs show list and answer --version", async () => {
+    for (const sub of ["init", "show"]) {
+      expect((await runCli(["certs", sub, "--help"])).stdout).toContain("--version");
+      const v = await runCli(["certs", sub, "--version"]);
+      expect(v.code).toBe(0);
+      expect(v.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    }
+  }, 60_000);
+});
+
+describe("certs show flags the stores serve refuses, with fixes that work without ca.key", () => {
+  async function orchestratorStore(): Promise<string> {
+    const dir = join(await temp(), "orchestrator");
+    expect((await runCli(["certs", "init", "--certs-dir", dir])).code).toBe(0);
+    return dir;
+  }
+  async function bridgeStore(files: Array<[string, string]>): Promise<string> {
+    const dir = join(await temp(), "bridge");
+    await mkdir(dir, { mode: 0o700 });
+    for (const [from, to] of files) await copyFile(from, join(dir, to));
+    return dir;
+  }
+
+  it("only the orchestrator's ca.crt: show reports the missing bridge pair and ca.key; serve exits 2 naming the next step", async () => {
+    const orch = await orchestratorStore();
+    const dir = await bridgeStore([[join(orch, "ca.crt"), "ca.crt"]]);
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).not.toContain("no problems");
+    expect(show.stdout).toContain("no transport.stdio-client pair and no ca.key to issue one");
+    expect(show.stdout).toContain("orchestra-stdio certs init --name transport.stdio-client --certs-dir <the orchestrator's cert dir>");
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain("orchestra-stdio certs init --name transport.stdio-client --certs-dir <the orchestrator's cert dir>");
+    expect(serve.stderr).toContain("or copy the orchestrator's ca.key");
+  }, 60_000);
+
+  it("a leaf certificate copied as ca.crt is flagged as not a CA certificate", async () => {
+    const orch = await orchestratorStore();
+    const dir = await bridgeStore([[join(orch, "orchestrator.crt"), "ca.crt"]]);
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).toContain(`${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true)`);
+    // The store's own CA is one.
+    expect((await runCli(["certs", "show", "--certs-dir", orch])).stdout).toContain("no problems");
+  }, 60_000);
+
+  it("an expired pair: without ca.key the fix is on the CA's side (not 'remove it'); with ca.key the next start reissues it; dates are ISO 8601", async () => {
+    const orch = await orchestratorStore();
+    await writeExpiredPair(orch, "transport.stdio-client");
+    const withKey = await runCli(["certs", "show", "--certs-dir", orch]);
+    expect(withKey.code).toBe(1);
+    expect(withKey.stdout).toMatch(/transport\.stdio-client\.crt expired on \d{4}-\d\d-\d\dT[\d:.]+Z: the next start .* issues a new pair/);
+    const dir = await bridgeStore([
+      [join(orch, "ca.crt"), "ca.crt"],
+      [join(orch, "transport.stdio-client.crt"), "transport.stdio-client.crt"],
+      [join(orch, "transport.stdio-client.key"), "transport.stdio-client.key"],
+    ]);
+    await chmod(join(dir, "transport.stdio-client.key"), 0o600);
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).not.toMatch(/remove .* to have them reissued/);
+    expect(show.stdout).toContain("ca.key is missing, so it cannot be issued here: issue the pair where the CA's key is");
+    expect(show.stdout).not.toMatch(/GMT/);
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/the certificate expired on \d{4}-\d\d-\d\dT/);
+    expect(serve.stderr).toContain("issue the pair where the CA's key is");
+    // The reissue the message promises when ca.key is there.
+    expect((await runCli(["certs", "init", "--certs-dir", orch, "--name", "transport.stdio-client"])).code).toBe(0);
+    expect((await runCli(["certs", "show", "--certs-dir", orch])).stdout).toContain("no problems");
   }, 60_000);
 });
 

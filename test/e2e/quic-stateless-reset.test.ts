@@ -4,7 +4,8 @@
  * restarted with the same cert store answers the packets of its predecessor's connections with
  * a stateless reset. quiche's client side detects it (the token is in the server's transport
  * parameters) and ends the connection, so the bridge's calls do not wait for the idle timeout
- * (15 s by default) after a restart within it.
+ * (15 s by default) after a restart within it. When a packet of the old connection goes out
+ * while the port is closed, the ICMP port unreachable it draws ends the connection first.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -50,7 +51,9 @@ describe("orchestrator restart within the idle timeout (quic, stateless reset)",
       const e = (s as PromiseRejectedResult).reason as McpError;
       expect(e).toBeInstanceOf(McpError);
       expect(e.code).toBe(-32603);
-      expect(e.message).toMatch(/stateless reset/);
+      // A keep-alive sent while the port is closed (the restart takes about a second) draws an
+      // ICMP port unreachable, which ends the connection as fast (quic-port-unreachable.test.ts).
+      expect(e.message).toMatch(/stateless reset|peer unreachable: ICMP port unreachable/);
     }
   });
 

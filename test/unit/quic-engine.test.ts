@@ -11,6 +11,7 @@ import {
   QuicConnectError,
   QuicServerEndpoint,
   statelessResetToken,
+  UNREACHABLE_CONFIRM_MS,
   type QuicConnection,
   type QuicStream,
 } from "../../src/quic/engine/index.js";
@@ -289,6 +290,37 @@ describe("QUIC engine", () => {
     expect(info).toMatchObject({ kind: "idle-timeout" });
     expect(Date.now() - t0).toBeLessThan(3_000);
   });
+});
+
+describe("QUIC engine: ICMP port unreachable on an established connection (RFC 8085 §5.2)", () => {
+  it("ends the connection (kind unreachable) when the peer's port is closed, long before the idle timeout", async () => {
+    const es = await echoServer({ idleTimeoutMs: 120_000 });
+    const conn = await client(es.port, pki.client, { idleTimeoutMs: 120_000 });
+    expect(await rpc(conn, new Uint8Array([1]))).toEqual(new Uint8Array([1]));
+    const pending = rpc(conn, new Uint8Array([2]));
+    es.hold = true;
+    const closed = new Promise((resolve) => (conn.onClose = resolve));
+    // The server process "dies": its port closes without a CONNECTION_CLOSE; the client's next
+    // packet (the held stream's retransmission or a keep-alive PING) draws ICMP port unreachable.
+    es.server.onConnection = undefined;
+    await new Promise<void>((r) => (es.server as unknown as { socket: dgram.Socket }).socket.close(() => r()));
+    (es.server as unknown as { closed: boolean }).closed = true;
+    expect(await closed).toMatchObject({ kind: "unreachable", reason: "ECONNREFUSED", established: true });
+    const err = await pending;
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/peer unreachable: ICMP port unreachable \(ECONNREFUSED\)/);
+  }, 60_000);
+
+  it("a port-unreachable report while the peer still answers does not end the connection", async () => {
+    const es = await echoServer({ idleTimeoutMs: 120_000 });
+    const conn = await client(es.port, pki.client, { idleTimeoutMs: 120_000 });
+    expect(await rpc(conn, new Uint8Array([1]))).toEqual(new Uint8Array([1]));
+    // A stale or forged ICMP message as the socket would report it.
+    conn.peerUnreachable(Object.assign(new Error("recvmsg ECONNREFUSED"), { code: "ECONNREFUSED" }));
+    await new Promise((r) => setTimeout(r, UNREACHABLE_CONFIRM_MS + 500));
+    expect(conn.isClosed).toBe(false);
+    expect(await rpc(conn, new Uint8Array([3]))).toEqual(new Uint8Array([3]));
+  }, 60_000);
 });
 
 async function until(cond: () => boolean, ms = 5_000): Promise<void> {

@@ -22,9 +22,12 @@ export interface CloseInfo {
    *   handshake that never completed;
    * - `peer`: the peer sent CONNECTION_CLOSE (RFC 9000 §10.2), e.g. it rejected our certificate;
    * - `local`: this side closed it: {@link QuicConnection.close}, or quiche detected a protocol
-   *   or TLS error (e.g. the peer's certificate failed verification).
+   *   or TLS error (e.g. the peer's certificate failed verification);
+   * - `unreachable`: the UDP socket reported ICMP port unreachable (`ECONNREFUSED`) and nothing
+   *   arrived from the peer within {@link UNREACHABLE_CONFIRM_MS} after it (see
+   *   {@link QuicConnection.peerUnreachable}); `reason` names the socket error.
    */
-  kind: "idle-timeout" | "peer" | "local";
+  kind: "idle-timeout" | "peer" | "local" | "unreachable";
   /** Application close (CONNECTION_CLOSE 0x1d) rather than transport close (0x1c). */
   app: boolean;
   /** The error code (transport, TLS alert + 0x100, or application code). */
@@ -40,6 +43,9 @@ export interface CloseInfo {
 /** Human-readable summary of a {@link CloseInfo}. */
 export function describeClose(info: CloseInfo): string {
   if (info.kind === "idle-timeout") return info.established ? "idle timeout" : "handshake timed out";
+  if (info.kind === "unreachable") {
+    return `peer unreachable: ICMP port unreachable (${info.reason}) and no packet from it within ${UNREACHABLE_CONFIRM_MS} ms`;
+  }
   const who = info.kind === "peer" ? "peer" : "local";
   const what = info.tls
     ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START} (${tlsAlertName(info.code - quiche.CRYPTO_ERROR_START)})`
@@ -54,6 +60,15 @@ export class ConnectionClosedError extends Error {
     super(`connection closed: ${describeClose(info)}`);
   }
 }
+
+/**
+ * How long (ms) an established connection waits, after its socket reported ICMP port
+ * unreachable, for any packet from the peer before it ends with kind `unreachable`. ICMP is
+ * unauthenticated and may be stale (RFC 8085 §5.2; RFC 9000 §14.2.1 asks the same caution for
+ * ICMP about path MTU), so one message alone never ends a connection: a PING is sent at once, and
+ * a live peer acknowledges it within a round trip plus its ack delay (25 ms by default).
+ */
+export const UNREACHABLE_CONFIRM_MS = 1_000;
 
 /** Shared receive buffer for `stream_recv` (data is copied out before it is reused). */
 const RECV_BUF = Buffer.allocUnsafe(64 * 1024);
@@ -107,6 +122,7 @@ export class QuicConnection {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private keepAlive: NodeJS.Timeout | undefined;
+  private unreachableCheck: NodeJS.Timeout | undefined;
   private nextLocalBidi: number;
   private uncommitted = 0;
   private blocked = 0;
@@ -222,6 +238,41 @@ export class QuicConnection {
       this.sendNow();
       this.reportClose({ kind: "local", app: true, code, reason, tls: false, established: this.established });
     }
+    this.finalise();
+  }
+
+  /**
+   * @internal The socket reported ICMP port unreachable (`error`, e.g. `ECONNREFUSED` on a
+   * connected UDP socket): the peer's port may be closed (its process died). Sends a PING now
+   * and, when no packet at all arrives from the peer within {@link UNREACHABLE_CONFIRM_MS},
+   * ends the connection (CloseInfo kind `unreachable`; streams and {@link onClose} as for any
+   * close). A packet in that window (the ICMP was stale or forged) cancels it. Further reports
+   * during the window are folded into the first; ignored before the handshake completed (the
+   * connect attempt handles those) and after the close.
+   */
+  peerUnreachable(error: Error): void {
+    if (this.finalised || this.closeInfo || !this.established || this.unreachableCheck) return;
+    const received = this.conn.stats().recv;
+    this.ping();
+    this.unreachableCheck = setTimeout(() => {
+      // Decide after this turn's poll phase: datagrams that arrived while the event loop was
+      // busy are read first, so a stalled process does not mistake its own delay for silence.
+      setImmediate(() => this.confirmUnreachable(error, received));
+    }, UNREACHABLE_CONFIRM_MS);
+    this.unreachableCheck.unref();
+  }
+
+  private confirmUnreachable(error: Error, received: number): void {
+    this.unreachableCheck = undefined;
+    if (this.finalised || this.closeInfo || this.conn.stats().recv !== received) return;
+    const reason = (error as NodeJS.ErrnoException).code ?? error.message;
+    this.reportClose({ kind: "unreachable", app: false, code: 0, reason, tls: false, established: true });
+    try {
+      this.conn.close(false, 0, Buffer.from("peer unreachable"));
+    } catch {
+      /* already closing */
+    }
+    this.sendNow();
     this.finalise();
   }
 
@@ -374,6 +425,8 @@ export class QuicConnection {
     this.closeInfo = info;
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = undefined;
+    if (this.unreachableCheck) clearTimeout(this.unreachableCheck);
+    this.unreachableCheck = undefined;
     const error = new ConnectionClosedError(info);
     for (const cb of this.openQueue.splice(0)) cb(undefined, error);
     const streams = [...this.streams.values()];

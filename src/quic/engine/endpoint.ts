@@ -224,8 +224,10 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
       conn.receive(msg);
     });
     socket.on("error", (e: Error) => {
-      // On a connected UDP socket an ICMP port-unreachable shows up here (ECONNREFUSED).
+      // On a connected UDP socket an ICMP port-unreachable shows up here (ECONNREFUSED): it
+      // fails a connect attempt at once; an established connection confirms it first.
       if (!settled) fail(new QuicConnectError("unreachable", `UDP error: ${e.message}`, undefined, { cause: e }));
+      else if ((e as NodeJS.ErrnoException).code === "ECONNREFUSED") conn.peerUnreachable(e);
     });
     timer = setTimeout(() => fail(new QuicConnectError("timeout", `no QUIC handshake within ${timeoutMs} ms`)), timeoutMs);
     conn.flush(); // the client Initial

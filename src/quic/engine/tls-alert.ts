@@ -116,6 +116,6 @@ export const QUIC_CRYPTO_ERROR_BASE = 0x100;
  * {@link describeTlsFailure} for a QUIC close carrying a TLS alert (`info.tls`): `local` closes
  * are our verdict on the orchestrator, `peer` closes the orchestrator's verdict on us.
  */
-export function describeTlsClose(info: { kind: "idle-timeout" | "peer" | "local"; code: number }, serverName?: string): string {
+export function describeTlsClose(info: { kind: string; code: number }, serverName?: string): string {
   return describeTlsFailure(info.code - QUIC_CRYPTO_ERROR_BASE, info.kind === "peer" ? "peer" : "local", serverName);
 }
