@@ -15,14 +15,16 @@ const program = new Command()
   .name("orchestra-stdio")
   .description("MCP stdio bridge to Orchestra orchestrators over QUIC, reference orchestrator, and MCP traffic validator")
   .version(PACKAGE_VERSION, "-V, --version")
-  .showHelpAfterError()
+  // A usage error prints the problem and where the help is, not the whole help (an MCP client
+  // keeps the stderr of a server that failed to start in its log).
+  .showHelpAfterError("see `orchestra-stdio --help`")
   .enablePositionalOptions();
 
 registerServeCommand(program);
 registerOrchestratorCommand(program);
 registerValidateCommand(program);
 registerCertsCommand(program);
-for (const command of program.commands) command.version(PACKAGE_VERSION, "-V, --version");
+for (const command of program.commands) command.version(PACKAGE_VERSION, "-V, --version").showHelpAfterError(`see \`orchestra-stdio ${command.name()} --help\``);
 
 try {
   await program.parseAsync(process.argv);

@@ -92,7 +92,9 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
       maxStreams: opts.maxStreams,
     });
   } catch (err) {
-    process.stderr.write(`orchestra-stdio orchestrator: ${(err as Error).message}\n`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` (${opts.listen} is in use, perhaps by another orchestrator: choose another address with --listen or ORCHESTRA_LISTEN, port 0 for an ephemeral one)` : "";
+    log.error(`${(err as Error).message}${hint}`);
     return 1;
   }
   // Tool modules are third-party code: an error they throw outside a handler's promise (a timer

@@ -70,7 +70,7 @@ describe("serve --tools MODULE", () => {
 
   it("refuses --tools together with --orchestrator-addr", async () => {
     const r = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:1", "--tools", IMAGE_TOOL]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--tools and --no-builtins configure the embedded orchestrator/);
   });
 });
