@@ -3,7 +3,7 @@
  * plugin protocol) until SIGINT/SIGTERM.
  *
  * Prints `READY <host:port>` on stderr once listening (the readiness line Orchestra parties use,
- * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start.
+ * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start, 2 on a usage error (docs/cli.md "Exit status").
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";

@@ -3,7 +3,9 @@
  *
  * With `--orchestrator-addr` it connects to that orchestrator using the cert store in
  * `--certs-dir` (default `~/.orchestra/certs`). Without it, it starts the reference orchestrator
- * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default).
+ * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default), or
+ * with the given `--certs-dir` if it already holds a CA and its key (else exit 2: it never creates
+ * a CA in a store the user named). Exit status: docs/cli.md "Exit status".
  */
 import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
