@@ -1056,7 +1056,8 @@ export class McpHandler {
             if (watch.controller.signal.aborted) return;
             if (err instanceof StreamUnsupportedError) {
               this.toolEventsRefused = true;
-              this.log.warn({ err: err.message }, "orchestrator does not serve subscribe: tool list changes will not be notified");
+              // Expected of upstream Go orchestrators (the main deployment target): info, not a warning; once per session.
+              this.log.info({ err: err.message }, "the orchestrator does not serve tool-change subscriptions (upstream Go orchestrators do not): clients see new tools at their next tools/list, without notifications/tools/list_changed");
               return;
             }
             retry((err as Error).message);
@@ -1123,7 +1124,7 @@ export class McpHandler {
   /** One unary orchestrator RPC for `scope`; a debug log notification names it when it succeeds. */
   private async rpc(request: PluginRequest, scope: Scope, timeoutMs: number): Promise<PluginResponse> {
     const response = await this.options.sender.send(request, { signal: scope.signal, timeoutMs });
-    this.clientLog(scope, "debug", { message: `${scope.method}: orchestrator ${request.request.case ?? "request"} answered ${response.response.case ?? "nothing"}` });
+    this.clientLog(scope, "debug", { message: `${scope.method}: forwarded to the orchestrator (PluginRequest ${request.request.case ?? "without a request"}), which answered (PluginResponse ${response.response.case ?? "without a response"})`, request: request.request.case, response: response.response.case });
     return response;
   }
 

@@ -6,18 +6,16 @@ import { InvalidArgumentError } from "commander";
 import { parseHostPort } from "../quic/address.js";
 
 /**
- * Accepts `host:port` or `[v6]:port` with a port in 1..65535.
+ * Accepts `host:port` or `[v6]:port` with a port in 1..65535 (parseHostPort's rules).
  * @throws InvalidArgumentError (commander: exit 2) naming the value and what is wrong
  */
 export function orchestratorAddress(value: string): string {
   if (value.trim() === "") throw new InvalidArgumentError("--orchestrator-addr is empty (omit it to use the embedded orchestrator)");
-  let port: number;
   try {
-    ({ port } = parseHostPort(value));
+    parseHostPort(value, undefined, 1);
   } catch (e) {
     throw new InvalidArgumentError(`${(e as Error).message} (expected host:port or [v6]:port)`);
   }
-  if (port === 0) throw new InvalidArgumentError(`invalid address ${JSON.stringify(value)}: port 0 cannot be connected to (expected 1..65535)`);
   return value;
 }
 

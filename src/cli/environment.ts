@@ -5,12 +5,15 @@
  * flag in upper case, `-` as `_`: `--orchestrator-addr` → `ORCHESTRA_ORCHESTRATOR_ADDR`,
  * `--no-builtins` → `ORCHESTRA_NO_BUILTINS`), so that an MCP client's `env` block can configure
  * the process. A flag on the command line wins over its variable; a variable wins over the
- * default. A boolean flag's variable turns it on when set to any value. Values from the
- * environment go through the same checks as flags (a bad value is a usage error, exit 2).
- * `--help` shows each variable beside its flag.
+ * default. A boolean flag's variable (`ORCHESTRA_NO_BUILTINS`) is on for `1`, `true` or `yes`
+ * and off for `0`, `false`, `no` or the empty string (any case); another value is a usage error
+ * naming the variable. Values from the environment go through the same checks as flags (a bad
+ * value is a usage error, exit 2). A set `ORCHESTRA_*` variable the command does not read is
+ * logged as a warning naming the closest one it does read. `--help` shows each variable beside
+ * its flag.
  */
 import { Option, type Command } from "commander";
-import { configureLogging, LOG_FORMATS, LOG_LEVELS, DEFAULT_LOG_LEVEL } from "../log.js";
+import { childLogger, configureLogging, LOG_FORMATS, LOG_LEVELS, DEFAULT_LOG_LEVEL } from "../log.js";
 
 /** The prefix of every environment variable the CLI reads. */
 export const ENV_PREFIX = "ORCHESTRA_";
@@ -34,7 +37,95 @@ export function addLogOptions(command: Command): Command {
     .hook("preAction", (_command, action) => {
       const { logLevel, logFormat } = action.opts<{ logLevel?: string; logFormat?: string }>();
       configureLogging({ level: logLevel, format: logFormat });
+      warnUnknownVariables(action, process.env);
     });
+}
+
+/** Boolean variable values (compared in lower case, trimmed): on and off. */
+const BOOLEAN_ON = new Set(["1", "true", "yes"]);
+const BOOLEAN_OFF = new Set(["0", "false", "no", ""]);
+
+/**
+ * Where an option's value came from, for messages: `ORCHESTRA_NO_BUILTINS=false` when from its
+ * variable, else the flag (`--no-builtins`).
+ */
+export function optionOrigin(command: Command, longFlag: string): string {
+  const option = command.options.find((o) => o.long === longFlag);
+  if (option?.envVar && command.getOptionValueSource(option.attributeName()) === "env") return `${option.envVar}=${JSON.stringify(process.env[option.envVar] ?? "")}`;
+  return longFlag;
+}
+
+/**
+ * The `ORCHESTRA_*` names in `env` that `command` reads no option from, each with the closest
+ * name it does read (undefined when none is close).
+ */
+export function unknownVariables(command: Command, env: NodeJS.ProcessEnv): Array<{ name: string; closest: string | undefined }> {
+  const known = command.options.flatMap((o) => (o.envVar ? [o.envVar] : []));
+  return Object.keys(env)
+    .filter((name) => name.startsWith(ENV_PREFIX) && !known.includes(name))
+    .sort()
+    .map((name) => ({ name, closest: closestName(name, known) }));
+}
+
+function warnUnknownVariables(command: Command, env: NodeJS.ProcessEnv): void {
+  const unknown = unknownVariables(command, env);
+  if (unknown.length === 0) return;
+  const log = childLogger("environment");
+  for (const { name, closest } of unknown) {
+    log.warn({ variable: name, closest }, `${name} is set but \`orchestra-stdio ${command.name()}\` reads no such variable (ignored)${closest ? `; did you mean ${closest}?` : ""}`);
+  }
+}
+
+/**
+ * The candidate sharing the most `_`-separated words with `name` (a word matches within one edit
+ * per four letters), ties going to the smaller edit distance of the whole name; undefined when no
+ * word matches and the whole names differ in more than a third of their letters.
+ */
+function closestName(name: string, candidates: readonly string[]): string | undefined {
+  const words = (n: string) => n.slice(ENV_PREFIX.length).split("_").filter((w) => w !== "");
+  const own = words(name);
+  let best: { name: string; shared: number; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const theirs = words(candidate);
+    const shared = own.filter((w) => theirs.some((t) => editDistance(w, t) <= Math.floor(Math.max(w.length, t.length) / 4))).length;
+    const distance = editDistance(name, candidate);
+    if (!best || shared > best.shared || (shared === best.shared && distance < best.distance)) best = { name: candidate, shared, distance };
+  }
+  if (!best) return undefined;
+  return best.shared > 0 || best.distance <= Math.max(name.length, best.name.length) / 3 ? best.name : undefined;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Applies the boolean variable values of `command`'s flags without a value: commander turns such
+ * a flag on whenever its variable is set; this turns it back off for an off value and refuses
+ * anything else.
+ * @throws CommanderError (through `command.error`, exit 2) naming the variable and the values
+ */
+function applyBooleanVariables(command: Command): void {
+  for (const option of command.options) {
+    if (!option.envVar || option.required || option.optional) continue;
+    const name = option.attributeName();
+    if (command.getOptionValueSource(name) !== "env") continue;
+    const raw = process.env[option.envVar] ?? "";
+    const value = raw.trim().toLowerCase();
+    if (BOOLEAN_ON.has(value)) continue;
+    if (BOOLEAN_OFF.has(value)) {
+      command.setOptionValueWithSource(name, option.negate ? true : option.defaultValue, "default");
+      continue;
+    }
+    command.error(`error: ${option.envVar}=${JSON.stringify(raw)} is not a boolean: use 1, true or yes to set ${option.long}, or 0, false, no or empty for the default`, { exitCode: 2, code: "orchestra.booleanVariable" });
+  }
 }
 
 /**
@@ -50,5 +141,6 @@ export function withEnvironment(command: Command): Command {
     if (option.long && option.envVar === undefined && !NO_VARIABLE.has(option.long)) option.env(envVarName(option.long));
     return addOption(option);
   };
+  command.hook("preAction", (_command, action) => applyBooleanVariables(action));
   return command;
 }

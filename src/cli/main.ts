@@ -15,14 +15,17 @@ const program = new Command()
   .name("orchestra-stdio")
   .description("MCP stdio bridge to Orchestra orchestrators over QUIC, reference orchestrator, and MCP traffic validator")
   .version(PACKAGE_VERSION, "-V, --version")
-  .showHelpAfterError()
+  // A usage error prints the problem and where the help is, not the whole help (an MCP client
+  // keeps the stderr of a server that failed to start in its log).
+  .showHelpAfterError("see `orchestra-stdio --help`")
   .enablePositionalOptions();
 
 registerServeCommand(program);
 registerOrchestratorCommand(program);
 registerValidateCommand(program);
 registerCertsCommand(program);
-// Every sub-command, nested ones too (`certs init`), lists and answers --version.
+// Every sub-command, nested ones too (`certs init`), lists and answers --version; a usage error
+// names the command's --help instead of printing all of it.
 const withVersion = (commands: readonly Command[]): void => {
   for (const command of commands) {
     command.version(PACKAGE_VERSION, "-V, --version");
@@ -30,6 +33,7 @@ const withVersion = (commands: readonly Command[]): void => {
   }
 };
 withVersion(program.commands);
+for (const command of program.commands) command.showHelpAfterError(`see \`orchestra-stdio ${command.name()} --help\``);
 
 try {
   await program.parseAsync(process.argv);

@@ -3,7 +3,7 @@
  * plugin protocol) until SIGINT/SIGTERM.
  *
  * Prints `READY <host:port>` on stderr once listening (the readiness line Orchestra parties use,
- * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start.
+ * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start, 2 on a usage error (docs/cli.md "Exit status").
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";
@@ -92,7 +92,9 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
       maxStreams: opts.maxStreams,
     });
   } catch (err) {
-    process.stderr.write(`orchestra-stdio orchestrator: ${(err as Error).message}\n`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` (${opts.listen} is in use, perhaps by another orchestrator: choose another address with --listen or ORCHESTRA_LISTEN, port 0 for an ephemeral one)` : "";
+    log.error(`${(err as Error).message}${hint}`);
     return 1;
   }
   // Tool modules are third-party code: an error they throw outside a handler's promise (a timer

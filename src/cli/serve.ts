@@ -3,18 +3,20 @@
  *
  * With `--orchestrator-addr` it connects to that orchestrator using the cert store in
  * `--certs-dir` (default `~/.orchestra/certs`). Without it, it starts the reference orchestrator
- * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default).
+ * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default), or
+ * with the given `--certs-dir` if it already holds a CA and its key (else exit 2: it never creates
+ * a CA in a store the user named). Exit status: docs/cli.md "Exit status".
  */
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../quic/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
-import { addLogOptions, withEnvironment } from "./environment.js";
+import { addLogOptions, optionOrigin, withEnvironment } from "./environment.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -67,8 +69,15 @@ export function registerServeCommand(program: Command): void {
     // The embedded orchestrator's content: the same option and module shape as `orchestrator --tools`.
     .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md; give absolute paths: MCP clients choose the working directory)")
     .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries");
-  addLogOptions(command).action(async (opts: ServeOptions) => {
-    process.exitCode = await serve(opts);
+  addLogOptions(command).action(async (opts: ServeOptions, action: Command) => {
+    if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
+      const embeddedOnly = [opts.tools !== undefined ? optionOrigin(action, "--tools") : undefined, opts.builtins ? undefined : optionOrigin(action, "--no-builtins")].filter(Boolean);
+      const given = [...embeddedOnly, optionOrigin(action, "--orchestrator-addr")].join(", ");
+      action.error(`error: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ${given})`, { exitCode: 2, code: "orchestra.conflictingOptions" });
+    }
+    // Logged and used as an absolute path: the client's working directory is rarely obvious.
+    if (opts.certsDir !== undefined) opts.certsDir = resolve(opts.certsDir);
+    process.exitCode = await serve(opts, { certsDir: optionOrigin(action, "--certs-dir") });
   });
 }
 
@@ -81,7 +90,12 @@ export function registerServeCommand(program: Command): void {
  */
 const SERVE_HEAP_GROWING_PERCENT = 20;
 
-async function serve(opts: ServeOptions): Promise<number> {
+/**
+ * Runs the bridge until stdin EOF or a signal.
+ * @param origins how the user gave options, for messages (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
+ * @returns the exit status (docs/cli.md "Exit status")
+ */
+async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise<number> {
   setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`);
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - during start-up: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
@@ -122,10 +136,6 @@ async function serve(opts: ServeOptions): Promise<number> {
     let embeddedCertsDir: string | undefined;
     let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
-    if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
-      process.stderr.write("orchestra-stdio serve: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr\n");
-      return 2; // a usage error
-    }
     try {
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
@@ -133,13 +143,18 @@ async function serve(opts: ServeOptions): Promise<number> {
         try {
           preparedTls = await ensureCertStore(opts.certsDir ?? defaultCertsDir(), BRIDGE_CERT_NAME, { createCa: false });
         } catch (err) {
-          process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
+          log.error((err as Error).message);
           return 2;
         }
         const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
+        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir);
+        if (refusal) {
+          log.error(refusal);
+          return 2;
+        }
         // Module code runs in this process: from here on only the bridge writes to fd 1.
         bridgeOutput = divertStdout();
         const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
@@ -154,7 +169,7 @@ async function serve(opts: ServeOptions): Promise<number> {
             ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
             : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
         cleanups.unshift(() => orchestrator.stop());
-        log.info({ orchestrator: orchestrator.address, transport: opts.transport }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
+        log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
         const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
         sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
       }
@@ -177,7 +192,7 @@ async function serve(opts: ServeOptions): Promise<number> {
         );
       }
     } catch (err) {
-      process.stderr.write(`orchestra-stdio serve: ${(err as Error).message}\n`);
+      log.error((err as Error).message);
       return 1;
     }
     const activeSender = sender;
@@ -186,7 +201,7 @@ async function serve(opts: ServeOptions): Promise<number> {
     try {
       capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
     } catch (err) {
-      process.stderr.write(`orchestra-stdio serve: cannot open the capture file: ${(err as Error).message}\n`);
+      log.error(`cannot open the capture file: ${(err as Error).message}`);
       return 1;
     }
     if (capture) {
@@ -216,6 +231,22 @@ async function serve(opts: ServeOptions): Promise<number> {
   } finally {
     await runAll(cleanups, log);
   }
+}
+
+/**
+ * Why the embedded orchestrator must not use the user's cert store `dir`, or undefined when it may.
+ * It may when `dir` already holds a CA with its key (`ca.crt` and `ca.key`, as `certs init` or
+ * `orchestrator` create them). Otherwise it would create a new CA there, and a bridge store
+ * meant for another orchestrator (its `ca.crt`, no `ca.key`) would then trust the wrong CA:
+ * most often the address was meant to be given and is missing or misspelt.
+ * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
+ */
+function embeddedStoreRefusal(dir: string, origin: string): string | undefined {
+  if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
+  return (
+    `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
+    `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (a throwaway one is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${dir}\``
+  );
 }
 
 async function runAll(cleanups: Array<() => Promise<void>>, log: { warn: (obj: object, msg: string) => void }): Promise<void> {

@@ -6,11 +6,17 @@ import { lookup } from "node:dns/promises";
 import net from "node:net";
 
 /**
- * Splits `host:port`, `[v6]:port` or a bare `host` (with `defaultPort`).
- * @throws TypeError naming the input when it cannot be parsed or the port is not 1..65535
+ * Splits `host:port`, `[v6]:port` or a bare `host` (with `defaultPort`). Strict, so that a
+ * mistyped address is refused before anything starts: no whitespace, no scheme or path
+ * (`http://h:1`), an IPv6 host in brackets when a port follows (`[::1]:1`, not `::1:1`), the port
+ * in decimal without leading zeros.
+ * @param minPort the lowest port accepted: 0 for a listen address (ephemeral), 1 to connect to
+ * @throws TypeError naming the input when it cannot be parsed or the port is not minPort..65535
  */
-export function parseHostPort(input: string, defaultPort?: number): { host: string; port: number } {
-  const text = input.trim();
+export function parseHostPort(input: string, defaultPort?: number, minPort: 0 | 1 = 0): { host: string; port: number } {
+  const text = input;
+  if (/\s/.test(text)) throw new TypeError(`invalid address ${JSON.stringify(input)}: contains whitespace`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw new TypeError(`invalid address ${JSON.stringify(input)}: a URL; give host:port without a scheme (e.g. ${text.replace(/^[^/]*\/\//, "").replace(/\/.*$/, "")})`);
   let host: string;
   let portText: string | undefined;
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
@@ -28,17 +34,21 @@ export function parseHostPort(input: string, defaultPort?: number): { host: stri
       host = text;
     }
   }
-  if (host === "" || /\s/.test(host)) throw new TypeError(`invalid address ${JSON.stringify(input)}: missing host`);
+  if (host === "") throw new TypeError(`invalid address ${JSON.stringify(input)}: missing host`);
+  if (!v6 && !net.isIPv6(text) && host.includes(":")) throw new TypeError(`invalid address ${JSON.stringify(input)}: an IPv6 host needs brackets ([${host}]:${portText ?? "port"})`);
+  if (/[/?#@]/.test(host)) throw new TypeError(`invalid address ${JSON.stringify(input)}: expected host:port (a host name or IP address, no path)`);
   let port: number;
   if (portText === undefined) {
     if (defaultPort === undefined) throw new TypeError(`invalid address ${JSON.stringify(input)}: missing port`);
     port = defaultPort;
   } else {
     if (!/^\d+$/.test(portText)) throw new TypeError(`invalid address ${JSON.stringify(input)}: bad port`);
+    if (/^0\d/.test(portText)) throw new TypeError(`invalid address ${JSON.stringify(input)}: port ${portText} has leading zeros`);
     port = Number(portText);
   }
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TypeError(`invalid address ${JSON.stringify(input)}: port must be 0..65535`);
+  if (!Number.isInteger(port) || port < minPort || port > 65535) {
+    const zero = port === 0 ? ": port 0 cannot be connected to" : "";
+    throw new TypeError(`invalid address ${JSON.stringify(input)}${zero}: port must be ${minPort}..65535`);
   }
   return { host, port };
 }

@@ -5,22 +5,36 @@
  * lines otherwise, and nothing but MCP messages on stdout.
  */
 import { spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import { relative } from "node:path";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { envVarName } from "../../src/cli/environment.js";
 import { registerOrchestratorCommand } from "../../src/cli/orchestrator.js";
 import { registerServeCommand } from "../../src/cli/serve.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
-import { CLI, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { CLI, cliEnvironment, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 
 /** The JSON log lines of a stderr text (other lines, e.g. READY, are left out). */
-function jsonLogLines(stderr: string): Array<{ level: number; msg: string }> {
+function jsonLogLines(stderr: string): Array<{ level: number; msg: string; certsDir?: string; closest?: string }> {
   return stderr
     .split("\n")
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as { level: number; msg: string });
+}
+
+const TOOLS_LIST = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
+
+/** The tool names of serve's tools/list answer (id 2). */
+function toolNames(stdout: string): string[] {
+  const answer = stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: number; result?: { tools: Array<{ name: string }> } })
+    .find((m) => m.id === 2);
+  return answer?.result?.tools.map((t) => t.name) ?? [];
 }
 
 describe("environment variables", () => {
@@ -84,6 +98,75 @@ describe("environment variables", () => {
     expect(jsonLogLines(loud.stderr).map((l) => l.msg)).toEqual([expect.stringContaining("embedded reference orchestrator at 127.0.0.1:")]);
   });
 
+  it("a boolean variable is on for 1/true/yes, off for 0/false/no/empty, and a usage error naming it otherwise", async () => {
+    for (const value of ["1", "true", "YES"]) {
+      const { stdout, code } = await runCli(["serve"], INITIALIZE + TOOLS_LIST, { ORCHESTRA_NO_BUILTINS: value, ORCHESTRA_LOG_LEVEL: "silent" });
+      expect([value, code, toolNames(stdout)]).toEqual([value, 0, []]);
+    }
+    for (const value of ["0", "false", "No", ""]) {
+      const { stdout, code } = await runCli(["serve"], INITIALIZE + TOOLS_LIST, { ORCHESTRA_NO_BUILTINS: value, ORCHESTRA_LOG_LEVEL: "silent" });
+      expect([value, code, toolNames(stdout)]).toEqual([value, 0, expect.arrayContaining(["echo"])]);
+    }
+    const bad = await runCli(["serve"], INITIALIZE, { ORCHESTRA_NO_BUILTINS: "maybe" });
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toContain('ORCHESTRA_NO_BUILTINS="maybe" is not a boolean: use 1, true or yes');
+  });
+
+  it("ORCHESTRA_NO_BUILTINS=false does not conflict with an address; ORCHESTRA_TOOLS does, as a usage error naming the variable and pointing at --help", async () => {
+    const off = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", "/nonexistent-orchestra-store"], INITIALIZE, { ORCHESTRA_NO_BUILTINS: "false" });
+    expect(off.stderr).not.toContain("cannot be used with");
+    const conflict = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9"], INITIALIZE, { ORCHESTRA_TOOLS: "./tools.mjs" });
+    expect(conflict.code).toBe(2);
+    expect(conflict.stdout).toBe("");
+    expect(conflict.stderr).toContain('--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ORCHESTRA_TOOLS="./tools.mjs", --orchestrator-addr)');
+    expect(conflict.stderr).toContain("see `orchestra-stdio serve --help`");
+    expect(conflict.stderr).not.toContain("Usage:");
+  });
+
+  it("a usage error prints the problem and where the help is, not the help itself", async () => {
+    const { stderr, code } = await runCli(["serve", "--no-such-flag"]);
+    expect(code).toBe(2);
+    expect(stderr.trim().split("\n")).toEqual(["error: unknown option '--no-such-flag'", "see `orchestra-stdio serve --help`"]);
+  });
+
+  it("an ORCHESTRA_ variable the command does not read is a warning naming the closest one", async () => {
+    const { stderr, code } = await runCli(["serve"], INITIALIZE, { ORCHESTRA_ADDR: "127.0.0.1:50100", ORCHESTRA_CERT_DIR: "/x", ORCHESTRA_LOG_FORMAT: "json" });
+    expect(code).toBe(0);
+    const warnings = jsonLogLines(stderr).filter((l) => l.level === 40);
+    expect(warnings.map((l) => [l.closest, l.msg])).toEqual([
+      ["ORCHESTRA_ORCHESTRATOR_ADDR", "ORCHESTRA_ADDR is set but `orchestra-stdio serve` reads no such variable (ignored); did you mean ORCHESTRA_ORCHESTRATOR_ADDR?"],
+      ["ORCHESTRA_CERTS_DIR", "ORCHESTRA_CERT_DIR is set but `orchestra-stdio serve` reads no such variable (ignored); did you mean ORCHESTRA_CERTS_DIR?"],
+    ]);
+  });
+
+  it("without an address, serve refuses to create a CA in a given cert store that has none (exit 2), and writes nothing there", async () => {
+    const store = await tempDir();
+    try {
+      const { stdout, stderr, code } = await runCli(["serve"], INITIALIZE, { ORCHESTRA_CERTS_DIR: store.path, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      expect(jsonLogLines(stderr).map((l) => [l.level, l.msg])).toEqual([[50, expect.stringContaining(`the embedded reference orchestrator would create a new CA in ${store.path} (ORCHESTRA_CERTS_DIR=`)]]);
+      expect(await readdir(store.path)).toEqual([]);
+      // A store with its CA's key (certs init) is the embedded orchestrator's to use.
+      expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
+      const ok = await runCli(["serve", "--certs-dir", store.path], INITIALIZE, { ORCHESTRA_LOG_FORMAT: "json" });
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain('"protocolVersion":"2025-06-18"');
+    } finally {
+      await store.remove();
+    }
+  });
+
+  it("start-up failures are JSON log lines when stderr is not a terminal", async () => {
+    const { stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], INITIALIZE);
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string })).toEqual([
+      expect.objectContaining({ level: 30 }),
+      expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") }),
+    ]);
+  });
+
   describe("serve and orchestrator configured only through variables", () => {
     let certs: Awaited<ReturnType<typeof tempDir>>;
     let orchestrator: Awaited<ReturnType<typeof startOrchestratorProcess>>;
@@ -108,8 +191,24 @@ describe("environment variables", () => {
       expect(lines).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ protocolVersion: "2025-06-18" }) })]);
     });
 
+    it("a relative ORCHESTRA_CERTS_DIR is logged as the absolute path it names", async () => {
+      const { stderr, code } = await runCli(["serve"], INITIALIZE, {
+        ORCHESTRA_ORCHESTRATOR_ADDR: orchestrator.address,
+        ORCHESTRA_CERTS_DIR: relative(process.cwd(), certs.path),
+        ORCHESTRA_LOG_FORMAT: "json",
+      });
+      expect(code).toBe(0);
+      expect(jsonLogLines(stderr).map((l) => l.certsDir)).toEqual([certs.path]);
+    });
+
+    it("orchestrator on an address in use exits 1 with a log line pointing at --listen", async () => {
+      const { stderr, code } = await runCli(["orchestrator"], "", { ORCHESTRA_LISTEN: orchestrator.address, ORCHESTRA_CERTS_DIR: certs.path, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(code).toBe(1);
+      expect(jsonLogLines(stderr).map((l) => [l.level, l.msg])).toEqual([[50, expect.stringMatching(/EADDRINUSE.*choose another address with --listen or ORCHESTRA_LISTEN/)]]);
+    });
+
     it("orchestrator listens on ORCHESTRA_LISTEN", async () => {
-      const child = spawn(process.execPath, [CLI, "orchestrator"], { env: { ...process.env, ORCHESTRA_LISTEN: "127.0.0.1:0", ORCHESTRA_CERTS_DIR: certs.path, ORCHESTRA_LOG_FORMAT: "json" } });
+      const child = spawn(process.execPath, [CLI, "orchestrator"], { env: { ...cliEnvironment(), ORCHESTRA_LISTEN: "127.0.0.1:0", ORCHESTRA_CERTS_DIR: certs.path, ORCHESTRA_LOG_FORMAT: "json" } });
       let stderr = "";
       const ready = await new Promise<string>((resolve, reject) => {
         child.stderr.setEncoding("utf8").on("data", (d: string) => {

@@ -22,10 +22,18 @@ export async function tempDir(prefix = "orchestra-e2e-"): Promise<{ path: string
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
+/**
+ * The test process's environment without its `ORCHESTRA_*` variables (e.g. ORCHESTRA_GO_PEER_BIN,
+ * which the CLI would report as unknown): the CLI sees only the variables a test sets.
+ */
+export function cliEnvironment(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ORCHESTRA_"))), ...env };
+}
+
 /** Runs the CLI to completion with `input` on stdin; resolves with its output and exit status. */
 export function runCli(args: string[], input = "", env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: cliEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

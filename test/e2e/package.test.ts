@@ -23,6 +23,8 @@ describe("the packed package installed into a new project", () => {
   let project: string;
   /** The environment of a user's shell in `project` (no ORCHESTRA_ settings of ours). */
   let env: NodeJS.ProcessEnv;
+  /** What `npm install` of the tarball printed on stderr (npm's warnings). */
+  let installStderr: string;
 
   beforeAll(async () => {
     requireBuiltCli();
@@ -34,7 +36,7 @@ describe("the packed package installed into a new project", () => {
     await run("mkdir", [project]);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "uses-orchestra-stdio", version: "1.0.0", private: true }));
     env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ORCHESTRA_") && !k.startsWith("npm_")));
-    await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], { cwd: project, env: { ...env, CI: "true" }, timeout: INSTALL_MS });
+    ({ stderr: installStderr } = await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], { cwd: project, env: { ...env, CI: "true" }, timeout: INSTALL_MS }));
   }, INSTALL_MS + 60_000);
   afterAll(async () => {
     await work?.remove();
@@ -43,7 +45,9 @@ describe("the packed package installed into a new project", () => {
   it("has no install scripts, no patch-package and no source maps", () => {
     const installed = join(project, "node_modules/orchestra-stdio");
     const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { scripts?: Record<string, string>; dependencies?: Record<string, string> };
-    for (const hook of ["preinstall", "install", "postinstall"]) expect(pkg.scripts?.[hook]).toBeUndefined();
+    // The scripts npm runs (or, for `prepare`, warns about: "install-scripts ... not yet covered by allowScripts") for a dependency.
+    for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(pkg.scripts?.[hook]).toBeUndefined();
+    expect(installStderr.split("\n").filter((l) => l.includes("orchestra-stdio@"))).toEqual([]);
     expect(Object.keys(pkg.dependencies ?? {})).not.toContain("patch-package");
     expect(existsSync(join(project, "node_modules/patch-package"))).toBe(false);
     expect(existsSync(join(installed, "dist/cli/main.js.map"))).toBe(false);

@@ -95,6 +95,9 @@ describe("QuicSender against the reference orchestrator", () => {
     expect(() => parseHostPort("nohost")).toThrow(/missing port/);
     expect(() => parseHostPort("h:99999")).toThrow(/port/);
     expect(() => parseHostPort(":80")).toThrow(/missing host/);
+    expect(() => parseHostPort("h:0", undefined, 1)).toThrow(/port 0 cannot be connected to: port must be 1\.\.65535/);
+    expect(parseHostPort("h:0")).toEqual({ host: "h", port: 0 });
+    for (const junk of ["http://h:1", " h:1", "h:1 ", "::1:1", "h:01", "h/p:1", "user@h:1"]) expect(() => parseHostPort(junk), junk).toThrow(TypeError);
   });
 
   it("health answers STATUS_HEALTHY and echoes request_id", async () => {

@@ -165,7 +165,13 @@ describe("serve over raw stdio", () => {
       ["nope", /invalid address "nope": missing port/],
       ["127.0.0.1:abc", /invalid address "127\.0\.0\.1:abc": bad port/],
       ["[::1]", /invalid address "\[::1\]": missing port/],
-      ["127.0.0.1:0", /invalid address "127\.0\.0\.1:0": port 0 cannot be connected to/],
+      ["127.0.0.1:0", /invalid address "127\.0\.0\.1:0": port 0 cannot be connected to: port must be 1\.\.65535/],
+      ["127.0.0.1:70000", /invalid address "127\.0\.0\.1:70000": port must be 1\.\.65535/],
+      ["http://127.0.0.1:50100", /invalid address "http:\/\/127\.0\.0\.1:50100": a URL; give host:port without a scheme \(e\.g\. 127\.0\.0\.1:50100\)/],
+      ["127.0.0.1:50100 ", /invalid address "127\.0\.0\.1:50100 ": contains whitespace/],
+      ["::1:50100", /invalid address "::1:50100": an IPv6 host needs brackets \(\[::1\]:50100\)/],
+      ["127.0.0.1:050100", /invalid address "127\.0\.0\.1:050100": port 050100 has leading zeros/],
+      ["127.0.0.1/x:50100", /invalid address "127\.0\.0\.1\/x:50100": expected host:port/],
     ];
     for (const [addr, message] of cases) {
       const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", addr], initialize);

@@ -4,6 +4,7 @@
  * tool_call when the orchestrator refuses to stream, stops on cancellation; the tools
  * subscription turns event deliveries into notifications/tools/list_changed.
  */
+import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { WATCH_RETRY_MAX_MS } from "../../src/bridge/handler.js";
 import { SenderError } from "../../src/quic/sender.js";
@@ -331,7 +332,9 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
       const sender = new FakeStreamingSender(scripted, async (request, emit) => {
         emit({ case: undefined });
       });
-      const { init, send, out, handler } = harness(sender);
+      const records: Array<{ level: number; msg: string }> = [];
+      const logger = pino({ level: "debug" }, { write: (line: string) => void records.push(JSON.parse(line) as { level: number; msg: string }) });
+      const { init, send, out, handler } = harness(sender, { logger });
       expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: true } }); // not known yet
       await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
       out.length = 0;
@@ -339,6 +342,8 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
       expect(sender.streamRequests).toHaveLength(1);
       expect(out).toEqual([]);
       expect(handler.watchesToolChanges).toBe(false);
+      // Expected of the main deployment target: one info line, no warning.
+      expect(records.filter((r) => r.level >= 30).map((r) => [r.level, r.msg])).toEqual([[30, expect.stringContaining("does not serve tool-change subscriptions")]]);
       // What is answered after learning it no longer promises list changes.
       await send({ jsonrpc: "2.0", id: "d", method: "server/discover", params: { _meta: modernMeta() } });
       expect((out[0] as Msg).result!.capabilities).toMatchObject({ tools: { listChanged: false } });

@@ -254,6 +254,10 @@ describe("logging/setLevel (initialize-family revisions)", () => {
     const logs = out.filter((m) => "method" in m && m.method === "notifications/message") as Array<{ params: { level: string; logger: string } }>;
     expect(logs.length).toBeGreaterThan(0);
     expect(logs[0]!.params).toMatchObject({ level: "debug", logger: "orchestra-stdio" });
+    // Said in words, with the protobuf names of what went over the wire.
+    expect(logs.map((l) => (l.params as { data?: { message?: string } }).data?.message)).toContain(
+      "tools/list: forwarded to the orchestrator (PluginRequest listTools), which answered (PluginResponse listTools)",
+    );
     for (const l of logs) expect(validatorsFor("2025-06-18")!.validate("LoggingMessageNotification", l)).toBeNull();
     await send({ jsonrpc: "2.0", id: 4, method: "logging/setLevel", params: { level: "warning" } });
     out.length = 0;
