@@ -309,6 +309,8 @@ export class QuicServerEndpoint extends UdpEndpoint {
   initialsRefused = 0;
   /** Retry packets sent (see {@link ListenOptions.retryThreshold}). */
   retriesSent = 0;
+  /** Datagrams dropped because they reached a half-open connection from another address than its first Initial's. */
+  datagramsFromOtherAddress = 0;
   /** Secret of the Retry tokens (random per endpoint: a token outlives no restart). */
   private readonly retrySecret = randomFillSync(new Uint8Array(32));
   private handshaking = 0;
@@ -429,6 +431,13 @@ export class QuicServerEndpoint extends UdpEndpoint {
     if (conn !== undefined) {
       const from = conn.recvInfo.from;
       if (from.port !== rinfo.port || from.host !== rinfo.address) {
+        // No migration before the handshake completes (RFC 9000 §9): a half-open connection
+        // stays bound to the address of its first Initial, whose bytes alone earn the
+        // anti-amplification credit (RFC 9000 §8.1). Datagrams from elsewhere are dropped.
+        if (!conn.isEstablished) {
+          this.datagramsFromOtherAddress++;
+          return;
+        }
         conn.recvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
       }
       conn.receive(data);
