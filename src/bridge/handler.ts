@@ -228,6 +228,8 @@ export class McpHandler {
   private readonly tokens = new WeakMap<object, MessageTokens>();
   /** Input bytes charged to the next request dispatched (its share of the current line). */
   private chargeBytes = 0;
+  /** While a batch is dispatched: the keys of the request ids seen in it so far. */
+  private batchIds: Set<string> | undefined;
   private inFlightBytes = 0;
   private idleWaiters: Array<() => void> = [];
   private readonly sessionId: string;
@@ -472,7 +474,12 @@ export class McpHandler {
     }
     const collector = new BatchCollector((answer) => this.options.sink(answer));
     this.chargeBytes = Math.ceil(this.chargeBytes / batch.length);
-    for (const element of batch) this.dispatch(element, collector.slot(), true);
+    this.batchIds = new Set();
+    try {
+      for (const element of batch) this.dispatch(element, collector.slot(), true);
+    } finally {
+      this.batchIds = undefined;
+    }
     collector.seal();
   }
 
@@ -484,6 +491,14 @@ export class McpHandler {
     if (id === undefined) {
       responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: the id of a request must be a string or an integer"));
       return;
+    }
+    if (this.batchIds !== undefined) {
+      // Like an id already in flight: answered with a null id, so that the first keeps its own answer.
+      if (this.batchIds.has(id.key)) {
+        responder.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: duplicate id in batch: ${id.text}`, { duplicateId: id }));
+        return;
+      }
+      this.batchIds.add(id.key);
     }
     if (Array.isArray(message.params)) {
       // JSON-RPC 2.0 §4.2 allows positional params; MCP methods take named params only.
