@@ -489,7 +489,9 @@ export class McpHandler {
     // JSON-RPC 2.0 §5: an id that cannot be read is answered with a null id.
     const id = this.exactId(message, "id", message.id);
     if (id === undefined) {
-      responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: the id of a request must be a string or an integer"));
+      // JSON.parse makes an integer beyond the range of a double (over ~309 digits) Infinity.
+      const limit = typeof message.id === "number" && !Number.isFinite(message.id) ? ` (an integer id must be within ±${Number.MAX_VALUE}, about 309 digits)` : "";
+      responder.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: the id of a request must be a string or an integer${limit}`));
       return;
     }
     if (this.batchIds !== undefined) {
@@ -688,9 +690,16 @@ export class McpHandler {
       case "notifications/initialized":
         this.initialized = true;
         return;
-      case "notifications/cancelled":
-        this.cancel(this.exactId(message, "requestId", params.requestId), params.reason as string | undefined);
+      case "notifications/cancelled": {
+        const requestId = this.exactId(message, "requestId", params.requestId);
+        // A token JSON.parse rounds to an integer (`9007199254740993.5`) passes the schema but is no request id.
+        if (requestId === undefined) {
+          this.log.warn({ method, issues: [{ path: "/params/requestId", message: "must be a string or an integer" }] }, "dropping a notification with invalid params");
+          return;
+        }
+        this.cancel(requestId, params.reason as string | undefined);
         return;
+      }
       default:
         this.log.debug({ method }, "notification has no effect on the bridge");
     }
