@@ -230,6 +230,8 @@ export class McpHandler {
   private readonly tokens = new WeakMap<object, MessageTokens>();
   /** Input bytes charged to the next request dispatched (its share of the current line). */
   private chargeBytes = 0;
+  /** While a batch is dispatched: the keys of the request ids seen in it so far. */
+  private batchIds: Set<string> | undefined;
   private inFlightBytes = 0;
   private idleWaiters: Array<() => void> = [];
   private readonly sessionId: string;
@@ -474,7 +476,12 @@ export class McpHandler {
     }
     const collector = new BatchCollector((answer) => this.options.sink(answer));
     this.chargeBytes = Math.ceil(this.chargeBytes / batch.length);
-    for (const element of batch) this.dispatch(element, collector.slot(), true);
+    this.batchIds = new Set();
+    try {
+      for (const element of batch) this.dispatch(element, collector.slot(), true);
+    } finally {
+      this.batchIds = undefined;
+    }
     collector.seal();
   }
 
@@ -484,8 +491,18 @@ export class McpHandler {
     // JSON-RPC 2.0 §5: an id that cannot be read is answered with a null id.
     const id = this.exactId(message, "id", message.id);
     if (id === undefined) {
-      responder.send(errorResponse(null, ErrorCode.InvalidRequest, "Invalid Request: the id of a request must be a string or an integer"));
+      // JSON.parse makes an integer beyond the range of a double (over ~309 digits) Infinity.
+      const limit = typeof message.id === "number" && !Number.isFinite(message.id) ? ` (an integer id must be within ±${Number.MAX_VALUE}, about 309 digits)` : "";
+      responder.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: the id of a request must be a string or an integer${limit}`));
       return;
+    }
+    if (this.batchIds !== undefined) {
+      // Like an id already in flight: answered with a null id, so that the first keeps its own answer.
+      if (this.batchIds.has(id.key)) {
+        responder.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: duplicate id in batch: ${id.text}`, { duplicateId: id }));
+        return;
+      }
+      this.batchIds.add(id.key);
     }
     if (Array.isArray(message.params)) {
       // JSON-RPC 2.0 §4.2 allows positional params; MCP methods take named params only.
@@ -685,9 +702,16 @@ export class McpHandler {
       case "notifications/initialized":
         this.initialized = true;
         return;
-      case "notifications/cancelled":
-        this.cancel(this.exactId(message, "requestId", params.requestId), params.reason as string | undefined);
+      case "notifications/cancelled": {
+        const requestId = this.exactId(message, "requestId", params.requestId);
+        // A token JSON.parse rounds to an integer (`9007199254740993.5`) passes the schema but is no request id.
+        if (requestId === undefined) {
+          this.log.warn({ method, issues: [{ path: "/params/requestId", message: "must be a string or an integer" }] }, "dropping a notification with invalid params");
+          return;
+        }
+        this.cancel(requestId, params.reason as string | undefined);
         return;
+      }
       default:
         this.log.debug({ method }, "notification has no effect on the bridge");
     }

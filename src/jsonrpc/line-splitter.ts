@@ -39,7 +39,7 @@ export class LineSplitter {
   private chunks: Buffer[] = [];
   private buffered = 0;
   /** Set while discarding an oversized line: its head and length so far. */
-  private discarding: { head: Buffer; bytes: number } | undefined;
+  private discarding: { head: Buffer; bytes: number; last: number } | undefined;
   /** While the stream's first bytes may still be a BOM: those bytes, held until decided. */
   private bomHead: Buffer | undefined;
 
@@ -93,11 +93,13 @@ export class LineSplitter {
     const piece = chunk.subarray(start, end);
     if (this.discarding) {
       this.discarding.bytes += piece.length;
+      this.discarding.last = piece[piece.length - 1]!;
       return;
     }
-    if (this.buffered + piece.length > this.maxLineBytes) {
+    // One byte over the cap is held: it may be the `\r` of a CRLF, which is not counted.
+    if (this.buffered + piece.length > this.maxLineBytes + 1) {
       const head = Buffer.concat([...this.chunks, piece.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
-      this.discarding = { head: Buffer.from(head), bytes: this.buffered + piece.length };
+      this.discarding = { head: Buffer.from(head), bytes: this.buffered + piece.length, last: piece[piece.length - 1]! };
       this.chunks = [];
       this.buffered = 0;
       return;
@@ -110,15 +112,19 @@ export class LineSplitter {
 
   private finishLine(terminated: boolean): void {
     if (this.discarding) {
-      const { head, bytes } = this.discarding;
+      const { head, bytes, last } = this.discarding;
       this.discarding = undefined;
-      this.onEvent({ kind: "oversized", head, bytes, complete: terminated });
+      this.onEvent({ kind: "oversized", head, bytes: last === CR ? bytes - 1 : bytes, complete: terminated });
       return;
     }
     let line = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
     this.chunks = [];
     this.buffered = 0;
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
+    if (line.length > this.maxLineBytes) {
+      this.onEvent({ kind: "oversized", head: Buffer.from(line.subarray(0, HEAD_BYTES)), bytes: line.length, complete: terminated });
+      return;
+    }
     if (isBlank(line)) return;
     this.onEvent({ kind: "line", line });
   }

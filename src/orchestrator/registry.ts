@@ -7,6 +7,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { isLoggingLevel, LOGGING_LEVELS, type LoggingLevel } from "../bridge/client-log.js";
 import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE } from "../translate/streams.js";
 import { TOOL_NOT_FOUND_CODE } from "../translate/tools.js";
+import { MAX_NESTING_DEPTH } from "../jsonrpc/line-scan.js";
 
 /** What the server hands to {@link ToolRegistry.call} / {@link ToolRegistry.callStream} for one call. */
 export interface CallContext {
@@ -311,31 +312,38 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** Why `v` cannot travel as a google.protobuf.Value, or undefined when it can. */
-function jsonProblem(v: unknown, path: string, depth = 0): string | undefined {
-  if (depth > 100) return `${path} is nested too deeply`;
-  switch (typeof v) {
-    case "string":
-    case "boolean":
-      return undefined;
-    case "number":
-      return Number.isFinite(v) ? undefined : `${path} is not a finite number`;
-    case "object":
-      if (v === null) return undefined;
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) {
-          const p = jsonProblem(v[i], `${path}[${i}]`, depth + 1);
-          if (p) return p;
+/**
+ * Why `root` cannot travel as a google.protobuf.Value, or undefined when it can: a non-finite
+ * number, a value that is not JSON, or arrays/objects nested deeper than
+ * {@link MAX_NESTING_DEPTH} (`{}` is depth 1, the protocol's limit). Checked with an explicit
+ * stack (no recursion); the first problem in document order is reported.
+ */
+function jsonProblem(root: unknown, rootPath: string): string | undefined {
+  const stack: Array<[unknown, string, number]> = [[root, rootPath, 0]];
+  while (stack.length > 0) {
+    const [v, path, depth] = stack.pop()!;
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        continue;
+      case "number":
+        if (!Number.isFinite(v)) return `${path} is not a finite number`;
+        continue;
+      case "object": {
+        if (v === null) continue;
+        if (depth + 1 > MAX_NESTING_DEPTH) return `${path} nests deeper than the limit of ${MAX_NESTING_DEPTH}`;
+        if (Array.isArray(v)) {
+          for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`, depth + 1]);
+          continue;
         }
-        return undefined;
+        if (!isPlainObject(v)) return `${path} is not a plain object`;
+        const entries = Object.entries(v);
+        for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${entries[i]![0]}`, depth + 1]);
+        continue;
       }
-      if (!isPlainObject(v)) return `${path} is not a plain object`;
-      for (const [k, x] of Object.entries(v)) {
-        const p = jsonProblem(x, `${path}.${k}`, depth + 1);
-        if (p) return p;
-      }
-      return undefined;
-    default:
-      return `${path} has type ${typeof v}`;
+      default:
+        return `${path} has type ${typeof v}`;
+    }
   }
+  return undefined;
 }

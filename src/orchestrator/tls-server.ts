@@ -84,12 +84,23 @@ export interface TlsOrchestratorOptions {
    * once, so idle or slow clients cannot use up the process's file descriptors.
    */
   maxHandshakes?: number;
+  /**
+   * Of those, connections one remote IP address may have at once (default
+   * {@link TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS}; loopback counts like any address). A
+   * connection past it is closed at once. When {@link maxHandshakes} is reached, the oldest
+   * handshaking connection of the address with the most is closed to make room, if that address
+   * has more than the newcomer's; otherwise the newcomer is closed.
+   */
+  maxHandshakesPerAddress?: number;
   /** Logger (default: project pino logger, component `tls-orchestrator`). */
   logger?: Logger;
 }
 
 /** Default of {@link TlsOrchestratorOptions.maxHandshakes}. */
 export const TLS_DEFAULT_MAX_HANDSHAKES = 256;
+
+/** Default of {@link TlsOrchestratorOptions.maxHandshakesPerAddress}. */
+export const TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS = 32;
 
 /** Default per-connection request cap of {@link TlsOrchestratorOptions.maxStreams}. */
 export const TLS_DEFAULT_MAX_STREAMS = 1000;
@@ -121,6 +132,8 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
   if (!Number.isInteger(maxStreams) || maxStreams < 1) throw new RangeError(`maxStreams must be a positive integer`);
   const maxHandshakes = options.maxHandshakes ?? TLS_DEFAULT_MAX_HANDSHAKES;
   if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer`);
+  const maxPerAddress = options.maxHandshakesPerAddress ?? TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS;
+  if (!Number.isInteger(maxPerAddress) || maxPerAddress < 1) throw new RangeError(`maxHandshakesPerAddress must be a positive integer`);
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   if (!(keepAliveMs > 0)) throw new RangeError(`keepAliveMs must be positive`);
   const certsDir = options.tls ? undefined : (options.certsDir ?? defaultCertsDir());
@@ -159,23 +172,49 @@ export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {})
     minVersion: "TLSv1.3",
     handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
   });
-  // TCP connections still in their TLS handshake, by peer address and port.
+  // TCP connections still in their TLS handshake, by peer address and port, and by remote IP
+  // address (oldest first).
   const handshaking = new Map<string, Socket>();
+  const byAddress = new Map<string, Socket[]>();
   const peerKey = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
+  const handshakeDone = (key: string) => {
+    const raw = handshaking.get(key);
+    if (raw === undefined) return;
+    handshaking.delete(key);
+    const address = raw.remoteAddress ?? "";
+    const list = byAddress.get(address);
+    if (list === undefined) return;
+    const i = list.indexOf(raw);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) byAddress.delete(address);
+  };
+  const refuse = (raw: Socket) => {
+    stats.handshakesRefused = (stats.handshakesRefused ?? 0) + 1;
+    raw.destroy();
+  };
   server.on("connection", (raw: Socket) => {
+    const address = raw.remoteAddress ?? "";
+    const own = byAddress.get(address)?.length ?? 0;
+    if (own >= maxPerAddress) return refuse(raw);
     if (handshaking.size >= maxHandshakes) {
-      stats.handshakesRefused = (stats.handshakesRefused ?? 0) + 1;
-      raw.destroy();
-      return;
+      let busiest: Socket[] | undefined;
+      for (const list of byAddress.values()) if (busiest === undefined || list.length > busiest.length) busiest = list;
+      if (busiest === undefined || busiest.length <= own) return refuse(raw);
+      const oldest = busiest[0]!;
+      handshakeDone(peerKey(oldest));
+      refuse(oldest);
     }
     const key = peerKey(raw);
     handshaking.set(key, raw);
+    const list = byAddress.get(address);
+    if (list === undefined) byAddress.set(address, [raw]);
+    else list.push(raw);
     raw.once("close", () => {
-      if (handshaking.get(key) === raw) handshaking.delete(key);
+      if (handshaking.get(key) === raw) handshakeDone(key);
     });
   });
   server.on("secureConnection", (socket: tls.TLSSocket) => {
-    handshaking.delete(peerKey(socket));
+    handshakeDone(peerKey(socket));
     if (stopping) {
       socket.destroy();
       return;

@@ -207,6 +207,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
 
   let createdCa = false;
   let caPem = await readOptional(paths.ca);
+  if (caPem === undefined && !mayCreateCa) caPem = await caBeingCreated(root, paths.ca);
   if (caPem === undefined && !mayCreateCa) {
     const err = new CertStoreError(
       `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ${tildeHint(given)}` +
@@ -360,6 +361,27 @@ async function withLock<T>(dir: string, label: string, fn: () => Promise<T>): Pr
   } finally {
     // Remove it only while it is still ours (a holder taken over as stale must not delete the next one's).
     if ((await readOptional(file).catch(() => undefined)) === token) await fs.rm(file, { force: true });
+  }
+}
+
+/** How long a party that may not create the CA waits for one that another process is creating (ms). */
+const CA_CREATION_WAIT_MS = 10_000;
+
+/**
+ * The CA certificate once another live process creating it (holding `<root>/.ca.lock`) has
+ * written it; undefined at once when no such process exists, or after {@link CA_CREATION_WAIT_MS}.
+ */
+async function caBeingCreated(root: string, caPath: string): Promise<string | undefined> {
+  const lock = path.join(root, ".ca.lock");
+  const deadline = Date.now() + CA_CREATION_WAIT_MS;
+  for (;;) {
+    const held = await fs.stat(lock).then(
+      async () => (await lockHolder(lock)) !== "stale",
+      () => false,
+    );
+    const caPem = await readOptional(caPath);
+    if (caPem !== undefined || !held || Date.now() > deadline) return caPem;
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 

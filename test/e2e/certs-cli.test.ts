@@ -7,12 +7,23 @@ import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
+import { existsSync } from "node:fs";
+import { createSocket } from "node:dgram";
 import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
 import { requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
-import { connectBridge } from "./transport-helpers.js";
+import { connectBridge, textOf, waitFor } from "./transport-helpers.js";
 
 beforeAll(() => requireBuiltCli());
 const cleanups = cleanupsAfterEach();
+
+/** A UDP port on 127.0.0.1 that was free a moment ago. */
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket("udp4");
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
 
 async function temp(): Promise<string> {
   const d = await tempDir("orchestra-certs-e2e-");
@@ -183,6 +194,27 @@ describe("concurrent first starts of real processes on one empty store", () => {
       await expectSoundStore(dir, [...new Set(pair)]);
     }
   }, 240_000);
+
+  it("12 rounds of two real processes on one empty store: the orchestrator command creating it, and serve --orchestrator-addr started as soon as the store appears", async () => {
+    const root = await temp();
+    for (let round = 0; round < 12; round++) {
+      const dir = join(root, `round-${round}`);
+      const port = await freeUdpPort();
+      const orchestrator = startOrchestratorProcess(dir, ["--listen", `127.0.0.1:${port}`]);
+      // serve starts while the orchestrator creates the CA (or just after): it may not create
+      // one itself, and waits for the one being created instead of exiting 2.
+      await waitFor(() => existsSync(join(dir, ".ca.lock")) || existsSync(join(dir, "ca.crt")), "the orchestrator to start creating the store", 30_000);
+      const bridge = await connectBridge(["--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", dir]);
+      cleanups.push(bridge.close);
+      const running = await orchestrator;
+      cleanups.push(running.stop);
+      const result = await bridge.client.callTool({ name: "echo", arguments: { text: `round ${round}` } });
+      expect(textOf(result), bridge.stderr()).toContain(`round ${round}`);
+      await bridge.close();
+      await running.stop();
+      await expectSoundStore(dir, ["orchestrator", "transport.stdio-client"]);
+    }
+  }, 300_000);
 
   it("the orchestrator command and serve (embedded orchestrator, two QUIC clients) started together on one store", async () => {
     const dir = join(await temp(), "store");

@@ -35,7 +35,7 @@ function clientInitial(): Buffer {
 }
 
 /** A server on 127.0.0.1 with the test PKI and a 30 s idle timeout, closed after the test. */
-async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: number; retryThreshold?: number }): Promise<QuicServerEndpoint> {
+async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: number; maxHandshakesPerAddress?: number; retryThreshold?: number }): Promise<QuicServerEndpoint> {
   const server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 30_000, ...extra });
   cleanups.push(() => server.close());
   return server;
@@ -85,6 +85,33 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
     expect(shortInitials).toEqual([]);
   }, 60_000);
 
+  it("binds a half-open connection to its first Initial's address: the same Initial from another address gets nothing, and credit earned by one address is not spent on another", async () => {
+    const server = await listen({ handshakeTimeoutMs: 3_000 });
+    const sockets = await Promise.all(
+      ["A", "V"].map(async () => {
+        const socket = dgram.createSocket("udp4");
+        await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+        cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
+        const counter = { socket, received: 0 };
+        socket.on("message", (m: Buffer) => (counter.received += m.length)); // never answered
+        return counter;
+      }),
+    );
+    const [a, v] = sockets as [(typeof sockets)[0], (typeof sockets)[0]];
+    const initial = clientInitial();
+    for (let i = 0; i < 4; i++) {
+      a.socket.send(initial, server.address.port, "127.0.0.1");
+      await waitFor(() => server.datagramsReceived === i + 1, "the server to read A's Initial", 10_000);
+    }
+    v.socket.send(initial, server.address.port, "127.0.0.1"); // same DCID: the same connection
+    await waitFor(() => server.datagramsFromOtherAddress === 1, "the server to drop V's datagram", 10_000);
+    await waitFor(() => server.connectionCount === 0, "the handshake deadline to drop the connection", 30_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(v.received).toBe(0);
+    expect(a.received).toBeGreaterThan(0);
+    expect(a.received).toBeLessThanOrEqual(3 * 4 * initial.length);
+  }, 60_000);
+
   it("keeps at most maxHandshakes half-open connections; Initials past the cap get no answer and no state", async () => {
     const server = await listen({ handshakeTimeoutMs: 1_500, maxHandshakes: 2, retryThreshold: 2 }); // no Retry below the cap
     const answers: number[] = [];
@@ -109,6 +136,20 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
     expect(server.handshakingCount).toBe(0);
     expect(server.connectionCount).toBe(1);
   }, 90_000);
+
+  it("keeps at most maxHandshakesPerAddress half-open connections per address; another address still gets one", async () => {
+    const server = await listen({ handshakeTimeoutMs: 30_000, maxHandshakesPerAddress: 2, retryThreshold: 100 });
+    const fromAddresses = ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3"];
+    for (let i = 0; i < fromAddresses.length; i++) {
+      const socket = dgram.createSocket("udp4");
+      await new Promise<void>((resolve) => socket.bind(0, fromAddresses[i], resolve));
+      cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
+      socket.send(clientInitial(), server.address.port, "127.0.0.1");
+      await waitFor(() => server.connectionCount + server.initialsRefused === i + 1, "the Initial to be accepted or refused", 10_000);
+    }
+    expect(server.initialsRefused).toBe(1); // the third from 127.0.0.2
+    expect(server.handshakingCount).toBe(3);
+  }, 60_000);
 
   it("past retryThreshold, answers an Initial with one Retry and no state; a real client comes back with the token and connects", async () => {
     const server = await listen({ handshakeTimeoutMs: 6_000, retryThreshold: 0 });

@@ -18,8 +18,8 @@ beforeAll(async () => {
 });
 
 /** A TCP connection that sends nothing; `closed` resolves when the server ends it. */
-async function silentClient(port: number): Promise<{ socket: net.Socket; closed: Promise<void> }> {
-  const socket = net.connect(port, "127.0.0.1");
+async function silentClient(port: number, localAddress = "127.0.0.1"): Promise<{ socket: net.Socket; closed: Promise<void> }> {
+  const socket = net.connect({ port, host: "127.0.0.1", localAddress });
   cleanups.push(() => socket.destroy());
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   socket.on("error", () => {}); // a reset by the server is the expected end
@@ -39,6 +39,37 @@ describe("TLS orchestrator: unauthenticated connections", () => {
     // Generous bound for a loaded machine; without the fix the socket stays open for good.
     await waitFor(() => client.socket.closed, "the server closing the silent connection", 15_000);
   }, 30_000);
+
+  it("keeps at most maxHandshakesPerAddress connections of one address handshaking; another address still gets in", async () => {
+    const server = await startTlsOrchestrator({ tls: pki.server, handshakeTimeoutMs: 60_000, maxHandshakesPerAddress: 2 });
+    cleanups.push(() => server.stop());
+    const held = [await silentClient(server.port, "127.0.0.2"), await silentClient(server.port, "127.0.0.2")];
+    const extra = await silentClient(server.port, "127.0.0.2");
+    await waitFor(() => extra.socket.closed, "the connection past the address's cap being closed", 15_000);
+    expect(server.stats.handshakesRefused).toBe(1);
+    const other = await silentClient(server.port, "127.0.0.3");
+    let closed = 0;
+    for (const h of [...held, other]) void h.closed.then(() => closed++);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(closed).toBe(0);
+    expect(server.stats.handshakesRefused).toBe(1);
+  }, 30_000);
+
+  it("when the global cap is full of one address's silent connections, closes its oldest to let another address's bridge in", async () => {
+    const server = await startTlsOrchestrator({ tls: pki.server, handshakeTimeoutMs: 60_000, maxHandshakes: 4 });
+    cleanups.push(() => server.stop());
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await silentClient(server.port, "127.0.0.2"));
+    // The busiest address does not evict its own: a fifth from it is refused.
+    const extra = await silentClient(server.port, "127.0.0.2");
+    await waitFor(() => extra.socket.closed, "the attacker's connection past the cap being closed", 15_000);
+    const sender = new TlsSender({ host: "127.0.0.1", port: server.port, tls: pki.client });
+    cleanups.push(() => sender.close());
+    const answer = await sender.send(healthRequest());
+    expect(answer.response.case).toBe("health");
+    await waitFor(() => held[0]!.socket.closed, "the oldest silent connection being closed", 15_000);
+    expect(held.slice(1).every((h) => !h.socket.closed)).toBe(true);
+  }, 60_000);
 
   it("keeps at most maxHandshakes connections handshaking; one past the cap is closed at once, the others are not", async () => {
     const server = await startTlsOrchestrator({ tls: pki.server, handshakeTimeoutMs: 60_000, maxHandshakes: 3 });

@@ -144,6 +144,21 @@ describe("JSON-RPC batches", () => {
     expect(batch.find((m) => m.id === "c")!.error!.code).toBe(-32600);
   });
 
+  it.runIf(hasBatchRevision)("answers a duplicate id inside one batch with -32600 under a null id; the first keeps its answer", async () => {
+    const { init, send, out } = harness(new FakeSender(scripted));
+    await init("2025-03-26");
+    await send([
+      { jsonrpc: "2.0", id: "d", method: "ping" },
+      { jsonrpc: "2.0", id: "d", method: "ping" },
+      { jsonrpc: "2.0", id: "e", method: "ping" },
+    ]);
+    expect(out).toHaveLength(1);
+    const batch = out[0] as Array<{ id: unknown; result?: unknown; error?: { code: number; message: string } }>;
+    expect(batch.filter((m) => m.id === "d")).toEqual([expect.objectContaining({ result: {} })]);
+    expect(batch.filter((m) => m.id === "e")).toHaveLength(1);
+    expect(batch.filter((m) => m.id === null)).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32600, message: expect.stringContaining("duplicate id in batch") }) })]);
+  });
+
   it.each(LEGACY.filter((v) => v !== "2025-03-26"))("rejects a batch with a single -32600 in %s", async (version) => {
     const { init, send, out } = harness(new FakeSender(scripted));
     await init(version);

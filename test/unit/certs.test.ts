@@ -171,6 +171,26 @@ describe("ensureCertStore", () => {
     await expectSoundStore(dir, [ORCHESTRATOR_CERT_NAME, BRIDGE_CERT_NAME]);
   });
 
+  it("a party that may not create the CA waits for the one another live process is creating, and fails at once when its lock is stale", async () => {
+    const { copyFile, mkdir } = await import("node:fs/promises");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const lock = join(dir, ".ca.lock");
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    await writeFile(lock, `${dead.stdout} ${hostname()} 0000`);
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false })).rejects.toMatchObject({ code: "no-ca" });
+
+    await writeFile(lock, `${process.pid} ${hostname()} 1111`); // a live process creating the CA
+    const waiting = ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false });
+    const other = join(root, "other");
+    await ensureCertStore(other, ORCHESTRATOR_CERT_NAME);
+    await copyFile(join(other, "ca.key"), join(dir, "ca.key"));
+    await copyFile(join(other, "ca.crt"), join(dir, "ca.crt"));
+    await unlink(lock);
+    const store = await waiting;
+    expect(store.created).toEqual({ ca: false, cert: true });
+    expect(store.caPem).toBe(await readFile(join(other, "ca.crt"), "utf8"));
+  });
+
   it("two parties racing on an empty directory end up with one CA", async () => {
     const [a, b] = await Promise.all([
       ensureCertStore(dir, ORCHESTRATOR_CERT_NAME),

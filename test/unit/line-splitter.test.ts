@@ -44,6 +44,13 @@ describe("LineSplitter", () => {
     expect(lines(events.slice(1))).toEqual(["ok"]);
   });
 
+  it("does not count the CR of a CRLF against the cap; one byte more is still oversized", () => {
+    const full = "x".repeat(40);
+    expect(lines(split([full + "\r\n", "ok\r\n"], 40))).toEqual([full, "ok"]);
+    expect(lines(split([full, "\r", "\n"], 40))).toEqual([full]);
+    expect(lines(split([full + "y\n", full + "y\r\n", "ok\n"], 40))).toEqual(["<oversized 41>", "<oversized 41>", "ok"]);
+  });
+
   it("handles a line of many chunks in linear time (16 MiB in 64 KiB chunks)", () => {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     const events: LineEvent[] = [];

@@ -254,6 +254,13 @@ export interface ListenOptions extends EngineConfig {
    */
   maxHandshakes?: number;
   /**
+   * Of those, connections from one remote IP address (default
+   * {@link DEFAULT_MAX_HANDSHAKES_PER_ADDRESS}; loopback counts like any address). A client
+   * Initial from an address with this many pending is dropped like one past `maxHandshakes`
+   * (counted in `initialsRefused`), so one address cannot take every slot.
+   */
+  maxHandshakesPerAddress?: number;
+  /**
    * From this many pending handshakes on, a client Initial without a valid token is answered
    * with a Retry (RFC 9000 §8.1.2) instead of a connection: the server keeps no state for it
    * and sends one small packet; only a client that receives at its address comes back, with
@@ -276,6 +283,9 @@ const QUIC_V1 = 1;
 
 /** Default of {@link ListenOptions.maxHandshakes}. */
 export const DEFAULT_MAX_HANDSHAKES = 1024;
+
+/** Default of {@link ListenOptions.maxHandshakesPerAddress}. */
+export const DEFAULT_MAX_HANDSHAKES_PER_ADDRESS = 64;
 
 /** Stateless resets sent at most this many per second (RFC 9000 §10.3: limit them). */
 const MAX_RESETS_PER_SECOND = 100;
@@ -311,9 +321,13 @@ export class QuicServerEndpoint extends UdpEndpoint {
   initialsRefused = 0;
   /** Retry packets sent (see {@link ListenOptions.retryThreshold}). */
   retriesSent = 0;
+  /** Datagrams dropped because they reached a half-open connection from another address than its first Initial's. */
+  datagramsFromOtherAddress = 0;
   /** Secret of the Retry tokens (random per endpoint: a token outlives no restart). */
   private readonly retrySecret = randomFillSync(new Uint8Array(32));
   private handshaking = 0;
+  /** Of {@link handshaking}, per remote IP address (entries only while non-zero). */
+  private readonly handshakingByAddress = new Map<string, number>();
 
   private constructor(
     socket: dgram.Socket,
@@ -323,6 +337,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     private readonly resetSecret: Uint8Array | undefined,
     private readonly maxHandshakes: number,
     private readonly retryThreshold: number,
+    private readonly maxPerAddress: number,
   ) {
     super(socket, limits.maxSendUdpPayload);
     const a = socket.address();
@@ -343,6 +358,8 @@ export class QuicServerEndpoint extends UdpEndpoint {
     const secret = options.statelessResetSecret;
     const maxHandshakes = options.maxHandshakes ?? DEFAULT_MAX_HANDSHAKES;
     if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer, got ${maxHandshakes}`);
+    const maxPerAddress = options.maxHandshakesPerAddress ?? DEFAULT_MAX_HANDSHAKES_PER_ADDRESS;
+    if (!Number.isInteger(maxPerAddress) || maxPerAddress < 1) throw new RangeError(`maxHandshakesPerAddress must be a positive integer, got ${maxPerAddress}`);
     const retryThreshold = options.retryThreshold ?? Math.ceil(maxHandshakes / 2);
     if (!Number.isInteger(retryThreshold) || retryThreshold < 0) throw new RangeError(`retryThreshold must be a non-negative integer, got ${retryThreshold}`);
     if (secret !== undefined && secret.byteLength < 16) throw new RangeError("statelessResetSecret must have at least 16 bytes");
@@ -360,7 +377,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       });
     });
     const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
-    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes, retryThreshold);
+    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes, retryThreshold, maxPerAddress);
   }
 
   /** Bound address. */
@@ -409,8 +426,17 @@ export class QuicServerEndpoint extends UdpEndpoint {
   }
 
   connectionGone(conn: QuicConnection): void {
-    if (this.conns.delete(conn) && !conn.isEstablished) this.handshaking--;
+    if (this.conns.delete(conn) && !conn.isEstablished) this.handshakeEnded(conn);
     for (const k of conn.routeKeys) if (this.routes.get(k) === conn) this.routes.delete(k);
+  }
+
+  /** A half-open connection completed or lost its handshake: its slot is free. */
+  private handshakeEnded(conn: QuicConnection): void {
+    this.handshaking--;
+    const address = conn.recvInfo.from.host;
+    const n = (this.handshakingByAddress.get(address) ?? 1) - 1;
+    if (n > 0) this.handshakingByAddress.set(address, n);
+    else this.handshakingByAddress.delete(address);
   }
 
   private onDatagram(data: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -431,6 +457,13 @@ export class QuicServerEndpoint extends UdpEndpoint {
     if (conn !== undefined) {
       const from = conn.recvInfo.from;
       if (from.port !== rinfo.port || from.host !== rinfo.address) {
+        // No migration before the handshake completes (RFC 9000 §9): a half-open connection
+        // stays bound to the address of its first Initial, whose bytes alone earn the
+        // anti-amplification credit (RFC 9000 §8.1). Datagrams from elsewhere are dropped.
+        if (!conn.isEstablished) {
+          this.datagramsFromOtherAddress++;
+          return;
+        }
         conn.recvInfo = { from: { host: rinfo.address, port: rinfo.port }, to: this.local };
       }
       conn.receive(data);
@@ -479,7 +512,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       return;
     }
     if (header.ty !== quiche.Type.Initial || data.length < 1200 || header.dcid.byteLength < 8) return;
-    if (this.handshaking >= this.maxHandshakes) {
+    if (this.handshaking >= this.maxHandshakes || (this.handshakingByAddress.get(rinfo.address) ?? 0) >= this.maxPerAddress) {
       this.initialsRefused++;
       return;
     }
@@ -508,7 +541,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       return;
     }
     const conn: QuicConnection = new QuicConnection(this, qc, "server", recvInfo, this.limits.keepAliveMs, () => {
-      this.handshaking--;
+      this.handshakeEnded(conn);
       if (this.onConnection) this.onConnection(conn);
     });
     conn.onClose = (info) => {
@@ -521,6 +554,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     this.routes.set(dcidKey, conn);
     this.conns.add(conn);
     this.handshaking++;
+    this.handshakingByAddress.set(rinfo.address, (this.handshakingByAddress.get(rinfo.address) ?? 0) + 1);
     const timer = setTimeout(() => {
       if (!conn.isEstablished && !conn.isClosed) conn.close(0, "handshake timeout");
     }, this.handshakeTimeoutMs);
