@@ -123,6 +123,6 @@ describe("SIGKILL of the orchestrator during progress calls (quic)", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(listChanged).toBe(1);
     const names = (await bridge.client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(["block", "blocked"]); // no built-ins any more
+    expect(names).toEqual(["block", "blocked", "depth"]); // no built-ins any more
   });
 });
