@@ -190,6 +190,11 @@ describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator die
         expect(e.code).toBe(-32603);
         expect(e.message).toContain(address);
       }
+      // The pending calls prove the call connection is gone; the idle streaming connection (used
+      // by the progress call below) is noticed by its own keep-alive within --idle-timeout. Upstream
+      // sends no stateless reset, so a restart before that would leave it to time out
+      // (docs/reliability.md, "When the orchestrator goes away").
+      await new Promise((r) => setTimeout(r, 4_000));
       orchestrator = await startGoOrchestrator({ certsDir: certs.path, listen: address });
       expect(orchestrator.address).toBe(address);
       const after = await bridge.client.callTool({ name: "echo", arguments: { text: `after ${signal}` } }, undefined, { timeout: 60_000 });
