@@ -19,7 +19,7 @@
  * request names (unless forced); the lifecycle rules (initialize-first, premature-request,
  * initialized-after-result) do not apply, and the server capabilities the request rules check
  * are those of the `server/discover` result, once one is seen. An `initialize` later in a stateless
- * session switches it to the legacy rules (a dual-era server serves both). A legacy session whose
+ * session starts a new, initialize-based session (a dual-era server serves both; no reinitialize). A legacy session whose
  * initialize was not seen is checked against the newest initialize-based version when the default
  * (latest) version is stateless.
  *
@@ -384,7 +384,10 @@ export class SessionChecker {
     if (method === "initialize" && dir === "c2s") {
       // A retry after an initialize error is no restart: no session existed yet (ids start afresh).
       if (this.phase === "failed") this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
-      else if (this.phase !== "pre") this.restart(origin);
+      else if (this.phase !== "pre") this.restart(origin, true);
+      // After stateless requests, an initialize starts an initialize-based session (a dual-era
+      // server serves both): the stateless part is a session of its own, with its version.
+      else if (this.era === "stateless" && this.parsed > 1) this.restart(origin, false);
       this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
     } else if (this.defs.method(dir, method).def?.kind === "notification") {
@@ -868,8 +871,9 @@ export class SessionChecker {
 
   // --- shared helpers --------------------------------------------------------------------------
 
-  private restart(origin: Origin): void {
-    if (!this.ctx.restartsExpected) {
+  /** Starts a new session at an initialize request; `reinitialize`: a second one (reported unless restarts are expected). */
+  private restart(origin: Origin, reinitialize: boolean): void {
+    if (reinitialize && !this.ctx.restartsExpected) {
       this.emit("session/reinitialize", origin, "c2s", "second initialize request; checking continues as a new session", undefined, "initialize");
     }
     this.finish();

@@ -23,3 +23,27 @@ describe("null-id answers to invalid requests", () => {
     expect(brief(findings)).toEqual(["5 error session/duplicate-request-id", "6 warning jsonrpc/null-id-error"]);
   });
 });
+
+const V26 = "2026-07-28";
+const meta26 = { _meta: { "io.modelcontextprotocol/protocolVersion": V26, "io.modelcontextprotocol/clientCapabilities": {} } };
+const served26 = { resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" } }, ttlMs: 0, cacheScope: "private" };
+
+describe("version labels", () => {
+  it("a stateless 2026-07-28 session followed by initialize: two sessions, each with the version it was checked against", async () => {
+    const records = [
+      req("c2s", "d", "server/discover", meta26),
+      ok("s2c", "d", { ...served26, supportedVersions: [V26], capabilities: { tools: {} } }),
+      req("c2s", 1, "tools/list", meta26),
+      ok("s2c", 1, { ...served26, tools: [] }),
+      init(V26, 2),
+      ok("s2c", 2, { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } }),
+      req("c2s", undefined, "notifications/initialized"),
+      req("c2s", 3, "tools/list"),
+      ok("s2c", 3, { tools: [] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V26, "2025-11-25"]);
+    expect(summary.files[0]!.sessions).toBe(2);
+  });
+});
