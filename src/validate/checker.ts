@@ -105,6 +105,8 @@ interface Pending extends InflightEntry {
   progressToken: Id | undefined;
   /** The last progress value reported for `progressToken`, once there is one. */
   last: number | undefined;
+  /** With `ctx.onMessage`: where the request sits in the timeline (what a response `answers`). */
+  at: TimelineMessage["answers"];
 }
 
 type Phase = "pre" | "sent" | "answered" | "failed";
@@ -161,6 +163,13 @@ export class SessionChecker {
   private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
+  /** With `ctx.onMessage`: the timeline entry of the message being checked. */
+  private answering: TimelineMessage | undefined;
+  /**
+   * Per sender: requests that reused an id still in flight (`session/duplicate-request-id`), by id:
+   * the earlier request keeps the id, and a second response with it answers the duplicate.
+   */
+  private duplicates = { c2s: new Map<Id, Pending>(), s2c: new Map<Id, Pending>() };
   /** A response to a request id the input never showed (a sign of an excerpt). */
   private answeredUnseen = false;
 
@@ -294,7 +303,19 @@ export class SessionChecker {
   private one(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     this.messages++;
     this.parsed++;
-    if (this.ctx.onMessage !== undefined) this.timeline(f, origin, dir, prefix);
+    if (this.ctx.onMessage === undefined) {
+      this.dispatch(f, origin, dir, prefix);
+      return;
+    }
+    // (reported once checked: a response's entry then names the request it was paired with)
+    const entry = this.timeline(f, origin, dir, prefix);
+    this.answering = entry;
+    this.dispatch(f, origin, dir, prefix);
+    this.answering = undefined;
+    this.ctx.onMessage(entry);
+  }
+
+  private dispatch(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     switch (f.shape) {
       case SHAPE_NOT_OBJECT:
         this.nullIdBudget[dir]++;
@@ -333,15 +354,15 @@ export class SessionChecker {
     }
   }
 
-  /** Reports message `f` to `ctx.onMessage`: its kind, method, id and text. */
-  private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+  /** The timeline entry of message `f` for `ctx.onMessage`: its kind, method, id and text. */
+  private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): TimelineMessage {
     const s = f.shape;
     const kind = s === SHAPE_REQUEST ? "request" : s === SHAPE_NOTIFICATION ? "notification" : s === SHAPE_ERROR ? "error" : s === SHAPE_RESULT ? "result" : "invalid";
     const value = f.value !== undefined ? f.value : f.source?.materialize(f.row);
     const method = s === SHAPE_REQUEST || s === SHAPE_NOTIFICATION ? f.method : undefined;
     const entry = this.timelineEntry(origin, dir, kind, method, wireId(f.id), JSON.stringify(value) ?? String(value));
     if (prefix !== "") entry.batch = prefix;
-    this.ctx.onMessage!(entry);
+    return entry;
   }
 
   private timelineEntry(origin: Origin, dir: Direction, kind: TimelineMessage["kind"], method: string | undefined, id: WireId | undefined, text: string): TimelineMessage {
@@ -445,9 +466,11 @@ export class SessionChecker {
       notificationMethod,
       progressToken: f.token,
       last: undefined,
+      at: this.answering === undefined ? undefined : timelinePlace(this.answering),
     };
     if (f.token !== undefined) this.progress[dir].set(f.token, pending);
-    inflight.set(pending);
+    if (earlier === undefined) inflight.set(pending);
+    else if (this.duplicates[dir].size < 1024) this.duplicates[dir].set(id, pending);
   }
 
   /**
@@ -761,7 +784,12 @@ export class SessionChecker {
     if (!this.ctx.bidirectional) return; // (serverSideResult followed the handshake)
 
     const inflight = this.inflight[from];
-    const pending = inflight.get(rawId);
+    let pending = inflight.get(rawId);
+    let duplicate = false;
+    if (pending === undefined && this.duplicates[from].size > 0) {
+      pending = this.duplicates[from].get(rawId); // the earlier request was answered: this answers the duplicate
+      duplicate = pending !== undefined && this.duplicates[from].delete(rawId);
+    }
     if (pending === undefined) {
       // JSON-RPC lets an error response echo the id it could read from an invalid request.
       if (isError && this.invalidIds[from].delete(rawId)) return;
@@ -779,8 +807,9 @@ export class SessionChecker {
       );
       return;
     }
-    inflight.delete(rawId);
+    if (!duplicate) inflight.delete(rawId);
     if (pending.progressToken !== undefined) this.progress[from].delete(pending.progressToken);
+    if (this.answering !== undefined && pending.at !== undefined) this.answering.answers = pending.at;
     // A notification method sent with an id is a request (JSON-RPC 2.0 §4), reported once as
     // jsonrpc/kind-mismatch: any answer to it (typically -32600) is fine, and has no result definition.
     if (pending.notificationMethod) return;
@@ -890,6 +919,7 @@ export class SessionChecker {
     this.nullIdBudget = { c2s: 0, s2c: 0 };
     this.rejectedBatches = { c2s: [], s2c: [] };
     this.invalidIds = { c2s: new Map(), s2c: new Map() };
+    this.duplicates = { c2s: new Map(), s2c: new Map() };
     this.notified = { c2s: false, s2c: false };
     this.spoken = undefined;
     this.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
@@ -1047,6 +1077,14 @@ export class SessionChecker {
     if (this.sessions === 1) return this.ctx.session;
     return `${this.ctx.session ?? ""}#${this.sessions}`;
   }
+}
+
+/** Where `entry` sits in the timeline: what a response to it `answers`. */
+function timelinePlace(entry: TimelineMessage): TimelineMessage["answers"] {
+  const at: NonNullable<TimelineMessage["answers"]> = { line: entry.line };
+  if (entry.location !== undefined) at.location = entry.location;
+  if (entry.batch !== undefined) at.batch = entry.batch;
+  return at;
 }
 
 /** Pointers of envelope issues inside `/result`, relative to the result (undefined when none). */

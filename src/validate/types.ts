@@ -65,6 +65,8 @@ export interface TimelineMessage {
   id?: WireId;
   ts?: string;
   text: string;
+  /** A response: the request the checker paired it with (its line, HAR location and batch pointer). */
+  answers?: { line: number; location?: string; batch?: string };
 }
 
 /** Per-file totals, reported after the file's last finding. */

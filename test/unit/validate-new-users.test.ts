@@ -3,7 +3,8 @@
  * labels, one defect reported twice. Each case is a small capture written here.
  */
 import { describe, expect, it } from "vitest";
-import { brief, captureText, err, handshake, init, ok, req, validateText } from "../helpers/validate-records.js";
+import type { TimelineMessage } from "../../src/validate/index.js";
+import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
   it("a request method sent without an id may be rejected with id null: only the null-id warning", async () => {
@@ -45,5 +46,22 @@ describe("version labels", () => {
     expect(brief(findings)).toEqual([]);
     expect(summary.files[0]!.protocolVersions).toEqual([V26, "2025-11-25"]);
     expect(summary.files[0]!.sessions).toBe(2);
+  });
+});
+
+describe("one pairing of responses to requests for every reporter", () => {
+  it("a duplicate in-flight id: the first response answers the earlier request, the second the duplicate (timeline `answers`)", async () => {
+    const call = (id: number): Rec => req("c2s", id, "tools/call", { name: "a", arguments: {} });
+    const records = [...handshake(), call(2), call(2), ok("s2c", 1, { content: [] }), ok("s2c", 2, { content: [] }), ok("s2c", 2, { content: [] }), ok("s2c", 77, { content: [] })];
+    const timeline: TimelineMessage[] = [];
+    const { findings } = await validateText(captureText(records), { partial: true, onMessage: (m) => timeline.push(m) });
+    expect(brief(findings)).toEqual(["5 error session/duplicate-request-id"]);
+    expect(timeline.filter((m) => m.kind === "result").map((m) => [m.line, m.answers?.line])).toEqual([
+      [2, 1],
+      [6, undefined],
+      [7, 4],
+      [8, 5],
+      [9, undefined],
+    ]);
   });
 });

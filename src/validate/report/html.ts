@@ -209,8 +209,9 @@ for (const f of data.files) {
     const key = (line, location) => line + "|" + (location || "");
     const at = new Map();
     for (const x of S.findings) { const k = key(x.line, x.location); if (!at.has(k)) at.set(k, []); at.get(k).push(x); }
-    // latency: a response matched to the request with its id from the other side
-    const open = { c2s: new Map(), s2c: new Map() };
+    // latency: a response and the request the checker paired it with (m.answers)
+    const place = (dir, line, location, batch) => dir + "|" + line + "|" + (location || "") + "|" + (batch || "");
+    const open = new Map();
     const rows = [];
     const placed = new Set();
     for (const m of S.messages) {
@@ -222,11 +223,12 @@ for (const f of data.files) {
       if (m.id !== undefined) head.append(el("span", "id", "id " + JSON.stringify(m.id)));
       if (m.ts) head.append(el("span", "time", m.ts.replace("T", " ").replace("Z", "")));
       head.append(el("span", "where", "line " + m.line + (m.location ? " (" + m.location + ")" : "") + (m.batch ? " batch " + m.batch : "")));
-      if (m.kind === "request" && m.id !== undefined && m.id !== null) open[m.direction].set(JSON.stringify(m.id), { m, head });
-      if ((m.kind === "result" || m.kind === "error") && m.id !== undefined && m.id !== null) {
-        const req = open[other(m.direction)].get(JSON.stringify(m.id));
+      if (m.kind === "request") open.set(place(m.direction, m.line, m.location, m.batch), { m, head });
+      if (m.answers) {
+        const k = place(other(m.direction), m.answers.line, m.answers.location, m.answers.batch);
+        const req = open.get(k);
         if (req) {
-          open[other(m.direction)].delete(JSON.stringify(m.id));
+          open.delete(k);
           const t = req.m.ts && m.ts ? ms(req.m.ts, m.ts) : undefined;
           head.append(el("span", "latency", "↩ " + req.m.method + (t !== undefined ? " after " + showMs(t) : " (line " + req.m.line + ")")));
           req.head.append(el("span", "latency", t !== undefined ? "answered in " + showMs(t) : "answered at line " + m.line));
