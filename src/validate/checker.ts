@@ -163,6 +163,8 @@ export class SessionChecker {
   private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
+  /** The message count at the file's first initialize request (1: it came first), 0 before one. */
+  private initializeAt = 0;
   /** With `ctx.onMessage`: the timeline entry of the message being checked. */
   private answering: TimelineMessage | undefined;
   /**
@@ -195,7 +197,9 @@ export class SessionChecker {
    * starts after the initialize request, or answers requests it does not hold.
    */
   get looksLikeExcerpt(): boolean {
-    return this.initializeFirstReported.c2s || this.initializeFirstReported.s2c || this.answeredUnseen;
+    // A session whose initialize request came first (or came at all, after an early message) is complete.
+    if (this.initializeAt === 1) return false;
+    return ((this.initializeFirstReported.c2s || this.initializeFirstReported.s2c) && this.initializeAt === 0) || this.answeredUnseen;
   }
 
   /** The version currently used for checks. */
@@ -403,6 +407,7 @@ export class SessionChecker {
     if (id === undefined || !f.jsonrpcOk) this.nullIdBudget[dir]++;
 
     if (method === "initialize" && dir === "c2s") {
+      if (this.initializeAt === 0) this.initializeAt = this.messages;
       // A retry after an initialize error is no restart: no session existed yet (ids start afresh).
       if (this.phase === "failed") this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
       else if (this.phase !== "pre") this.restart(origin, true);

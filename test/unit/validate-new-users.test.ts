@@ -65,3 +65,22 @@ describe("one pairing of responses to requests for every reporter", () => {
     ]);
   });
 });
+
+describe("the excerpt hint", () => {
+  it("does not fire on a session that starts with initialize, whatever it answers", async () => {
+    const { findings, summary } = await validateText(captureText([...handshake(), ok("s2c", 5, { tools: [] })]));
+    expect(brief(findings)).toEqual(["4 error session/unmatched-response"]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+
+  it("does not fire on a complete capture whose client sent a request before initialize", async () => {
+    const { findings, summary } = await validateText(captureText([req("c2s", 1, "tools/list"), err("s2c", 1, -32600, "not initialized"), ...handshake()]));
+    expect(brief(findings)).toEqual(["1 error session/initialize-first"]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+
+  it("still fires on an excerpt that holds no initialize", async () => {
+    const { summary } = await validateText(captureText([req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })]));
+    expect(summary.files[0]!.excerpt).toBe(true);
+  });
+});

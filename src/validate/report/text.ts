@@ -60,7 +60,7 @@ export function textReporter(options: ReporterOptions): Reporter {
       if (excerpts > 0) {
         const which = excerpts === 1 && files === 1 ? "the input looks" : `${plural(excerpts, "input")} ${excerpts === 1 ? "looks" : "look"}`;
         options.write(
-          `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize at its start, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
+          `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize request, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
         );
       }
     },
