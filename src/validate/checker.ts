@@ -116,7 +116,7 @@ type Era = "unknown" | "legacy" | "stateless";
 /** `_meta` key naming a stateless request's protocol version (MCP 2026-07-28 Basic › `_meta`). */
 const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
 /** Initialize-based versions, newest first: for a legacy session without initialize when the default is stateless. */
-const LEGACY_FALLBACK_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+export const LEGACY_FALLBACK_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
 const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
@@ -422,6 +422,9 @@ export class SessionChecker {
       if (method === "notifications/initialized" && dir === "c2s") this.initializedNotification(origin, dir, method);
     } else {
       if (this.era === "unknown" && dir === "c2s") this.decideEra(f, origin, aboutId);
+      // A server request the (stateless) default version does not define, as in server-side JSONL
+      // that starts with sampling/createMessage: an initialize-based session.
+      else if (this.era === "unknown" && this.defs.method(dir, method).def === undefined) this.becomeLegacy();
       if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 

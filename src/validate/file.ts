@@ -8,7 +8,7 @@
  * pipeline (`pipeline.ts`), which feeds it from worker threads instead.
  */
 import { open } from "node:fs/promises";
-import { SessionChecker } from "./checker.js";
+import { LEGACY_FALLBACK_VERSIONS, SessionChecker } from "./checker.js";
 import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
@@ -91,14 +91,18 @@ export interface DirectionChoice {
 
 /**
  * The direction of a plain JSONL file from its head: the one given, else server→client when the
- * first message is a response or a notification only a server sends (in the default version's
- * schema), else client→server.
+ * first message is a response, or a request or notification only a server sends (in the default
+ * version's schema or the newest initialize-based one: `sampling/createMessage`, `roots/list`...),
+ * else client→server.
  */
 export function jsonlDirection(head: string, options: ValidateOptions, setup: ValidatorSetup): DirectionChoice {
   if (options.direction !== undefined) return { direction: options.direction };
-  const v = setup.resolve(setup.defaultVersion);
-  const defs = v === undefined ? undefined : defsFor(v);
-  const serverOnly = (m: string): boolean => defs !== undefined && defs.method("s2c", m).def?.kind === "notification" && defs.method("c2s", m).def === undefined;
+  const versions = [setup.defaultVersion, LEGACY_FALLBACK_VERSIONS[0]!];
+  const defs = versions.flatMap((version) => {
+    const v = setup.resolve(version);
+    return v === undefined ? [] : [defsFor(v)];
+  });
+  const serverOnly = (m: string): boolean => defs.some((d) => d.method("s2c", m).def !== undefined && d.method("c2s", m).def === undefined);
   const line = serverSideFirstLine(head, serverOnly);
   return line === undefined ? { direction: "c2s" } : { direction: "s2c", guessedAt: line };
 }
@@ -279,7 +283,7 @@ export class FileState {
       this.dispatch.problem(
         "input/direction-guessed",
         { line: choice.guessedAt },
-        "plain JSONL without --direction whose first message is a response or a server notification: read as server→client (say it with --direction or FILE:s2c)",
+        "plain JSONL without --direction whose first message is a response or a server-only request or notification: read as server→client (say it with --direction or FILE:s2c)",
       );
     }
     return choice.direction;

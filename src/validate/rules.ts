@@ -70,7 +70,7 @@ export const RULES = {
   "input/direction-guessed": rule(
     "input/direction-guessed",
     "warning",
-    "Plain JSONL without --direction whose first message is a response or a notification only a server sends: the file is read as server→client.",
+    "Plain JSONL without --direction whose first message is a response, or a request or notification only a server sends: the file is read as server→client.",
     "-",
   ),
   "json/parse-error": rule(

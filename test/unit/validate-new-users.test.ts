@@ -84,3 +84,15 @@ describe("the excerpt hint", () => {
     expect(summary.files[0]!.excerpt).toBe(true);
   });
 });
+
+describe("plain JSONL direction", () => {
+  it.each(["sampling/createMessage", "roots/list", "elicitation/create"])("a first server-only request (%s) is read as server→client, with the warning", async (method) => {
+    const text = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method })}\n`;
+    const { findings, summary } = await validateText(text, { inputFormat: undefined });
+    expect(brief(findings)[0]).toBe("1 warning input/direction-guessed");
+    const rules = findings.map((f) => f.rule);
+    expect(rules).not.toContain("session/wrong-direction");
+    expect(rules).not.toContain("schema/unknown-method");
+    expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
+  });
+});
