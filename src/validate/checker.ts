@@ -276,7 +276,9 @@ export class SessionChecker {
     const hasInitialize = items.some((item) => isObject(item) && item.method === "initialize");
     // With initialize inside, the version is not negotiated yet; the initialize finding says it all.
     const speaks = this.speaks();
-    if (speaks !== "2025-03-26" && !hasInitialize) {
+    // 2024-11-05 defines no batch but forbids none: its messages "MUST follow the JSON-RPC 2.0
+    // specification" (Basic › Messages), which has batches. 2025-03-26 has them; later versions removed them.
+    if (speaks !== "2025-03-26" && speaks !== "2024-11-05" && !hasInitialize) {
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
       this.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));

@@ -96,3 +96,14 @@ describe("plain JSONL direction", () => {
     expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
   });
 });
+
+describe("batches by version", () => {
+  it("a batch in a 2024-11-05 session is fine (its messages follow JSON-RPC 2.0, which has batches)", async () => {
+    const batch: Rec = ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "ping" }]];
+    const answers: Rec = ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, result: {} }]];
+    const { findings } = await validateText(captureText([...handshake("2024-11-05"), batch, answers]));
+    expect(brief(findings)).toEqual([]);
+    const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
+    expect(brief(later.findings)).toContain("4 error session/batch-not-allowed");
+  });
+});
