@@ -15,7 +15,7 @@ import { LineSplitter } from "./lines.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
-import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
+import { detectFormat, detectFormatEarly, notTextReason, SNIFF_BYTES } from "./readers/detect.js";
 import type { Origin } from "./checker.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES, readHar } from "./readers/har.js";
@@ -439,6 +439,8 @@ export async function validateFile(
       }
     }
     const format = options.inputFormat ?? early ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
+    const notText = headLen > 0 ? notTextReason(Buffer.concat(head)) : undefined;
+    if (notText !== undefined && format !== "har") throw new Error(notText); // (a HAR's size limit is checked first)
     state.format = format;
     summary.format = format;
 

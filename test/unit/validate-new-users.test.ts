@@ -3,7 +3,8 @@
  * labels, one defect reported twice. Each case is a small capture written here.
  */
 import { describe, expect, it } from "vitest";
-import type { TimelineMessage } from "../../src/validate/index.js";
+import { gzipSync } from "node:zlib";
+import { exitCodeFor, type TimelineMessage } from "../../src/validate/index.js";
 import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
@@ -105,5 +106,20 @@ describe("batches by version", () => {
     expect(brief(findings)).toEqual([]);
     const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
     expect(brief(later.findings)).toContain("4 error session/batch-not-allowed");
+  });
+});
+
+describe("inputs that are not text", () => {
+  it("gzip or binary input is one input/unreadable finding naming it (exit code 2), not one per line", async () => {
+    const gz = gzipSync(Buffer.from(captureText(handshake()).repeat(20)));
+    for (const [bytes, what] of [
+      [gz, /gzip-compressed/],
+      [Buffer.from([0x00, 0x01, 0x02, 0x0a, 0xff, 0x00, 0x0a]), /binary data/],
+    ] as const) {
+      const { findings, summary } = await validateText(bytes, { inputFormat: undefined });
+      expect(findings.map((f) => f.rule)).toEqual(["input/unreadable"]);
+      expect(findings[0]!.message).toMatch(what);
+      expect(exitCodeFor(summary)).toBe(2);
+    }
   });
 });
