@@ -341,6 +341,7 @@ export class SessionChecker {
         return;
       case SHAPE_BOTH:
         this.emit("jsonrpc/invalid", origin, dir, 'a response must not contain both "result" and "error"', idOnly(f.id), undefined, prefix);
+        this.settle(f.id, dir); // still an answer to its request: one defect, one finding
         return;
       case SHAPE_NEITHER:
         this.invalid(f, dir);
@@ -358,6 +359,16 @@ export class SessionChecker {
         if (!f.jsonrpcOk) this.badVersion(f, origin, dir, prefix, undefined);
         this.response(f, origin, dir, prefix, f.shape === SHAPE_ERROR);
     }
+  }
+
+  /** An invalid response sent in `dir` with request id `rawId`: its request is no longer in flight. */
+  private settle(rawId: unknown, dir: Direction): void {
+    if (!isId(rawId) || !this.ctx.bidirectional) return;
+    const from = other(dir);
+    const p = this.inflight[from].get(rawId);
+    if (p === undefined) return;
+    this.inflight[from].delete(rawId);
+    if (p.progressToken !== undefined) this.progress[from].delete(p.progressToken);
   }
 
   /** The timeline entry of message `f` for `ctx.onMessage`: its kind, method, id and text. */
@@ -765,14 +776,17 @@ export class SessionChecker {
         }
         return;
       }
+      // (a result without any id: the envelope check's finding is the one; with id null, both)
       if (!isError) {
-        this.emit(
-          "session/response-to-notification",
-          origin,
-          dir,
-          "a result without a request id can only answer a notification; notifications MUST NOT be answered",
-          aboutId,
-        );
+        if (rawId === null || envelope === undefined) {
+          this.emit(
+            "session/response-to-notification",
+            origin,
+            dir,
+            "a result without a request id can only answer a notification; notifications MUST NOT be answered",
+            aboutId,
+          );
+        }
       } else if (this.ctx.bidirectional && this.lostLines === 0 && this.ctx.partial !== true) {
         // (with a dropped line, it may be the rejection of that line; in an excerpt, of one before it: not reported)
         if (this.notified[from]) {

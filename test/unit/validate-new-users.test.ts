@@ -123,3 +123,16 @@ describe("inputs that are not text", () => {
     }
   });
 });
+
+describe("one defect, one finding", () => {
+  it("a response with both result and error answers its request (no unanswered-request)", async () => {
+    const records = [...handshake(), req("c2s", 1, "tools/list"), ["s2c", { jsonrpc: "2.0", id: 1, result: { tools: [] }, error: { code: 1, message: "x" } }] as Rec];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual(["5 error jsonrpc/invalid"]);
+  });
+
+  it("a result without an id is one schema/envelope finding", async () => {
+    const { findings } = await validateText(captureText([...handshake(), ["s2c", { jsonrpc: "2.0", result: {} }] as Rec]));
+    expect(brief(findings)).toEqual(["4 error schema/envelope"]);
+  });
+});
