@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
-import { exitCodeFor, type TimelineMessage } from "../../src/validate/index.js";
+import { exitCodeFor, renderReport, type TimelineMessage } from "../../src/validate/index.js";
 import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
@@ -134,5 +134,14 @@ describe("one defect, one finding", () => {
   it("a result without an id is one schema/envelope finding", async () => {
     const { findings } = await validateText(captureText([...handshake(), ["s2c", { jsonrpc: "2.0", result: {} }] as Rec]));
     expect(brief(findings)).toEqual(["4 error schema/envelope"]);
+  });
+});
+
+describe("text report", () => {
+  it("a file-level finding shows no line number (\"-\"), not line 0", async () => {
+    const result = await validateText(gzipSync(Buffer.from("x\n")), { inputFormat: undefined });
+    const out = renderReport("text", result.findings, result.summary);
+    expect(out).toMatch(/^\s+-\s+error\s+input\/unreadable/m);
+    expect(out).not.toMatch(/^\s+0\s+error/m);
   });
 });

@@ -137,7 +137,7 @@ main { padding: 16px 24px 48px; max-width: 1200px; margin: 0 auto; }
 details { margin-top: 4px; } summary { cursor: pointer; color: #475569; font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 details[open] > summary { color: var(--dim); }
 pre { margin: 4px 0 0; padding: 6px 8px; background: #f1f5f9; border-radius: 6px; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; white-space: pre-wrap; word-break: break-all; max-height: 360px; overflow: auto; }
-.finding { margin-top: 6px; padding: 4px 8px; border-radius: 6px; font-size: 13px; border-left: 3px solid; }
+.finding { margin-top: 6px; padding: 4px 8px; border-radius: 6px; font-size: 13px; border-left: 3px solid; overflow-wrap: anywhere; }
 .finding.error { background: #fef2f2; border-color: var(--err); } .finding.warning { background: #fffbeb; border-color: var(--warn); }
 .finding .sev { font-weight: 700; text-transform: uppercase; font-size: 11px; margin-right: 6px; }
 .finding.error .sev { color: var(--err); } .finding.warning .sev { color: var(--warn); }
