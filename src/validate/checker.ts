@@ -749,8 +749,13 @@ export class SessionChecker {
     if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
     else if (this.era === "unknown" && dir === "s2c" && !isError && initializeEraResult(this.valueOf(f)?.result)) {
       // An InitializeResult, or a result without the `resultType` every 2026-07-28 result carries,
-      // whose request the capture does not hold: an initialize-based session.
+      // whose request the capture does not hold: an initialize-based session, and an
+      // InitializeResult (its request cut or unparsable) names its version.
+      const result = this.valueOf(f)?.result;
       this.becomeLegacy();
+      if (this.phase === "pre" && looksLikeInitializeResult(result)) {
+        this.adoptVersion((result as Json).protocolVersion as string, "negotiated", origin, dir, undefined, "initialize", "/result/protocolVersion");
+      }
     }
     let envelope: ReadonlySet<string> | undefined;
     if (f.jsonrpcOk) {

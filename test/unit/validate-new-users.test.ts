@@ -145,3 +145,15 @@ describe("text report", () => {
     expect(out).not.toMatch(/^\s+0\s+error/m);
   });
 });
+
+describe("an initialize request that did not parse", () => {
+  it("the server's InitializeResult names the session's version", async () => {
+    const log = [
+      `2025-06-18T10:00:00.000Z [w] [info] Message from client: {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVe`,
+      `2025-06-18T10:00:00.100Z [w] [info] Message from server: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"w","version":"1"}}}`,
+      `2025-06-18T10:00:00.200Z [w] [info] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+    ].join("\n");
+    const { summary } = await validateText(`${log}\n`, { inputFormat: "claude-log" });
+    expect(summary.files[0]!.protocolVersions).toEqual(["2025-06-18"]);
+  });
+});
