@@ -98,7 +98,12 @@ export function registerValidateCommand(program: Command): void {
       "after",
       "\nExit status: 0 no errors, 1 errors found, 2 unreadable input (or one with no MCP message) or bad options.\nRules: --list-rules.",
     )
-    .action(async (files: string[], opts: CliOptions) => {
+    // `-:s2c` (stdin with per-file options) looks like an option to commander: unknown options are
+    // let through as operands, and all but `-:OPT[,OPT]` are refused here as commander would.
+    .allowUnknownOption()
+    .action(async (files: string[], opts: CliOptions, cmd: Command) => {
+      const unknown = files.find((f) => f.startsWith("-") && f !== "-" && !f.startsWith("-:"));
+      if (unknown !== undefined) cmd.error(`error: unknown option '${unknown}'`, { exitCode: 2, code: "commander.unknownOption" });
       process.exitCode = await runValidate(files, opts);
     });
 }
@@ -114,6 +119,10 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
     }
     throw err;
   });
+  if (opts.listRules === true && opts.format === "json") {
+    for (const r of RULE_LIST) process.stdout.write(`${JSON.stringify({ id: r.id, severity: r.severity, description: r.description, spec: r.spec })}\n`);
+    return 0;
+  }
   if (opts.listRules === true) {
     const width = Math.max(...RULE_LIST.map((r) => r.id.length));
     for (const r of RULE_LIST) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.description} [${r.spec}]\n`);

@@ -121,6 +121,18 @@ export function allowsBatches(version: string): boolean {
 }
 
 /**
+ * Whether a JSON-RPC batch breaks `version`'s rules: the revision has no batches although an older
+ * supported one had them (the revisions after 2025-03-26 removed them). A revision older than every
+ * batch revision (2024-11-05) neither defines nor forbids them: its messages follow JSON-RPC 2.0,
+ * which has batches.
+ */
+export function forbidsBatches(version: string): boolean {
+  if (allowsBatches(version)) return false;
+  const governing = governingVersion(version);
+  return BATCH_PROTOCOL_VERSIONS.some((v) => v < governing);
+}
+
+/**
  * Whether the `ServerCapabilities` of `version`'s governing revision ({@link governingVersion})
  * define `capability` (e.g. `completions`, which 2024-11-05 lacks).
  */

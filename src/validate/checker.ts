@@ -19,7 +19,7 @@
  * request names (unless forced); the lifecycle rules (initialize-first, premature-request,
  * initialized-after-result) do not apply, and the server capabilities the request rules check
  * are those of the `server/discover` result, once one is seen. An `initialize` later in a stateless
- * session switches it to the legacy rules (a dual-era server serves both). A legacy session whose
+ * session starts a new, initialize-based session (a dual-era server serves both; no reinitialize). A legacy session whose
  * initialize was not seen is checked against the newest initialize-based version when the default
  * (latest) version is stateless.
  *
@@ -51,7 +51,7 @@ import {
 import { RULES, type RuleId } from "./rules.js";
 import { ValidateUsageError, type Direction, type Finding, type ProtocolValidators, type TimelineMessage, type ValidatorResolver, type WireId } from "./types.js";
 import type { SchemaIssue } from "../mcp/validation.js";
-import { allowsBatches, BATCH_PROTOCOL_VERSIONS, LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META_KEY } from "../mcp/versions.js";
+import { BATCH_PROTOCOL_VERSIONS, forbidsBatches, LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META_KEY } from "../mcp/versions.js";
 
 /** Where a message came from in the input file. */
 export interface Origin {
@@ -106,6 +106,8 @@ interface Pending extends InflightEntry {
   progressToken: Id | undefined;
   /** The last progress value reported for `progressToken`, once there is one. */
   last: number | undefined;
+  /** With `ctx.onMessage`: where the request sits in the timeline (what a response `answers`). */
+  at: TimelineMessage["answers"];
 }
 
 type Phase = "pre" | "sent" | "answered" | "failed";
@@ -158,6 +160,15 @@ export class SessionChecker {
   private lostLines = 0;
   /** Reused for every message (no per-message allocation). */
   private readonly facts: MessageFacts = newFacts();
+  /** The message count at the file's first initialize request (1: it came first), 0 before one. */
+  private initializeAt = 0;
+  /** With `ctx.onMessage`: the timeline entry of the message being checked. */
+  private answering: TimelineMessage | undefined;
+  /**
+   * Per sender: requests that reused an id still in flight (`session/duplicate-request-id`), by id:
+   * the earlier request keeps the id, and a second response with it answers the duplicate.
+   */
+  private duplicates = { c2s: new Map<Id, Pending>(), s2c: new Map<Id, Pending>() };
   /** A response to a request id the input never showed (a sign of an excerpt). */
   private answeredUnseen = false;
 
@@ -183,7 +194,9 @@ export class SessionChecker {
    * starts after the initialize request, or answers requests it does not hold.
    */
   get looksLikeExcerpt(): boolean {
-    return this.initializeFirstReported.c2s || this.initializeFirstReported.s2c || this.answeredUnseen;
+    // A session whose initialize request came first (or came at all, after an early message) is complete.
+    if (this.initializeAt === 1) return false;
+    return ((this.initializeFirstReported.c2s || this.initializeFirstReported.s2c) && this.initializeAt === 0) || this.answeredUnseen;
   }
 
   /** The version currently used for checks. */
@@ -260,7 +273,9 @@ export class SessionChecker {
     const hasInitialize = items.some((item) => isObject(item) && item.method === "initialize");
     // With initialize inside, the version is not negotiated yet; the initialize finding says it all.
     const speaks = this.speaks();
-    if (!allowsBatches(speaks) && !hasInitialize) {
+    // 2024-11-05 defines no batch but forbids none: its messages "MUST follow the JSON-RPC 2.0
+    // specification" (Basic › Messages), which has batches; the revisions after 2025-03-26 removed them.
+    if (forbidsBatches(speaks) && !hasInitialize) {
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
       this.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));
@@ -291,7 +306,19 @@ export class SessionChecker {
   private one(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     this.messages++;
     this.parsed++;
-    if (this.ctx.onMessage !== undefined) this.timeline(f, origin, dir, prefix);
+    if (this.ctx.onMessage === undefined) {
+      this.dispatch(f, origin, dir, prefix);
+      return;
+    }
+    // (reported once checked: a response's entry then names the request it was paired with)
+    const entry = this.timeline(f, origin, dir, prefix);
+    this.answering = entry;
+    this.dispatch(f, origin, dir, prefix);
+    this.answering = undefined;
+    this.ctx.onMessage(entry);
+  }
+
+  private dispatch(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
     switch (f.shape) {
       case SHAPE_NOT_OBJECT:
         this.nullIdBudget[dir]++;
@@ -311,6 +338,7 @@ export class SessionChecker {
         return;
       case SHAPE_BOTH:
         this.emit("jsonrpc/invalid", origin, dir, 'a response must not contain both "result" and "error"', idOnly(f.id), undefined, prefix);
+        this.settle(f.id, dir); // still an answer to its request: one defect, one finding
         return;
       case SHAPE_NEITHER:
         this.invalid(f, dir);
@@ -330,15 +358,25 @@ export class SessionChecker {
     }
   }
 
-  /** Reports message `f` to `ctx.onMessage`: its kind, method, id and text. */
-  private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
+  /** An invalid response sent in `dir` with request id `rawId`: its request is no longer in flight. */
+  private settle(rawId: unknown, dir: Direction): void {
+    if (!isId(rawId) || !this.ctx.bidirectional) return;
+    const from = other(dir);
+    const p = this.inflight[from].get(rawId);
+    if (p === undefined) return;
+    this.inflight[from].delete(rawId);
+    if (p.progressToken !== undefined) this.progress[from].delete(p.progressToken);
+  }
+
+  /** The timeline entry of message `f` for `ctx.onMessage`: its kind, method, id and text. */
+  private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): TimelineMessage {
     const s = f.shape;
     const kind = s === SHAPE_REQUEST ? "request" : s === SHAPE_NOTIFICATION ? "notification" : s === SHAPE_ERROR ? "error" : s === SHAPE_RESULT ? "result" : "invalid";
     const value = f.value !== undefined ? f.value : f.source?.materialize(f.row);
     const method = s === SHAPE_REQUEST || s === SHAPE_NOTIFICATION ? f.method : undefined;
     const entry = this.timelineEntry(origin, dir, kind, method, wireId(f.id), JSON.stringify(value) ?? String(value));
     if (prefix !== "") entry.batch = prefix;
-    this.ctx.onMessage!(entry);
+    return entry;
   }
 
   private timelineEntry(origin: Origin, dir: Direction, kind: TimelineMessage["kind"], method: string | undefined, id: WireId | undefined, text: string): TimelineMessage {
@@ -379,9 +417,13 @@ export class SessionChecker {
     if (id === undefined || !f.jsonrpcOk) this.nullIdBudget[dir]++;
 
     if (method === "initialize" && dir === "c2s") {
+      if (this.initializeAt === 0) this.initializeAt = this.messages;
       // A retry after an initialize error is no restart: no session existed yet (ids start afresh).
       if (this.phase === "failed") this.used = { c2s: new IdRegistry(), s2c: new IdRegistry() };
-      else if (this.phase !== "pre") this.restart(origin);
+      else if (this.phase !== "pre") this.restart(origin, true);
+      // After stateless requests, an initialize starts an initialize-based session (a dual-era
+      // server serves both): the stateless part is a session of its own, with its version.
+      else if (this.era === "stateless" && this.parsed > 1) this.restart(origin, false);
       this.era = "legacy"; // also in a stateless session: initialize selects the legacy rules
       this.onInitializeRequest(f);
     } else if (this.defs.method(dir, method).def?.kind === "notification") {
@@ -390,6 +432,9 @@ export class SessionChecker {
       if (method === "notifications/initialized" && dir === "c2s") this.initializedNotification(origin, dir, method);
     } else {
       if (this.era === "unknown" && dir === "c2s") this.decideEra(f, origin, aboutId);
+      // A server request the (stateless) default version does not define, as in server-side JSONL
+      // that starts with sampling/createMessage: an initialize-based session.
+      else if (this.era === "unknown" && this.defs.method(dir, method).def === undefined) this.becomeLegacy();
       if (this.era !== "stateless") this.lifecycleRequest(method, origin, dir, aboutId);
     }
 
@@ -439,9 +484,11 @@ export class SessionChecker {
       notificationMethod,
       progressToken: f.token,
       last: undefined,
+      at: this.answering === undefined ? undefined : timelinePlace(this.answering),
     };
     if (f.token !== undefined) this.progress[dir].set(f.token, pending);
-    inflight.set(pending);
+    if (earlier === undefined) inflight.set(pending);
+    else if (this.duplicates[dir].size < 1024) this.duplicates[dir].set(id, pending);
   }
 
   /**
@@ -699,8 +746,13 @@ export class SessionChecker {
     if (!this.ctx.bidirectional && dir === "s2c" && !isError) this.serverSideResult(f, origin, dir);
     else if (this.era === "unknown" && dir === "s2c" && !isError && initializeEraResult(this.valueOf(f)?.result)) {
       // An InitializeResult, or a result without the `resultType` every 2026-07-28 result carries,
-      // whose request the capture does not hold: an initialize-based session.
+      // whose request the capture does not hold: an initialize-based session, and an
+      // InitializeResult (its request cut or unparsable) names its version.
+      const result = this.valueOf(f)?.result;
       this.becomeLegacy();
+      if (this.phase === "pre" && looksLikeInitializeResult(result)) {
+        this.adoptVersion((result as Json).protocolVersion as string, "negotiated", origin, dir, undefined, "initialize", "/result/protocolVersion");
+      }
     }
     let envelope: ReadonlySet<string> | undefined;
     if (f.jsonrpcOk) {
@@ -726,14 +778,17 @@ export class SessionChecker {
         }
         return;
       }
+      // (a result without any id: the envelope check's finding is the one; with id null, both)
       if (!isError) {
-        this.emit(
-          "session/response-to-notification",
-          origin,
-          dir,
-          "a result without a request id can only answer a notification; notifications MUST NOT be answered",
-          aboutId,
-        );
+        if (rawId === null || envelope === undefined) {
+          this.emit(
+            "session/response-to-notification",
+            origin,
+            dir,
+            "a result without a request id can only answer a notification; notifications MUST NOT be answered",
+            aboutId,
+          );
+        }
       } else if (this.ctx.bidirectional && this.lostLines === 0 && this.ctx.partial !== true) {
         // (with a dropped line, it may be the rejection of that line; in an excerpt, of one before it: not reported)
         if (this.notified[from]) {
@@ -755,7 +810,12 @@ export class SessionChecker {
     if (!this.ctx.bidirectional) return; // (serverSideResult followed the handshake)
 
     const inflight = this.inflight[from];
-    const pending = inflight.get(rawId);
+    let pending = inflight.get(rawId);
+    let duplicate = false;
+    if (pending === undefined && this.duplicates[from].size > 0) {
+      pending = this.duplicates[from].get(rawId); // the earlier request was answered: this answers the duplicate
+      duplicate = pending !== undefined && this.duplicates[from].delete(rawId);
+    }
     if (pending === undefined) {
       // JSON-RPC lets an error response echo the id it could read from an invalid request.
       if (isError && this.invalidIds[from].delete(rawId)) return;
@@ -773,8 +833,9 @@ export class SessionChecker {
       );
       return;
     }
-    inflight.delete(rawId);
+    if (!duplicate) inflight.delete(rawId);
     if (pending.progressToken !== undefined) this.progress[from].delete(pending.progressToken);
+    if (this.answering !== undefined && pending.at !== undefined) this.answering.answers = pending.at;
     // A notification method sent with an id is a request (JSON-RPC 2.0 §4), reported once as
     // jsonrpc/kind-mismatch: any answer to it (typically -32600) is fine, and has no result definition.
     if (pending.notificationMethod) return;
@@ -865,8 +926,9 @@ export class SessionChecker {
 
   // --- shared helpers --------------------------------------------------------------------------
 
-  private restart(origin: Origin): void {
-    if (!this.ctx.restartsExpected) {
+  /** Starts a new session at an initialize request; `reinitialize`: a second one (reported unless restarts are expected). */
+  private restart(origin: Origin, reinitialize: boolean): void {
+    if (reinitialize && !this.ctx.restartsExpected) {
       this.emit("session/reinitialize", origin, "c2s", "second initialize request; checking continues as a new session", undefined, "initialize");
     }
     this.finish();
@@ -883,6 +945,7 @@ export class SessionChecker {
     this.nullIdBudget = { c2s: 0, s2c: 0 };
     this.rejectedBatches = { c2s: [], s2c: [] };
     this.invalidIds = { c2s: new Map(), s2c: new Map() };
+    this.duplicates = { c2s: new Map(), s2c: new Map() };
     this.notified = { c2s: false, s2c: false };
     this.spoken = undefined;
     this.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
@@ -1040,6 +1103,14 @@ export class SessionChecker {
     if (this.sessions === 1) return this.ctx.session;
     return `${this.ctx.session ?? ""}#${this.sessions}`;
   }
+}
+
+/** Where `entry` sits in the timeline: what a response to it `answers`. */
+function timelinePlace(entry: TimelineMessage): TimelineMessage["answers"] {
+  const at: NonNullable<TimelineMessage["answers"]> = { line: entry.line };
+  if (entry.location !== undefined) at.location = entry.location;
+  if (entry.batch !== undefined) at.batch = entry.batch;
+  return at;
 }
 
 /** Pointers of envelope issues inside `/result`, relative to the result (undefined when none). */

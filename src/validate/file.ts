@@ -9,13 +9,14 @@
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
+import { LEGACY_PROTOCOL_VERSIONS } from "../mcp/versions.js";
 import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
 import { LineSplitter } from "./lines.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
-import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
+import { detectFormat, detectFormatEarly, notTextReason, SNIFF_BYTES } from "./readers/detect.js";
 import type { Origin } from "./checker.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES, readHar } from "./readers/har.js";
@@ -91,14 +92,18 @@ export interface DirectionChoice {
 
 /**
  * The direction of a plain JSONL file from its head: the one given, else server→client when the
- * first message is a response or a notification only a server sends (in the default version's
- * schema), else client→server.
+ * first message is a response, or a request or notification only a server sends (in the default
+ * version's schema or the newest initialize-based one: `sampling/createMessage`, `roots/list`...),
+ * else client→server.
  */
 export function jsonlDirection(head: string, options: ValidateOptions, setup: ValidatorSetup): DirectionChoice {
   if (options.direction !== undefined) return { direction: options.direction };
-  const v = setup.resolve(setup.defaultVersion);
-  const defs = v === undefined ? undefined : defsFor(v);
-  const serverOnly = (m: string): boolean => defs !== undefined && defs.method("s2c", m).def?.kind === "notification" && defs.method("c2s", m).def === undefined;
+  const versions = [setup.defaultVersion, LEGACY_PROTOCOL_VERSIONS[0]!];
+  const defs = versions.flatMap((version) => {
+    const v = setup.resolve(version);
+    return v === undefined ? [] : [defsFor(v)];
+  });
+  const serverOnly = (m: string): boolean => defs.some((d) => d.method("s2c", m).def !== undefined && d.method("c2s", m).def === undefined);
   const line = serverSideFirstLine(head, serverOnly);
   return line === undefined ? { direction: "c2s" } : { direction: "s2c", guessedAt: line };
 }
@@ -279,7 +284,7 @@ export class FileState {
       this.dispatch.problem(
         "input/direction-guessed",
         { line: choice.guessedAt },
-        "plain JSONL without --direction whose first message is a response or a server notification: read as server→client (say it with --direction or FILE:s2c)",
+        "plain JSONL without --direction whose first message is a response or a server-only request or notification: read as server→client (say it with --direction or FILE:s2c)",
       );
     }
     return choice.direction;
@@ -435,6 +440,8 @@ export async function validateFile(
       }
     }
     const format = options.inputFormat ?? early ?? detectFormat(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), path);
+    const notText = headLen > 0 ? notTextReason(Buffer.concat(head)) : undefined;
+    if (notText !== undefined && format !== "har") throw new Error(notText); // (a HAR's size limit is checked first)
     state.format = format;
     summary.format = format;
 

@@ -57,7 +57,7 @@ import {
 import { newFacts } from "./facts.js";
 import { BAD_UTF8_MESSAGE, CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, FileState, fileLineSplitter, jsonlDirection, lineReader, tooLongMessage, type DirectionChoice } from "./file.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
-import { detectFormat, detectFormatEarly, SNIFF_BYTES } from "./readers/detect.js";
+import { detectFormat, detectFormatEarly, notTextReason, SNIFF_BYTES } from "./readers/detect.js";
 import type { Dispatch, LineConsumer } from "./readers/dispatch.js";
 import { harText, harTooLarge, MAX_HAR_BYTES } from "./readers/har.js";
 import type { ValidatorSetup } from "./setup.js";
@@ -736,6 +736,8 @@ export async function runPipeline(
       const head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
       format = own.inputFormat ?? detectFormat(head.toString("utf8", 0, bytesRead), path);
+      const notText = notTextReason(head.subarray(0, bytesRead));
+      if (notText !== undefined && format !== "har") throw new Error(notText); // (a HAR's size limit is checked first)
       if (format === "jsonl" && own.inputFormat === undefined) direction = jsonlDirection(head.toString("utf8", 0, bytesRead), own, setup);
       if (format === "har") {
         if (size > MAX_HAR_BYTES) throw harTooLarge(size);
@@ -803,6 +805,8 @@ export async function runPipeline(
       const enough = async (): Promise<boolean> => (early = detectFormatEarly(buf.toString("utf8", 0, used), path)) !== undefined;
       while (used < SNIFF_BYTES && !eof && early === undefined) await fill(used > 0 ? enough : undefined);
       const format = own.inputFormat ?? early ?? detectFormat(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), path);
+      const notText = notTextReason(buf.subarray(0, used));
+      if (notText !== undefined && format !== "har") throw new Error(notText); // (a HAR's size limit is checked first)
       const direction: DirectionChoice = format === "jsonl" && own.inputFormat === undefined ? jsonlDirection(buf.toString("utf8", 0, Math.min(used, SNIFF_BYTES)), own, setup) : { direction: own.direction ?? "c2s" };
       if (format === "har") {
         // Opened first, so that a read error (or a HAR over the size limit) ends it as unreadable.

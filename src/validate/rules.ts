@@ -70,7 +70,7 @@ export const RULES = {
   "input/direction-guessed": rule(
     "input/direction-guessed",
     "warning",
-    "Plain JSONL without --direction whose first message is a response or a notification only a server sends: the file is read as server→client.",
+    "Plain JSONL without --direction whose first message is a response, or a request or notification only a server sends: the file is read as server→client.",
     "-",
   ),
   "json/parse-error": rule(
@@ -166,8 +166,8 @@ export const RULES = {
   "session/batch-not-allowed": rule(
     "session/batch-not-allowed",
     "error",
-    "A JSON-RPC batch in a protocol version other than 2025-03-26, or initialize inside a batch.",
-    "MCP basic 2025-03-26: the initialize request MUST NOT be part of a JSON-RPC batch; later versions define no batch",
+    "A JSON-RPC batch in a protocol version after 2025-03-26 (2024-11-05 follows JSON-RPC 2.0, batches included), or initialize inside a batch.",
+    "MCP basic 2025-03-26: the initialize request MUST NOT be part of a JSON-RPC batch; later versions define no batch; 2024-11-05 basic: all messages MUST follow the JSON-RPC 2.0 specification (which defines batches, §6)",
   ),
   "session/duplicate-request-id": rule(
     "session/duplicate-request-id",

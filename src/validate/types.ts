@@ -65,6 +65,8 @@ export interface TimelineMessage {
   id?: WireId;
   ts?: string;
   text: string;
+  /** A response: the request the checker paired it with (its line, HAR location and batch pointer). */
+  answers?: { line: number; location?: string; batch?: string };
 }
 
 /** Per-file totals, reported after the file's last finding. */
@@ -131,7 +133,7 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * - `inputFormat`: force a format for every file instead of sniffing;
  * - `direction`: direction of plain JSONL input (default: `c2s`, or, when the format is
  *   detected, `s2c` with an `input/direction-guessed` warning when the file's first message is
- *   a response or a notification only a server sends);
+ *   a response, or a request or notification only a server sends);
  * - `perFile`: per input (same index as `paths`), an `inputFormat` and/or `direction` that
  *   replace the run-wide ones for that file (the CLI's `file.jsonl:s2c`);
  * - `onMessage`: called for every message checked, in order (the HTML report's timeline); costs

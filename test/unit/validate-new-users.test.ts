@@ -3,7 +3,9 @@
  * labels, one defect reported twice. Each case is a small capture written here.
  */
 import { describe, expect, it } from "vitest";
-import { brief, captureText, err, handshake, init, ok, req, validateText } from "../helpers/validate-records.js";
+import { gzipSync } from "node:zlib";
+import { exitCodeFor, renderReport, type TimelineMessage } from "../../src/validate/index.js";
+import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
   it("a request method sent without an id may be rejected with id null: only the null-id warning", async () => {
@@ -21,5 +23,137 @@ describe("null-id answers to invalid requests", () => {
     const records = [...handshake(), req("c2s", 9, "tools/list"), req("c2s", 9, "tools/list"), err("s2c", null, -32600, "Invalid Request: request id 9 is already in flight"), ok("s2c", 9, { tools: [] })];
     const { findings } = await validateText(captureText(records));
     expect(brief(findings)).toEqual(["5 error session/duplicate-request-id", "6 warning jsonrpc/null-id-error"]);
+  });
+});
+
+const V26 = "2026-07-28";
+const meta26 = { _meta: { "io.modelcontextprotocol/protocolVersion": V26, "io.modelcontextprotocol/clientCapabilities": {} } };
+const served26 = { resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" } }, ttlMs: 0, cacheScope: "private" };
+
+describe("version labels", () => {
+  it("a stateless 2026-07-28 session followed by initialize: two sessions, each with the version it was checked against", async () => {
+    const records = [
+      req("c2s", "d", "server/discover", meta26),
+      ok("s2c", "d", { ...served26, supportedVersions: [V26], capabilities: { tools: {} } }),
+      req("c2s", 1, "tools/list", meta26),
+      ok("s2c", 1, { ...served26, tools: [] }),
+      init(V26, 2),
+      ok("s2c", 2, { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } }),
+      req("c2s", undefined, "notifications/initialized"),
+      req("c2s", 3, "tools/list"),
+      ok("s2c", 3, { tools: [] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V26, "2025-11-25"]);
+    expect(summary.files[0]!.sessions).toBe(2);
+  });
+});
+
+describe("one pairing of responses to requests for every reporter", () => {
+  it("a duplicate in-flight id: the first response answers the earlier request, the second the duplicate (timeline `answers`)", async () => {
+    const call = (id: number): Rec => req("c2s", id, "tools/call", { name: "a", arguments: {} });
+    const records = [...handshake(), call(2), call(2), ok("s2c", 1, { content: [] }), ok("s2c", 2, { content: [] }), ok("s2c", 2, { content: [] }), ok("s2c", 77, { content: [] })];
+    const timeline: TimelineMessage[] = [];
+    const { findings } = await validateText(captureText(records), { partial: true, onMessage: (m) => timeline.push(m) });
+    expect(brief(findings)).toEqual(["5 error session/duplicate-request-id"]);
+    expect(timeline.filter((m) => m.kind === "result").map((m) => [m.line, m.answers?.line])).toEqual([
+      [2, 1],
+      [6, undefined],
+      [7, 4],
+      [8, 5],
+      [9, undefined],
+    ]);
+  });
+});
+
+describe("the excerpt hint", () => {
+  it("does not fire on a session that starts with initialize, whatever it answers", async () => {
+    const { findings, summary } = await validateText(captureText([...handshake(), ok("s2c", 5, { tools: [] })]));
+    expect(brief(findings)).toEqual(["4 error session/unmatched-response"]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+
+  it("does not fire on a complete capture whose client sent a request before initialize", async () => {
+    const { findings, summary } = await validateText(captureText([req("c2s", 1, "tools/list"), err("s2c", 1, -32600, "not initialized"), ...handshake()]));
+    expect(brief(findings)).toEqual(["1 error session/initialize-first"]);
+    expect(summary.files[0]!.excerpt).toBeUndefined();
+  });
+
+  it("still fires on an excerpt that holds no initialize", async () => {
+    const { summary } = await validateText(captureText([req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })]));
+    expect(summary.files[0]!.excerpt).toBe(true);
+  });
+});
+
+describe("plain JSONL direction", () => {
+  it.each(["sampling/createMessage", "roots/list", "elicitation/create"])("a first server-only request (%s) is read as server→client, with the warning", async (method) => {
+    const text = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method })}\n`;
+    const { findings, summary } = await validateText(text, { inputFormat: undefined });
+    expect(brief(findings)[0]).toBe("1 warning input/direction-guessed");
+    const rules = findings.map((f) => f.rule);
+    expect(rules).not.toContain("session/wrong-direction");
+    expect(rules).not.toContain("schema/unknown-method");
+    expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
+  });
+});
+
+describe("batches by version", () => {
+  it("a batch in a 2024-11-05 session is fine (its messages follow JSON-RPC 2.0, which has batches)", async () => {
+    const batch: Rec = ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "ping" }]];
+    const answers: Rec = ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, result: {} }]];
+    const { findings } = await validateText(captureText([...handshake("2024-11-05"), batch, answers]));
+    expect(brief(findings)).toEqual([]);
+    const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
+    expect(brief(later.findings)).toContain("4 error session/batch-not-allowed");
+  });
+});
+
+describe("inputs that are not text", () => {
+  it("gzip or binary input is one input/unreadable finding naming it (exit code 2), not one per line", async () => {
+    const gz = gzipSync(Buffer.from(captureText(handshake()).repeat(20)));
+    for (const [bytes, what] of [
+      [gz, /gzip-compressed/],
+      [Buffer.from([0x00, 0x01, 0x02, 0x0a, 0xff, 0x00, 0x0a]), /binary data/],
+    ] as const) {
+      const { findings, summary } = await validateText(bytes, { inputFormat: undefined });
+      expect(findings.map((f) => f.rule)).toEqual(["input/unreadable"]);
+      expect(findings[0]!.message).toMatch(what);
+      expect(exitCodeFor(summary)).toBe(2);
+    }
+  });
+});
+
+describe("one defect, one finding", () => {
+  it("a response with both result and error answers its request (no unanswered-request)", async () => {
+    const records = [...handshake(), req("c2s", 1, "tools/list"), ["s2c", { jsonrpc: "2.0", id: 1, result: { tools: [] }, error: { code: 1, message: "x" } }] as Rec];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual(["5 error jsonrpc/invalid"]);
+  });
+
+  it("a result without an id is one schema/envelope finding", async () => {
+    const { findings } = await validateText(captureText([...handshake(), ["s2c", { jsonrpc: "2.0", result: {} }] as Rec]));
+    expect(brief(findings)).toEqual(["4 error schema/envelope"]);
+  });
+});
+
+describe("text report", () => {
+  it("a file-level finding shows no line number (\"-\"), not line 0", async () => {
+    const result = await validateText(gzipSync(Buffer.from("x\n")), { inputFormat: undefined });
+    const out = renderReport("text", result.findings, result.summary);
+    expect(out).toMatch(/^\s+-\s+error\s+input\/unreadable/m);
+    expect(out).not.toMatch(/^\s+0\s+error/m);
+  });
+});
+
+describe("an initialize request that did not parse", () => {
+  it("the server's InitializeResult names the session's version", async () => {
+    const log = [
+      `2025-06-18T10:00:00.000Z [w] [info] Message from client: {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVe`,
+      `2025-06-18T10:00:00.100Z [w] [info] Message from server: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"w","version":"1"}}}`,
+      `2025-06-18T10:00:00.200Z [w] [info] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+    ].join("\n");
+    const { summary } = await validateText(`${log}\n`, { inputFormat: "claude-log" });
+    expect(summary.files[0]!.protocolVersions).toEqual(["2025-06-18"]);
   });
 });

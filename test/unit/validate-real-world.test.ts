@@ -212,7 +212,7 @@ describe("the direction of plain JSONL", () => {
     expect(swapped.findings.map((f) => `${f.file === server ? "a" : "b"} ${f.rule}`)).toEqual([
       "a session/initialize-first",
       "a session/wrong-direction",
-      "b schema/unknown-method", // (initialize, sent server→client, in the default 2026-07-28 schema that has none)
+      "b session/wrong-direction", // (initialize, sent server→client: a server request the stateless default lacks makes the session initialize-based)
     ]);
   });
 });

@@ -387,18 +387,18 @@ describe("stateless 2026-07-28 sessions (built-in validators)", () => {
     }
   });
 
-  it("a capture that starts after the initialize request (at its result or at notifications/initialized) is checked as 2025-11-25", async () => {
+  it("a capture that starts after the initialize request is checked as its InitializeResult says, or at notifications/initialized as 2025-11-25", async () => {
     // Regression: those first messages were checked against the stateless default
     // (schema/unknown-method for notifications/initialized, resultType for the InitializeResult).
     const rest = [initialized, req("c2s", 2, "tools/list"), ok("s2c", 2, { tools: [] })];
     for (const jobs of [1, 2]) {
-      for (const [records, expected] of [
-        [[initResult(1, { tools: {} }), ...rest], ["1 error session/unmatched-response", "2 error session/initialize-first"]],
-        [rest, ["1 error session/initialize-first"]],
-      ] as Array<[Rec[], string[]]>) {
+      for (const [records, expected, version] of [
+        [[initResult(1, { tools: {} }), ...rest], ["1 error session/unmatched-response", "2 error session/initialize-first"], V],
+        [rest, ["1 error session/initialize-first"], "2025-11-25"],
+      ] as Array<[Rec[], string[], string]>) {
         const { findings, summary } = await validateFiles(["-"], { inputFormat: "capture", jobs, chunkBytes: 256, stdin: Readable.from([captureText(records)]) });
         expect(brief(findings), `jobs ${jobs}`).toEqual(expected);
-        expect(summary.files[0]!.protocolVersions).toEqual(["2025-11-25"]);
+        expect(summary.files[0]!.protocolVersions).toEqual([version]);
       }
     }
   });

@@ -118,3 +118,19 @@ export function detectFormatEarly(head: string, path: string): InputFormat | und
   if (parsed || CAPTURE_PREFIX.test(first)) return detectFormat(text.slice(0, complete + 1), path);
   return undefined; // `{` (perhaps a HAR, once `"log"` shows) or text before Claude log lines
 }
+
+/**
+ * Why an input whose first bytes are `head` is not a text capture (gzip-compressed, or binary:
+ * a NUL byte, or mostly bytes that are not UTF-8, in its first line or 4 KiB), else undefined. Such an
+ * input is one `input/unreadable` finding (exit code 2), not a finding per line.
+ */
+export function notTextReason(head: Buffer): string | undefined {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return "not a text capture: gzip-compressed data (gunzip it first)";
+  const lf = head.indexOf(0x0a);
+  const start = head.subarray(0, lf >= 0 && lf < 4096 ? lf : 4096); // (its first line: later ones are checked one by one)
+  if (start.includes(0)) return "not a text capture: binary data (a NUL byte in its first line)";
+  const text = start.toString("utf8");
+  let bad = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 0xfffd) bad++;
+  return bad * 10 > text.length ? "not a text capture: binary data (mostly not UTF-8 in its first line)" : undefined;
+}

@@ -24,7 +24,7 @@ export function jsonlReader(out: Dispatch, dir: Direction): LineConsumer {
 
 /**
  * Whether plain JSONL given without a direction is server→client: its first message (the first
- * element of a batch) is a response, or a notification that only a server sends
+ * element of a batch) is a response, or a request or notification that only a server sends
  * (`serverOnly(method)`). Returns that message's 1-based line in `head`, or undefined (read as
  * client→server, the default).
  */
@@ -42,6 +42,6 @@ export function serverSideFirstLine(head: string, serverOnly: (method: string) =
   if (typeof first !== "object" || first === null) return undefined;
   const m = first as Record<string, unknown>;
   const isResponse = !("method" in m) && ("result" in m || "error" in m);
-  const serverNotification = typeof m.method === "string" && !("id" in m) && serverOnly(m.method);
-  return isResponse || serverNotification ? at + 1 : undefined;
+  const serverMessage = typeof m.method === "string" && serverOnly(m.method);
+  return isResponse || serverMessage ? at + 1 : undefined;
 }

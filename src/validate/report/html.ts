@@ -137,7 +137,7 @@ main { padding: 16px 24px 48px; max-width: 1200px; margin: 0 auto; }
 details { margin-top: 4px; } summary { cursor: pointer; color: #475569; font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 details[open] > summary { color: var(--dim); }
 pre { margin: 4px 0 0; padding: 6px 8px; background: #f1f5f9; border-radius: 6px; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; white-space: pre-wrap; word-break: break-all; max-height: 360px; overflow: auto; }
-.finding { margin-top: 6px; padding: 4px 8px; border-radius: 6px; font-size: 13px; border-left: 3px solid; }
+.finding { margin-top: 6px; padding: 4px 8px; border-radius: 6px; font-size: 13px; border-left: 3px solid; overflow-wrap: anywhere; }
 .finding.error { background: #fef2f2; border-color: var(--err); } .finding.warning { background: #fffbeb; border-color: var(--warn); }
 .finding .sev { font-weight: 700; text-transform: uppercase; font-size: 11px; margin-right: 6px; }
 .finding.error .sev { color: var(--err); } .finding.warning .sev { color: var(--warn); }
@@ -209,8 +209,9 @@ for (const f of data.files) {
     const key = (line, location) => line + "|" + (location || "");
     const at = new Map();
     for (const x of S.findings) { const k = key(x.line, x.location); if (!at.has(k)) at.set(k, []); at.get(k).push(x); }
-    // latency: a response matched to the request with its id from the other side
-    const open = { c2s: new Map(), s2c: new Map() };
+    // latency: a response and the request the checker paired it with (m.answers)
+    const place = (dir, line, location, batch) => dir + "|" + line + "|" + (location || "") + "|" + (batch || "");
+    const open = new Map();
     const rows = [];
     const placed = new Set();
     for (const m of S.messages) {
@@ -222,11 +223,12 @@ for (const f of data.files) {
       if (m.id !== undefined) head.append(el("span", "id", "id " + JSON.stringify(m.id)));
       if (m.ts) head.append(el("span", "time", m.ts.replace("T", " ").replace("Z", "")));
       head.append(el("span", "where", "line " + m.line + (m.location ? " (" + m.location + ")" : "") + (m.batch ? " batch " + m.batch : "")));
-      if (m.kind === "request" && m.id !== undefined && m.id !== null) open[m.direction].set(JSON.stringify(m.id), { m, head });
-      if ((m.kind === "result" || m.kind === "error") && m.id !== undefined && m.id !== null) {
-        const req = open[other(m.direction)].get(JSON.stringify(m.id));
+      if (m.kind === "request") open.set(place(m.direction, m.line, m.location, m.batch), { m, head });
+      if (m.answers) {
+        const k = place(other(m.direction), m.answers.line, m.answers.location, m.answers.batch);
+        const req = open.get(k);
         if (req) {
-          open[other(m.direction)].delete(JSON.stringify(m.id));
+          open.delete(k);
           const t = req.m.ts && m.ts ? ms(req.m.ts, m.ts) : undefined;
           head.append(el("span", "latency", "↩ " + req.m.method + (t !== undefined ? " after " + showMs(t) : " (line " + req.m.line + ")")));
           req.head.append(el("span", "latency", t !== undefined ? "answered in " + showMs(t) : "answered at line " + m.line));

@@ -38,14 +38,16 @@ export function textReporter(options: ReporterOptions): Reporter {
         : [file.format ?? "?", ...(file.protocolVersions.length > 0 ? [file.protocolVersions.join("+")] : []), plural(file.messages, "message")];
       const status = list.length === 0 ? paint("green", " ok") : "";
       options.write(`${paint("bold", escapeControls(file.file))}  ${paint("dim", escapeControls(facts.join(", ")))}${status}\n`);
-      const width = Math.max(4, ...list.map((f) => String(f.line).length));
+      // A file-level finding (line 0) has no line: "-".
+      const lineOf = (f: Finding): string => (f.line === 0 ? "-" : String(f.line));
+      const width = Math.max(4, ...list.map((f) => lineOf(f).length));
       for (const f of list) {
         const sev = f.severity === "error" ? paint("red", "error  ") : paint("yellow", "warning");
         const where = escapeControls(
           [f.direction ?? "   ", ...(f.session !== undefined ? [`[${f.session}]`] : []), ...(f.location !== undefined ? [`(${f.location})`] : [])].join(" "),
         );
         const at = f.pointer !== undefined && f.pointer !== "" ? paint("dim", ` (at ${escapeControls(f.pointer)})`) : "";
-        options.write(`  ${String(f.line).padStart(width)}  ${sev}  ${where}  ${paint("bold", escapeControls(f.rule))}  ${escapeControls(f.message)}${at}\n`);
+        options.write(`  ${lineOf(f).padStart(width)}  ${sev}  ${where}  ${paint("bold", escapeControls(f.rule))}  ${escapeControls(f.message)}${at}\n`);
       }
       options.write("\n");
     },
@@ -60,7 +62,7 @@ export function textReporter(options: ReporterOptions): Reporter {
       if (excerpts > 0) {
         const which = excerpts === 1 && files === 1 ? "the input looks" : `${plural(excerpts, "input")} ${excerpts === 1 ? "looks" : "look"}`;
         options.write(
-          `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize at its start, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
+          `${paint("dim", "hint:")} ${which} like an excerpt of a longer session (no initialize request, responses to requests it does not hold, or a cut first line); if so, run again with --partial\n`,
         );
       }
     },
