@@ -38,6 +38,11 @@ export function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** The last non-blank line of a text ("" when none): the gist of a failed process's stderr. */
+export function lastLine(text) {
+  return text.trimEnd().split("\n").at(-1) ?? "";
+}
+
 /** Median of numbers (any order); NaN for an empty list. */
 export function median(values) {
   if (values.length === 0) return NaN;
@@ -86,19 +91,20 @@ function readyPort(child, what, timeoutMs = 30_000) {
   let ready = false;
   child.stderr.setEncoding("utf8");
   return new Promise((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms; stderr ends: ${lastLine(stderr)}\n${stderr}`)), timeoutMs);
+    // "close": after the exit and after stderr has delivered everything.
     const onExit = (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${what} exited (${code ?? signal}) before READY:\n${stderr}`));
+      reject(new Error(`${what} exited (${code ?? signal}) before READY; stderr ends: ${lastLine(stderr)}\n${stderr}`));
     };
-    child.once("exit", onExit);
+    child.once("close", onExit);
     child.stderr.on("data", (d) => {
       if (stderr.length < 64 * 1024) stderr += d;
       const m = /READY (\S+)/.exec(stderr);
       if (m && !ready) {
         ready = true;
         clearTimeout(timer);
-        child.off("exit", onExit);
+        child.off("close", onExit);
         resolveReady(Number(m[1].slice(m[1].lastIndexOf(":") + 1)));
       }
     });
