@@ -16,7 +16,7 @@
 //   (sent right after the initialize response), CPU ms used by then, and RSS (VmRSS, VmHWM)
 //   after 1,000 calls at 1 in flight; for our bridge against our orchestrator and embedded, the
 //   Go bridge against our orchestrator, the SDK's stdio server and the bare Node process. One
-//   unmeasured spawn of each first (page cache, cert store); medians over the measured spawns.
+//   unmeasured spawn of each first (page cache); medians over the measured spawns.
 // - the JavaScript heap after 1,000 calls of the Node subjects (process.memoryUsage(), before and
 //   after a full GC, through bench/startup/memory-probe.mjs; separate spawns, since the probe is
 //   one more module to load).
@@ -41,6 +41,7 @@ import {
   cpuMsOf,
   goPeerMissing,
   median,
+  provisionBridgeCert,
   startOurOrchestrator,
   startRelay,
   startUpstreamOrchestrator,
@@ -104,10 +105,12 @@ async function startOrchestrators() {
   const oursCerts = join(work, "certs-ours");
   orchestrators.oursQuic = { ...(await startOurOrchestrator({ transport: "quic", certsDir: oursCerts })), certsDir: oursCerts };
   orchestrators.oursTls = { ...(await startOurOrchestrator({ transport: "tls", certsDir: oursCerts })), certsDir: oursCerts };
+  await provisionBridgeCert(oursCerts);
   if (!goMissing) {
     const upCerts = join(work, "certs-upstream");
     try {
       orchestrators.upstream = { ...(await startUpstreamOrchestrator({ certsDir: upCerts })), certsDir: upCerts };
+      await provisionBridgeCert(upCerts);
     } catch (err) {
       upstreamFailure = `the upstream orchestrator did not start: ${err.message.split("\n")[0]}`;
       log(`FAILED: ${err.message}`);
@@ -147,7 +150,7 @@ function throughputPairs() {
  * Runs `measure(item)` for every item not skipped, `rounds` times, the order reversed every other
  * round (so drift of the machine's load does not favour one subject). A subject whose measurement
  * throws (it crashed, hung, or refused a call) is reported and not measured again.
- * `unmeasuredFirst`: one more round first whose results are dropped (page cache, cert store).
+ * `unmeasuredFirst`: one more round first whose results are dropped (page cache).
  * Returns { samples: Map id → results, errors: Map id → message }.
  */
 async function interleaved(items, rounds, measure, report, { unmeasuredFirst = false } = {}) {

@@ -125,6 +125,17 @@ function stopChild(child, graceMs = 3000) {
 }
 
 /**
+ * Creates the bridge's certificate (`transport.stdio-client`) in a cert store whose CA an
+ * orchestrator has made, with the project's own `ensureCertStore`, once, before any bridge runs:
+ * the measured bridges then only read the store, as on any launch after the first. (Two bridge
+ * components creating it at once in a fresh store can leave a key that is not the certificate's.)
+ */
+export async function provisionBridgeCert(certsDir, dist = join(ROOT, "dist")) {
+  const { ensureCertStore, BRIDGE_CERT_NAME } = await import(join(dist, "quic/certs.js"));
+  await ensureCertStore(certsDir, BRIDGE_CERT_NAME);
+}
+
+/**
  * Starts our reference orchestrator (`dist/cli/main.js orchestrator`) as a separate process on an
  * ephemeral loopback port. `transport`: "quic" | "tls". `nodeArgs`: extra Node flags.
  * Returns { port, pids, stop() } (`pids`: the processes that do the orchestrator's work).
