@@ -16,7 +16,7 @@
 //   (sent right after the initialize response), CPU ms used by then, and RSS (VmRSS, VmHWM)
 //   after 1,000 calls at 1 in flight; for our bridge against our orchestrator and embedded, the
 //   Go bridge against our orchestrator, the SDK's stdio server and the bare Node process. One
-//   unmeasured spawn of each first (page cache, cert store); medians over the measured spawns.
+//   unmeasured spawn of each first (page cache); medians over the measured spawns.
 // - the JavaScript heap after 1,000 calls of the Node subjects (process.memoryUsage(), before and
 //   after a full GC, through bench/startup/memory-probe.mjs; separate spawns, since the probe is
 //   one more module to load).
@@ -41,6 +41,7 @@ import {
   cpuMsOf,
   goPeerMissing,
   median,
+  provisionBridgeCert,
   startOurOrchestrator,
   startRelay,
   startUpstreamOrchestrator,
@@ -55,10 +56,17 @@ const flag = (name) => argv.includes(name);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const quick = flag("--quick");
 const jsonOut = option("--json", join(ROOT, "bench/results/anchors-latest.json"));
-const only = new Set(option("--only", "throughput,start,heap,datagrams,syscalls").split(","));
+const PASSES = ["throughput", "start", "heap", "datagrams", "syscalls"];
+const only = new Set(option("--only", PASSES.join(",")).split(","));
+for (const pass of only) {
+  if (!PASSES.includes(pass)) {
+    console.error(`--only: unknown pass ${JSON.stringify(pass)} (passes: ${PASSES.join(", ")})`);
+    process.exit(2);
+  }
+}
 const PAYLOAD = 100;
 const CONFIG = {
-  rounds: Number(option("--rounds", quick ? 1 : 3)),
+  rounds: Math.max(1, Math.trunc(Number(option("--rounds", quick ? 1 : 3))) || 1),
   warmupCalls: quick ? 100 : 500,
   cases: [
     { inFlight: 1, calls: quick ? 200 : 2000 },
@@ -97,11 +105,20 @@ async function startOrchestrators() {
   const oursCerts = join(work, "certs-ours");
   orchestrators.oursQuic = { ...(await startOurOrchestrator({ transport: "quic", certsDir: oursCerts })), certsDir: oursCerts };
   orchestrators.oursTls = { ...(await startOurOrchestrator({ transport: "tls", certsDir: oursCerts })), certsDir: oursCerts };
+  await provisionBridgeCert(oursCerts);
   if (!goMissing) {
     const upCerts = join(work, "certs-upstream");
-    orchestrators.upstream = { ...(await startUpstreamOrchestrator({ certsDir: upCerts })), certsDir: upCerts };
+    try {
+      orchestrators.upstream = { ...(await startUpstreamOrchestrator({ certsDir: upCerts })), certsDir: upCerts };
+      await provisionBridgeCert(upCerts);
+    } catch (err) {
+      upstreamFailure = `the upstream orchestrator did not start: ${err.message.split("\n")[0]}`;
+      log(`FAILED: ${err.message}`);
+    }
   }
 }
+/** Set when the Go peer is there but its orchestrator failed to start (the run fails). */
+let upstreamFailure;
 
 /**
  * The bridge → orchestrator pairs (separate processes): id, label, bridge ("ours" | "go"), the
@@ -110,8 +127,8 @@ async function startOrchestrators() {
  */
 function bridgePairs() {
   return [
-    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", bridge: "ours", orch: "upstream", skipped: goMissing },
-    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", bridge: "go", orch: "upstream", skipped: goMissing },
+    { id: "ours-upstream", label: "our bridge → upstream orchestrator (QUIC)", bridge: "ours", orch: "upstream", skipped: goMissing ?? upstreamFailure },
+    { id: "go-upstream", label: "Go bridge → upstream orchestrator (QUIC)", bridge: "go", orch: "upstream", skipped: goMissing ?? upstreamFailure },
     { id: "ours-ours", label: "our bridge → our orchestrator (QUIC)", bridge: "ours", orch: "oursQuic" },
     { id: "go-ours", label: "Go bridge → our orchestrator (QUIC)", bridge: "go", orch: "oursQuic", skipped: goMissing },
     { id: "ours-ours-tls", label: "our bridge → our orchestrator (TLS)", bridge: "ours", orch: "oursTls" },
@@ -133,7 +150,7 @@ function throughputPairs() {
  * Runs `measure(item)` for every item not skipped, `rounds` times, the order reversed every other
  * round (so drift of the machine's load does not favour one subject). A subject whose measurement
  * throws (it crashed, hung, or refused a call) is reported and not measured again.
- * `unmeasuredFirst`: one more round first whose results are dropped (page cache, cert store).
+ * `unmeasuredFirst`: one more round first whose results are dropped (page cache).
  * Returns { samples: Map id → results, errors: Map id → message }.
  */
 async function interleaved(items, rounds, measure, report, { unmeasuredFirst = false } = {}) {
@@ -558,7 +575,10 @@ summary.loadavg.end = loadavg();
 summary.targets = targets(summary);
 summary.context = context(summary);
 const rowsOfAllPasses = ["throughput", "start", "heap", "datagrams", "syscalls"].flatMap((k) => summary[k] ?? []);
-summary.errors = rowsOfAllPasses.filter((r) => r.error).map((r) => ({ id: r.id, error: r.error }));
+summary.errors = [
+  ...(upstreamFailure ? [{ id: "upstream-orchestrator", error: upstreamFailure }] : []),
+  ...rowsOfAllPasses.filter((r) => r.error).map((r) => ({ id: r.id, error: r.error })),
+];
 summary.failures =
   summary.errors.length +
   rowsOfAllPasses

@@ -38,6 +38,11 @@ export function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** The last non-blank line of a text ("" when none): the gist of a failed process's stderr. */
+export function lastLine(text) {
+  return text.trimEnd().split("\n").at(-1) ?? "";
+}
+
 /** Median of numbers (any order); NaN for an empty list. */
 export function median(values) {
   if (values.length === 0) return NaN;
@@ -86,19 +91,20 @@ function readyPort(child, what, timeoutMs = 30_000) {
   let ready = false;
   child.stderr.setEncoding("utf8");
   return new Promise((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms; stderr ends: ${lastLine(stderr)}\n${stderr}`)), timeoutMs);
+    // "close": after the exit and after stderr has delivered everything.
     const onExit = (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${what} exited (${code ?? signal}) before READY:\n${stderr}`));
+      reject(new Error(`${what} exited (${code ?? signal}) before READY; stderr ends: ${lastLine(stderr)}\n${stderr}`));
     };
-    child.once("exit", onExit);
+    child.once("close", onExit);
     child.stderr.on("data", (d) => {
       if (stderr.length < 64 * 1024) stderr += d;
       const m = /READY (\S+)/.exec(stderr);
       if (m && !ready) {
         ready = true;
         clearTimeout(timer);
-        child.off("exit", onExit);
+        child.off("close", onExit);
         resolveReady(Number(m[1].slice(m[1].lastIndexOf(":") + 1)));
       }
     });
@@ -116,6 +122,17 @@ function stopChild(child, graceMs = 3000) {
     });
     child.kill("SIGTERM");
   });
+}
+
+/**
+ * Creates the bridge's certificate (`transport.stdio-client`) in a cert store whose CA an
+ * orchestrator has made, with the project's own `ensureCertStore`, once, before any bridge runs:
+ * the measured bridges then only read the store, as on any launch after the first. (Two bridge
+ * components creating it at once in a fresh store can leave a key that is not the certificate's.)
+ */
+export async function provisionBridgeCert(certsDir, dist = join(ROOT, "dist")) {
+  const { ensureCertStore, BRIDGE_CERT_NAME } = await import(join(dist, "quic/certs.js"));
+  await ensureCertStore(certsDir, BRIDGE_CERT_NAME);
 }
 
 /**

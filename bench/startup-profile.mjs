@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT, median, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -166,6 +166,7 @@ function importCosts() {
 
 const f = (n, d = 1) => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(d));
 const orch = await startOurOrchestrator({ certsDir: join(work, "certs") });
+await provisionBridgeCert(join(work, "certs"));
 try {
   const modes = [
     ["remote (our orchestrator, separate process)", ["--orchestrator-addr", `127.0.0.1:${orch.port}`, "--certs-dir", join(work, "certs")]],

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { ROOT, cpuMsOf, memoryKiBOf, quantile } from "./common.mjs";
+import { ROOT, cpuMsOf, lastLine, memoryKiBOf, quantile } from "./common.mjs";
 
 const { LineSplitter } = await import(join(ROOT, "dist/jsonrpc/line-splitter.js"));
 
@@ -13,9 +13,6 @@ const { LineSplitter } = await import(join(ROOT, "dist/jsonrpc/line-splitter.js"
 export const PROTOCOL_VERSION = "2025-06-18";
 
 const STDERR_KEEP = 8 * 1024;
-
-/** The last non-blank line of a text ("" when none). */
-const lastLine = (text) => text.trimEnd().split("\n").at(-1) ?? "";
 
 /** A session with requests pending and no response for this long is declared stuck (ms). */
 export const STALL_MS = 60_000;
