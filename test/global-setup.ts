@@ -4,6 +4,8 @@
  * `inject("distBuildError")`, which fail with the compiler output (see test/e2e/helpers).
  */
 import { execFileSync } from "node:child_process";
+import { chmodSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 
@@ -22,6 +24,9 @@ export default function setup(project: TestProject): void {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"],
       });
+      // The bin must stay executable: tsc writes new files 0644, and `npx orchestra-stdio` in a
+      // clone runs it through a link npm made once (and made executable) in its npx cache.
+      chmodSync(join(root, "dist/cli/main.js"), 0o755);
     } catch (err) {
       const e = err as { stdout?: Buffer; stderr?: Buffer };
       error = `tsc -p tsconfig.build.json failed:\n${e.stdout?.toString() ?? ""}${e.stderr?.toString() ?? ""}`;
