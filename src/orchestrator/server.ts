@@ -30,7 +30,6 @@ import { createHmac } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
-  HealthResult_Status,
   PluginRequestSchema,
   PluginResponseSchema,
   type PluginRequest,

@@ -28,7 +28,6 @@ import tls from "node:tls";
 import type { AddressInfo, Socket } from "node:net";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
-  HealthResult_Status,
   PluginRequestSchema,
   PluginResponseSchema,
   type PluginRequest,
