@@ -7,7 +7,7 @@
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";
-import type { RunningOrchestrator } from "../orchestrator/server.js";
+import type { RunningOrchestrator } from "../orchestrator/quic-server.js";
 import { DEFAULT_MAX_STREAMS } from "../orchestrator/defaults.js";
 import { addLogOptions, withEnvironment } from "./environment.js";
 
@@ -75,7 +75,7 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
     import("../log.js"),
     import("../quic/certs.js"),
     import("../orchestrator/load-tools.js"),
-    import("../orchestrator/server.js"),
+    import("../orchestrator/quic-server.js"),
   ]);
   const log = childLogger("orchestrator-cli");
   let running: RunningOrchestrator;

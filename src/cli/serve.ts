@@ -167,7 +167,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         const orchestrator =
           opts.transport === "tls"
             ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
-            : await (await import("../orchestrator/server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
+            : await (await import("../orchestrator/quic-server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
         cleanups.unshift(() => orchestrator.stop());
         log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
         const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };

@@ -1,6 +1,6 @@
 /**
- * What the reference orchestrator answers, independent of the transport (QUIC streams in
- * ./server.ts; usable by any other server loop).
+ * What the reference orchestrator answers, independent of the transport (called by the RPC core,
+ * ./rpc-server.ts, for every adapter).
  *
  * Unary kinds ({@link dispatchUnary}): one request → one response.
  * - `health` → `HealthResult{STATUS_HEALTHY}`;

@@ -1,20 +1,20 @@
 /**
- * The reference orchestrator over TLS 1.3 / TCP (docs/tls-transport.md): the same tools,
- * counters and return shape as the QUIC server ({@link startOrchestrator} in ./server.ts), on one
- * multiplexed connection per client instead of one QUIC stream per RPC.
+ * The reference orchestrator over TLS 1.3 / TCP (docs/tls-transport.md): the transport adapter of
+ * ./rpc-server.ts for one multiplexed connection per client instead of one QUIC stream per RPC;
+ * the same content, counters and return shape as the QUIC server ({@link startOrchestrator} in
+ * ./quic-server.ts).
  *
  * Per connection: read `[u32 BE length][PluginRequest]` frames; run each request concurrently;
  * write each `PluginResponse` (echoing `request_id`) as one frame when it is ready, in completion
- * order. Unary kinds are dispatched exactly as by the QUIC server (src/orchestrator/dispatch.ts:
- * health, tools, prompts, storage); streaming kinds (`stream_start`, `subscribe`) are not served:
- * they and any other kind are answered `tool_call {success: false, error_code: "unknown_request"}`
- * as over QUIC (./dispatch.ts {@link refusal}).
+ * order. Unary kinds are served as over QUIC; streaming kinds (`stream_start`, `subscribe`) are
+ * not (there is no stream to carry them): they and any other unserved kind are answered
+ * `tool_call {success: false, error_code: "unknown_request"}` (./dispatch.ts {@link refusal}).
  * Where the QUIC server resets a stream, this one answers `PluginResponse{stream_end:
  * {success:false, error_code}}` for that request (src/tls/mux.ts, {@link RequestErrorCode}):
  * - a response over 16 MiB: a `tool_call` gets `ToolResponse{success:false,
  *   error_code:"result_too_large"}` (as over QUIC), anything else `frame_too_large`;
  * - `stream_cancel` for a request in flight aborts its handler's `signal`; nothing is answered;
- * - on `stop()`, requests in flight get `shutting_down`.
+ * - a failing handler gets `internal_error`; on `stop()`, requests in flight get `shutting_down`.
  * Connection-level faults close that connection only: a frame declaring more than 16 MiB
  * (detected from the header, nothing buffered), an undecodable frame (it has no `request_id`
  * to answer). A request with an empty or duplicate in-flight `request_id` is dropped (counted as
@@ -26,45 +26,16 @@
  */
 import tls from "node:tls";
 import type { AddressInfo, Socket } from "node:net";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { childLogger, type Logger } from "../log.js";
-import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
-import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
-import { formatHostPort } from "../quic/address.js";
+import { toBinary } from "@bufbuild/protobuf";
+import { PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { Logger } from "../log.js";
+import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
-import { builtinTools } from "./builtin-tools.js";
-import { dispatchUnary, EventBus, refusal, type OrchestratorServices } from "./dispatch.js";
-import { builtinPrompts, PromptRegistry } from "./prompts.js";
-import { ToolRegistry } from "./registry.js";
-import { MemoryStorage, sampleStorageEntries } from "./storage.js";
-import type { OrchestratorStats, RunningOrchestrator } from "./server.js";
+import { decodeRequest, positiveInteger, startServer } from "./rpc-server.js";
+import type { CallFault, CallLink, OrchestratorBaseOptions, RpcCall, RpcServer, RunningOrchestrator } from "./rpc-server.js";
 
 /** Options of {@link startTlsOrchestrator}. */
-export interface TlsOrchestratorOptions {
-  /** Listen address (default `127.0.0.1`). */
-  host?: string;
-  /** TCP port; 0 (default) picks an ephemeral one. */
-  port?: number;
-  /** Cert store directory when {@link tls} is absent (default `~/.orchestra/certs`). */
-  certsDir?: string;
-  /** Party name in the cert store (default `orchestrator`). */
-  certName?: string;
-  /** PEM material to use instead of the cert store. */
-  tls?: TlsMaterial;
-  /** Tools to serve (default: a registry of the built-ins `echo` and `slow`). */
-  tools?: ToolRegistry;
-  /** Prompts to serve (default: the built-ins `greet` and `review`). */
-  prompts?: PromptRegistry;
-  /** Storage to serve (default: in memory, holding {@link sampleStorageEntries}). */
-  storage?: MemoryStorage;
-  /** Event bus (default: a fresh one); TLS serves no `subscribe`, as it has no streams. */
-  events?: EventBus;
+export interface TlsOrchestratorOptions extends OrchestratorBaseOptions {
   /**
    * Requests one connection may have running or awaiting their write (default 1000, like the
    * QUIC server's stream credit); further requests wait their turn.
@@ -91,8 +62,6 @@ export interface TlsOrchestratorOptions {
    * has more than the newcomer's; otherwise the newcomer is closed.
    */
   maxHandshakesPerAddress?: number;
-  /** Logger (default: project pino logger, component `tls-orchestrator`). */
-  logger?: Logger;
 }
 
 /** Default of {@link TlsOrchestratorOptions.maxHandshakes}. */
@@ -115,174 +84,197 @@ const MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
 const STOP_GRACE_MS = 1_000;
 
 /**
+ * The `stream_end.error_code` each {@link CallFault} is answered with. `malformed` and `end` are
+ * never raised here: requests are decoded per connection (an undecodable one closes it) and
+ * streaming kinds are not served.
+ */
+const FAULT_CODES: Record<CallFault, RequestErrorCode | undefined> = {
+  malformed: undefined,
+  frame_too_large: RequestErrorCode.FRAME_TOO_LARGE,
+  internal: RequestErrorCode.INTERNAL,
+  shutdown: RequestErrorCode.SHUTDOWN,
+  end: undefined,
+};
+
+/**
  * Starts the reference orchestrator on TLS 1.3 / TCP.
  *
- * Stats: `streamsOpened` counts requests received, `streamsCompleted` responses written,
- * `streamsCancelled` requests cancelled by the client while running, `activeStreams` requests
- * running or awaiting their write, `framesTooLarge` / `malformedRequests` connection faults.
+ * Stats: `streamsOpened` counts requests started, `streamsCompleted` responses written,
+ * `streamsCancelled` requests cancelled by the client while running or waiting, `activeStreams`
+ * requests running, `framesTooLarge` / `malformedRequests` connection faults and dropped requests.
  *
  * @returns the same shape as {@link startOrchestrator}; `port` is a TCP port
  * @throws CertStoreError when the cert store cannot be used; RangeError for bad options;
  *   the listen error (e.g. `EADDRINUSE`) when the port cannot be bound
  */
 export async function startTlsOrchestrator(options: TlsOrchestratorOptions = {}): Promise<RunningOrchestrator> {
-  const log = options.logger ?? childLogger("tls-orchestrator");
-  const maxStreams = options.maxStreams ?? TLS_DEFAULT_MAX_STREAMS;
-  if (!Number.isInteger(maxStreams) || maxStreams < 1) throw new RangeError(`maxStreams must be a positive integer`);
-  const maxHandshakes = options.maxHandshakes ?? TLS_DEFAULT_MAX_HANDSHAKES;
-  if (!Number.isInteger(maxHandshakes) || maxHandshakes < 1) throw new RangeError(`maxHandshakes must be a positive integer`);
-  const maxPerAddress = options.maxHandshakesPerAddress ?? TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS;
-  if (!Number.isInteger(maxPerAddress) || maxPerAddress < 1) throw new RangeError(`maxHandshakesPerAddress must be a positive integer`);
+  const maxStreams = positiveInteger("maxStreams", options.maxStreams ?? TLS_DEFAULT_MAX_STREAMS);
+  const maxHandshakes = positiveInteger("maxHandshakes", options.maxHandshakes ?? TLS_DEFAULT_MAX_HANDSHAKES);
+  const maxPerAddress = positiveInteger("maxHandshakesPerAddress", options.maxHandshakesPerAddress ?? TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS);
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   if (!(keepAliveMs > 0)) throw new RangeError(`keepAliveMs must be positive`);
-  const certsDir = options.tls ? undefined : (options.certsDir ?? defaultCertsDir());
-  const material =
-    options.tls ?? (await ensureCertStore(certsDir ?? defaultCertsDir(), options.certName ?? ORCHESTRATOR_CERT_NAME));
-  const tools = options.tools ?? new ToolRegistry(builtinTools());
-  const prompts = options.prompts ?? new PromptRegistry(builtinPrompts());
-  const storage = options.storage ?? new MemoryStorage(sampleStorageEntries());
-  const events = options.events ?? new EventBus();
-  const listenHost = options.host ?? "127.0.0.1";
+  return startServer(options, "tls-orchestrator", { streaming: false }, async ({ rpc, log, material, listenHost }) => {
+    const connections = new Set<ClientConnection>();
+    let stopping = false;
 
-  const stats: OrchestratorStats = {
-    connections: 0,
-    streamsOpened: 0,
-    streamsCompleted: 0,
-    streamsCancelled: 0,
-    framesTooLarge: 0,
-    malformedRequests: 0,
-    unsupportedRequests: 0,
-    toolCalls: 0,
-    activeStreams: 0,
-    peakActiveStreams: 0,
-  };
-  // The same unary dispatch as the QUIC server (src/orchestrator/dispatch.ts): tools, prompts, storage.
-  const services: OrchestratorServices = { tools, prompts, storage, events, stats };
-  const connections = new Set<ClientConnection>();
-  let stopping = false;
+    const server = tls.createServer({
+      key: material.keyPem,
+      cert: material.certPem,
+      ca: material.caPem,
+      requestCert: true,
+      rejectUnauthorized: true,
+      ALPNProtocols: [TLS_ALPN],
+      minVersion: "TLSv1.3",
+      handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+    });
+    const handshakes = new HandshakeLimiter(maxHandshakes, maxPerAddress, () => {
+      rpc.stats.handshakesRefused = (rpc.stats.handshakesRefused ?? 0) + 1;
+    });
+    server.on("connection", (raw: Socket) => handshakes.admit(raw));
+    server.on("secureConnection", (socket: tls.TLSSocket) => {
+      handshakes.completed(socket);
+      if (stopping) {
+        socket.destroy();
+        return;
+      }
+      if (socket.alpnProtocol !== TLS_ALPN) {
+        log.debug({ alpn: socket.alpnProtocol }, "client did not negotiate ALPN orchestra-plugin; closing");
+        socket.destroy();
+        return;
+      }
+      rpc.stats.connections++;
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, keepAliveMs);
+      const conn = new ClientConnection(socket, rpc, maxStreams, log);
+      connections.add(conn);
+      socket.once("close", () => {
+        connections.delete(conn);
+        conn.abortAll("client connection closed");
+      });
+    });
+    server.on("tlsClientError", (e: Error, socket: tls.TLSSocket) => {
+      log.debug({ err: e.message }, "TLS handshake with a client failed");
+      // Node reports a handshake timeout here but leaves the TCP connection open.
+      socket.destroy();
+    });
 
-  const server = tls.createServer({
-    key: material.keyPem,
-    cert: material.certPem,
-    ca: material.caPem,
-    requestCert: true,
-    rejectUnauthorized: true,
-    ALPNProtocols: [TLS_ALPN],
-    minVersion: "TLSv1.3",
-    handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host: listenHost, port: options.port ?? 0 }, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    server.on("error", (e: Error) => log.warn({ err: e.message }, "server error"));
+    const bound = server.address() as AddressInfo;
+    return {
+      host: bound.address,
+      port: bound.port,
+      close: async () => {
+        stopping = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all([...connections].map((c) => c.end(STOP_GRACE_MS)));
+        await closed;
+      },
+    };
   });
-  // TCP connections still in their TLS handshake, by peer address and port, and by remote IP
-  // address (oldest first).
-  const handshaking = new Map<string, Socket>();
-  const byAddress = new Map<string, Socket[]>();
-  const peerKey = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
-  const handshakeDone = (key: string) => {
-    const raw = handshaking.get(key);
-    if (raw === undefined) return;
-    handshaking.delete(key);
+}
+
+/**
+ * TCP connections still in their TLS handshake, by remote IP address (oldest first), under the
+ * caps of {@link TlsOrchestratorOptions.maxHandshakes} and `maxHandshakesPerAddress`.
+ */
+class HandshakeLimiter {
+  /** Handshaking sockets by peer address and port. */
+  private readonly pending = new Map<string, Socket>();
+  private readonly byAddress = new Map<string, Socket[]>();
+
+  constructor(
+    private readonly max: number,
+    private readonly maxPerAddress: number,
+    private readonly onRefused: () => void,
+  ) {}
+
+  /** A new TCP connection: tracked until its handshake ends, or closed at once past the caps. */
+  admit(raw: Socket): void {
     const address = raw.remoteAddress ?? "";
-    const list = byAddress.get(address);
+    const own = this.byAddress.get(address)?.length ?? 0;
+    if (own >= this.maxPerAddress) return this.refuse(raw);
+    if (this.pending.size >= this.max) {
+      let busiest: Socket[] | undefined;
+      for (const list of this.byAddress.values()) if (busiest === undefined || list.length > busiest.length) busiest = list;
+      if (busiest === undefined || busiest.length <= own) return this.refuse(raw);
+      const oldest = busiest[0]!;
+      this.completed(oldest);
+      this.refuse(oldest);
+    }
+    const key = peerKey(raw);
+    this.pending.set(key, raw);
+    const list = this.byAddress.get(address);
+    if (list === undefined) this.byAddress.set(address, [raw]);
+    else list.push(raw);
+    raw.once("close", () => {
+      if (this.pending.get(key) === raw) this.completed(raw);
+    });
+  }
+
+  /** The socket's handshake ended (or it closed): it no longer counts. */
+  completed(socket: Socket): void {
+    const key = peerKey(socket);
+    const raw = this.pending.get(key);
+    if (raw === undefined) return;
+    this.pending.delete(key);
+    const address = raw.remoteAddress ?? "";
+    const list = this.byAddress.get(address);
     if (list === undefined) return;
     const i = list.indexOf(raw);
     if (i >= 0) list.splice(i, 1);
-    if (list.length === 0) byAddress.delete(address);
-  };
-  const refuse = (raw: Socket) => {
-    stats.handshakesRefused = (stats.handshakesRefused ?? 0) + 1;
+    if (list.length === 0) this.byAddress.delete(address);
+  }
+
+  private refuse(raw: Socket): void {
+    this.onRefused();
     raw.destroy();
-  };
-  server.on("connection", (raw: Socket) => {
-    const address = raw.remoteAddress ?? "";
-    const own = byAddress.get(address)?.length ?? 0;
-    if (own >= maxPerAddress) return refuse(raw);
-    if (handshaking.size >= maxHandshakes) {
-      let busiest: Socket[] | undefined;
-      for (const list of byAddress.values()) if (busiest === undefined || list.length > busiest.length) busiest = list;
-      if (busiest === undefined || busiest.length <= own) return refuse(raw);
-      const oldest = busiest[0]!;
-      handshakeDone(peerKey(oldest));
-      refuse(oldest);
-    }
-    const key = peerKey(raw);
-    handshaking.set(key, raw);
-    const list = byAddress.get(address);
-    if (list === undefined) byAddress.set(address, [raw]);
-    else list.push(raw);
-    raw.once("close", () => {
-      if (handshaking.get(key) === raw) handshakeDone(key);
-    });
-  });
-  server.on("secureConnection", (socket: tls.TLSSocket) => {
-    handshakeDone(peerKey(socket));
-    if (stopping) {
-      socket.destroy();
-      return;
-    }
-    if (socket.alpnProtocol !== TLS_ALPN) {
-      log.debug({ alpn: socket.alpnProtocol }, "client did not negotiate ALPN orchestra-plugin; closing");
-      socket.destroy();
-      return;
-    }
-    stats.connections++;
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, keepAliveMs);
-    const conn = new ClientConnection(socket, services, stats, maxStreams, log);
-    connections.add(conn);
-    socket.once("close", () => {
-      connections.delete(conn);
-      conn.abortAll("client connection closed");
-    });
-  });
-  server.on("tlsClientError", (e: Error, socket: tls.TLSSocket) => {
-    log.debug({ err: e.message }, "TLS handshake with a client failed");
-    // Node reports a handshake timeout here but leaves the TCP connection open.
-    socket.destroy();
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ host: listenHost, port: options.port ?? 0 }, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  server.on("error", (e: Error) => log.warn({ err: e.message }, "server error"));
-  const bound = server.address() as AddressInfo;
-  let stopP: Promise<void> | undefined;
-  return {
-    host: bound.address,
-    port: bound.port,
-    address: formatHostPort(bound.address, bound.port),
-    caPem: material.caPem,
-    certPem: material.certPem,
-    certsDir,
-    tools,
-    stats,
-    stop(): Promise<void> {
-      stopP ??= (async () => {
-        stopping = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await Promise.all([...connections].map((c) => c.shutdown(STOP_GRACE_MS)));
-        await closed;
-      })();
-      return stopP;
-    },
-  };
+  }
 }
 
-interface Running {
-  ac: AbortController;
-  /** Request kind, and the tool name for `tool_call` (for logs). */
-  what: string;
-  /** The request's answer is queued or written: it no longer counts against the cap. */
-  done: boolean;
+function peerKey(s: Socket): string {
+  return `${s.remoteAddress}|${s.remotePort}`;
 }
 
-/** One client connection: frame decoding, concurrent dispatch, ordered frame writing. */
+/** One request on a {@link ClientConnection}, as the core's {@link CallLink}. */
+class RequestLink implements CallLink {
+  call!: RpcCall;
+  /** Its last frame was handed to the writer. */
+  queued = false;
+  /** It no longer counts against the connection's cap. */
+  released = false;
+
+  constructor(
+    private readonly conn: ClientConnection,
+    readonly requestId: string,
+  ) {}
+
+  write(frame: Uint8Array, last: boolean): boolean {
+    return this.conn.send(this, frame, last);
+  }
+
+  fail(fault: CallFault, message: string): void {
+    const code = FAULT_CODES[fault];
+    if (code !== undefined) this.conn.send(this, toBinary(PluginResponseSchema, requestErrorResponse(this.requestId, code, message)), true);
+  }
+
+  done(): void {
+    this.conn.callDone(this);
+  }
+}
+
+/** One client connection: frame decoding, cancel routing, the request cap, ordered frame writing. */
 class ClientConnection {
   private readonly decoder = new FrameDecoder(MAX_FRAME_BYTES);
   private readonly writer: FrameWriter;
-  private readonly running = new Map<string, Running>();
+  /** Calls by `request_id`, from their start until answered, cancelled or done. */
+  private readonly calls = new Map<string, RpcCall>();
   /** Requests running or with an answer not yet handed to the socket. */
   private busy = 0;
   /** Requests received but not started (the cap was reached), with their frame sizes. */
@@ -293,8 +285,7 @@ class ClientConnection {
 
   constructor(
     private readonly socket: tls.TLSSocket,
-    private readonly services: OrchestratorServices,
-    private readonly stats: OrchestratorStats,
+    private readonly rpc: RpcServer,
     private readonly maxStreams: number,
     private readonly log: Logger,
   ) {
@@ -311,21 +302,17 @@ class ClientConnection {
     this.backlog.length = 0;
     this.backlogBytes = 0;
     this.writer.close();
-    for (const r of this.running.values()) r.ac.abort(new Error(reason));
-    this.running.clear();
+    for (const call of this.calls.values()) call.abort(reason);
+    this.calls.clear();
   }
 
   /**
-   * Server stop: answers every running request with `shutting_down`, aborts the handlers, ends
-   * the connection and destroys it after `graceMs` if the client does not close.
+   * Server stop, after the core answered the running requests with `shutting_down`: ends the
+   * connection and destroys it after `graceMs` if the client does not close.
    */
-  async shutdown(graceMs: number): Promise<void> {
+  async end(graceMs: number): Promise<void> {
     if (!this.closed) {
-      for (const [id, r] of this.running) {
-        r.ac.abort(new Error("orchestrator stopping"));
-        this.write(requestErrorResponse(id, RequestErrorCode.SHUTDOWN, "orchestrator stopping"));
-      }
-      this.running.clear();
+      this.calls.clear();
       this.closed = true;
       this.socket.end();
     }
@@ -342,24 +329,44 @@ class ClientConnection {
     });
   }
 
+  /**
+   * Queues one response frame of `link`'s request (`last`: its answer, after which a
+   * `stream_cancel` for it is ignored and its slot is freed once written).
+   * @returns false when the connection is closed (nothing queued)
+   */
+  send(link: RequestLink, bytes: Uint8Array, last: boolean): boolean {
+    if (this.closed) return false;
+    if (!last) {
+      this.writer.enqueue(bytes);
+      return true;
+    }
+    if (this.calls.get(link.requestId) === link.call) this.calls.delete(link.requestId);
+    link.queued = true;
+    this.writer.enqueue(bytes, { onWritten: () => this.release(link) });
+    return true;
+  }
+
+  /** The request's handler returned. */
+  callDone(link: RequestLink): void {
+    if (this.calls.get(link.requestId) === link.call) this.calls.delete(link.requestId);
+    if (!link.queued) this.release(link);
+  }
+
   private onData(chunk: Buffer): void {
     if (this.closed) return;
     let payloads: Uint8Array[];
     try {
       payloads = this.decoder.push(chunk);
     } catch (e) {
-      if (e instanceof FrameTooLargeError) this.stats.framesTooLarge++;
-      else this.stats.malformedRequests++;
+      this.rpc.countRefused(e instanceof FrameTooLargeError ? "frame_too_large" : "malformed");
       this.fatal(`request frame refused: ${(e as Error).message}`);
       return;
     }
     for (const payload of payloads) {
-      let request: PluginRequest;
-      try {
-        request = fromBinary(PluginRequestSchema, payload, PAYLOAD_READ_OPTIONS);
-      } catch (e) {
-        this.stats.malformedRequests++;
-        this.fatal(`undecodable PluginRequest: ${(e as Error).message}`);
+      const request = decodeRequest(payload);
+      if (request instanceof Error) {
+        this.rpc.countRefused("malformed");
+        this.fatal(`undecodable PluginRequest: ${request.message}`);
         return;
       }
       const target = cancelTarget(request);
@@ -378,98 +385,45 @@ class ClientConnection {
     while (this.backlog.length > 0 && !this.closed && this.busy < this.maxStreams) {
       const next = this.backlog.shift()!;
       this.backlogBytes -= next.bytes;
-      this.onRequest(next.request);
+      this.start(next.request);
     }
     this.updatePause();
   }
 
-  /** `stream_cancel` for `requestId`: abort it if running, drop it if not started yet. */
+  /** `stream_cancel` for `requestId`: cancel it if running, drop it if not started yet. */
   private cancel(requestId: string): void {
-    const r = this.running.get(requestId);
-    if (r) {
-      this.stats.streamsCancelled++;
-      this.running.delete(requestId);
-      r.ac.abort(new Error("client cancelled the request"));
-      this.log.debug({ requestId, what: r.what }, "request cancelled by the client");
+    const call = this.calls.get(requestId);
+    if (call) {
+      this.calls.delete(requestId);
+      call.cancel("client cancelled the request");
       return;
     }
     const i = this.backlog.findIndex((q) => q.request.requestId === requestId);
     if (i >= 0) {
       this.backlogBytes -= this.backlog[i]!.bytes;
       this.backlog.splice(i, 1);
-      this.stats.streamsCancelled++;
+      this.rpc.stats.streamsCancelled++;
     }
   }
 
-  private onRequest(request: PluginRequest): void {
+  private start(request: PluginRequest): void {
     const id = request.requestId;
-    if (id === "" || this.running.has(id)) {
-      this.stats.malformedRequests++;
+    if (id === "" || this.calls.has(id)) {
+      this.rpc.countRefused("malformed");
       this.log.warn({ requestId: id }, id === "" ? "request without request_id dropped" : "duplicate request_id in flight dropped");
       return;
     }
-    this.stats.streamsOpened++;
-    this.stats.activeStreams++;
-    if (this.stats.activeStreams > this.stats.peakActiveStreams) this.stats.peakActiveStreams = this.stats.activeStreams;
     this.busy++;
-    const what = request.request.case === "toolCall" ? `tool_call ${request.request.value.toolName}` : String(request.request.case);
-    const r: Running = { ac: new AbortController(), what, done: false };
-    this.running.set(id, r);
-    void this.serve(request, r)
-      .catch((e: unknown) => {
-        this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "request handler failed");
-        if (this.running.get(id) === r && !r.ac.signal.aborted) {
-          this.write(requestErrorResponse(id, RequestErrorCode.INTERNAL, "internal error"));
-        }
-      })
-      .finally(() => {
-        if (this.running.get(id) === r) this.running.delete(id);
-        this.stats.activeStreams--;
-        if (!r.done) this.release(r);
-      });
-  }
-
-  private async serve(request: PluginRequest, r: Running): Promise<void> {
-    const id = request.requestId;
-    let response = await dispatchUnary(this.services, request, r.ac.signal);
-    if (r.ac.signal.aborted || this.closed) return; // cancelled, or the connection is gone
-    if (response === undefined) {
-      this.stats.unsupportedRequests++;
-      response = refusal(request);
-    }
-    let bytes = toBinary(PluginResponseSchema, response);
-    if (bytes.byteLength > MAX_FRAME_BYTES) {
-      if (response.response.case === "toolCall") {
-        bytes = toBinary(PluginResponseSchema, resultTooLarge(id, bytes.byteLength));
-      } else {
-        this.write(
-          requestErrorResponse(id, RequestErrorCode.FRAME_TOO_LARGE, `response of ${bytes.byteLength} bytes exceeds 16 MiB`),
-          r,
-        );
-        return;
-      }
-    }
-    this.running.delete(id);
-    this.writeBytes(bytes, r);
-    this.stats.streamsCompleted++;
-  }
-
-  private write(response: PluginResponse, r?: Running): void {
-    this.writeBytes(toBinary(PluginResponseSchema, response), r);
-  }
-
-  private writeBytes(bytes: Uint8Array, r?: Running): void {
-    if (r) {
-      r.done = true;
-      this.writer.enqueue(bytes, { onWritten: () => this.release(r) });
-    } else {
-      this.writer.enqueue(bytes);
-    }
+    const link = new RequestLink(this, id);
+    link.call = this.rpc.open(link);
+    this.calls.set(id, link.call);
+    link.call.serve(request);
   }
 
   /** The request no longer counts against the cap. */
-  private release(r: Running): void {
-    r.done = true;
+  private release(link: RequestLink): void {
+    if (link.released) return;
+    link.released = true;
     this.busy--;
     if (this.backlog.length > 0) this.processBacklog();
     else this.updatePause();
@@ -496,18 +450,3 @@ class ClientConnection {
     this.socket.destroy();
   }
 }
-
-function resultTooLarge(requestId: string, bytes: number): PluginResponse {
-  return create(PluginResponseSchema, {
-    requestId,
-    response: {
-      case: "toolCall",
-      value: {
-        success: false,
-        errorCode: "result_too_large",
-        errorMessage: `tool result of ${bytes} bytes exceeds the ${MAX_FRAME_BYTES}-byte frame limit`,
-      },
-    },
-  });
-}
-

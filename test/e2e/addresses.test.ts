@@ -7,7 +7,7 @@
 import dgram from "node:dgram";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
-import { startOrchestrator } from "../../src/orchestrator/server.js";
+import { startOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { resolveAddresses, type ResolvedAddress } from "../../src/quic/address.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";

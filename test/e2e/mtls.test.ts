@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";
 import { SenderError } from "../../src/quic/sender.js";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
 
 async function rejection(p: Promise<unknown>): Promise<SenderError> {

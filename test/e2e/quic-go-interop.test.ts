@@ -18,7 +18,7 @@ import { PluginRequestSchema, PluginResponseSchema } from "../../src/gen/proto/o
 import { ensureCertStore } from "../../src/quic/certs.js";
 import { encodeFrame } from "../../src/quic/frame.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { healthRequest } from "../helpers/quic/index.js";
 import { firstReason, requireCommand, requirePath, skipTitle } from "../helpers/requires.js";
 

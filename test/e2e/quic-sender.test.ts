@@ -20,7 +20,7 @@ import { SenderError } from "../../src/quic/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { loadToolModule } from "../../src/orchestrator/load-tools.js";
 import { ToolDefinitionError, ToolError, ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   healthRequest,

@@ -15,7 +15,7 @@ import {
   ToolListChangedNotificationSchema,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
+import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import type { Tool } from "../../src/orchestrator/registry.js";
 import { CLI, requireBuiltCli, tempDir } from "./helpers.js";
 import { PinnedVersionTransport } from "./mcp-lines.js";

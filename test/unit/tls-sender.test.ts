@@ -19,7 +19,7 @@ import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
-import type { RunningOrchestrator } from "../../src/orchestrator/server.js";
+import type { RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TLS_ALPN } from "../../src/tls/mux.js";
 import { TlsSender } from "../../src/tls/tls-sender.js";
