@@ -41,21 +41,7 @@ export const slowTool: Tool = {
     if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > SLOW_MAX_MS) {
       return Promise.reject(new ToolError("invalid_arguments", `slow: "ms" must be a number in 0..${SLOW_MAX_MS}`));
     }
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        reject(new ToolError("cancelled", "slow: cancelled"));
-        return;
-      }
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        reject(new ToolError("cancelled", "slow: cancelled"));
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve({ slept: ms });
-      }, ms);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
+    return pause(ms, signal, "slow").then(() => ({ slept: ms }));
   },
 };
 
@@ -76,15 +62,16 @@ function countArgs(args: Record<string, unknown>): { to: number; delayMs: number
   return { to, delayMs };
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`; rejects with `ToolError("cancelled", "<tool>: cancelled")` when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal, tool: string): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
-      reject(new ToolError("cancelled", "count: cancelled"));
+      reject(new ToolError("cancelled", `${tool}: cancelled`));
       return;
     }
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(new ToolError("cancelled", "count: cancelled"));
+      reject(new ToolError("cancelled", `${tool}: cancelled`));
     };
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
@@ -115,7 +102,7 @@ export const countTool: Tool = {
     const { to, delayMs } = countArgs(args);
     let text = "";
     for (let n = 1; n <= to; n++) {
-      if (delayMs > 0) await pause(delayMs, signal);
+      if (delayMs > 0) await pause(delayMs, signal, "count");
       text += `${n}\n`;
     }
     return { text, count: to };
@@ -123,7 +110,7 @@ export const countTool: Tool = {
   async stream(args, { signal }, emit) {
     const { to, delayMs } = countArgs(args);
     for (let n = 1; n <= to; n++) {
-      if (delayMs > 0) await pause(delayMs, signal);
+      if (delayMs > 0) await pause(delayMs, signal, "count");
       if (signal.aborted) throw new ToolError("cancelled", "count: cancelled");
       emit({ data: `${n}\n` });
     }

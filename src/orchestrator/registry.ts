@@ -220,14 +220,9 @@ export class ToolRegistry {
     try {
       result = await tool.handler(args, ctx);
     } catch (e) {
-      if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
-      const message = e instanceof Error ? e.message : String(e);
-      if (ctx.signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
-      return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
+      return thrownOutcome(name, e, ctx.signal);
     }
-    const problem = resultProblem(result);
-    if (problem !== undefined) return { success: false, errorCode: TOOL_ERROR_CODES.invalidResult, errorMessage: `${name} returned an invalid result: ${problem}` };
-    return { success: true, result: result as JsonObject };
+    return invalidResult(name, result) ?? { success: true, result: result as JsonObject };
   }
 
   /**
@@ -244,7 +239,7 @@ export class ToolRegistry {
     args: Record<string, unknown>,
     callCtx: CallContext,
     emit: (chunk: ToolChunk) => void,
-  ): Promise<{ success: true } | { success: false; errorCode: string; errorMessage: string }> {
+  ): Promise<{ success: true } | ToolFailure> {
     const ctx = toolContext(callCtx, emit);
     const tool = this.tools.get(name);
     if (!tool) {
@@ -256,16 +251,13 @@ export class ToolRegistry {
     try {
       const result = await tool.stream(args, ctx, emit);
       if (result !== undefined) {
-        const problem = resultProblem(result);
-        if (problem !== undefined) return { success: false, errorCode: TOOL_ERROR_CODES.invalidResult, errorMessage: `${name} returned an invalid result: ${problem}` };
+        const invalid = invalidResult(name, result);
+        if (invalid !== undefined) return invalid;
         emit({ contentType: RESULT_CONTENT_TYPE, data: JSON.stringify(result) });
       }
       return { success: true };
     } catch (e) {
-      if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
-      const message = e instanceof Error ? e.message : String(e);
-      if (ctx.signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
-      return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
+      return thrownOutcome(name, e, ctx.signal);
     }
   }
 }
@@ -299,6 +291,26 @@ function toolContext(callCtx: CallContext, emit?: (chunk: ToolChunk) => void): T
       emit?.({ contentType: PROGRESS_CONTENT_TYPE, data: JSON.stringify({ progress, total, message }) });
     },
   };
+}
+
+/** A failed {@link ToolOutcome}. */
+type ToolFailure = Extract<ToolOutcome, { success: false }>;
+
+/**
+ * The outcome of a handler's throw `e`: a {@link ToolError}'s code and message, else `cancelled`
+ * when `signal` was aborted, else `tool_error` with the tool's name before the message.
+ */
+function thrownOutcome(name: string, e: unknown, signal: AbortSignal): ToolFailure {
+  if (e instanceof ToolError) return { success: false, errorCode: e.code, errorMessage: e.message };
+  const message = e instanceof Error ? e.message : String(e);
+  if (signal.aborted) return { success: false, errorCode: TOOL_ERROR_CODES.cancelled, errorMessage: message };
+  return { success: false, errorCode: TOOL_ERROR_CODES.failed, errorMessage: `${name}: ${message}` };
+}
+
+/** `invalid_result` when `result` cannot be a `ToolResponse.result` Struct, else undefined. */
+function invalidResult(name: string, result: unknown): ToolFailure | undefined {
+  const problem = resultProblem(result);
+  return problem === undefined ? undefined : { success: false, errorCode: TOOL_ERROR_CODES.invalidResult, errorMessage: `${name} returned an invalid result: ${problem}` };
 }
 
 /** Why a tool's result cannot be a `ToolResponse.result` Struct, or undefined when it can. */
