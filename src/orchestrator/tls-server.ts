@@ -31,7 +31,7 @@ import { PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra
 import type { Logger } from "../log.js";
 import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
-import { decodeRequest, positiveInteger, startServer } from "./rpc-server.js";
+import { decodeRequest, DEFAULT_MAX_STREAMS, positiveInteger, startServer } from "./rpc-server.js";
 import type { CallFault, CallLink, OrchestratorBaseOptions, RpcCall, RpcServer, RunningOrchestrator } from "./rpc-server.js";
 
 /** Options of {@link startTlsOrchestrator}. */
@@ -70,8 +70,8 @@ export const TLS_DEFAULT_MAX_HANDSHAKES = 256;
 /** Default of {@link TlsOrchestratorOptions.maxHandshakesPerAddress}. */
 export const TLS_DEFAULT_MAX_HANDSHAKES_PER_ADDRESS = 32;
 
-/** Default per-connection request cap of {@link TlsOrchestratorOptions.maxStreams}. */
-export const TLS_DEFAULT_MAX_STREAMS = 1000;
+/** Default per-connection request cap of {@link TlsOrchestratorOptions.maxStreams}: the QUIC server's stream credit. */
+export const TLS_DEFAULT_MAX_STREAMS = DEFAULT_MAX_STREAMS;
 
 /**
  * Bytes of waiting request frames per connection above which the server stops reading from it.
