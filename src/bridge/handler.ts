@@ -36,7 +36,7 @@ import type {
   Tool,
 } from "../gen/mcp/2025-06-18/types.js";
 import { PluginRequestSchema, SubscribeSchema, type PluginRequest, type PluginResponse, type StorageEntry } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { ErrorCode } from "../jsonrpc/errors.js";
+import { ErrorCode, JsonRpcError, McpErrorCode } from "../jsonrpc/errors.js";
 import {
   classify,
   errorResponse,
@@ -54,7 +54,6 @@ import {
   decorateResult,
   DEFAULT_VERSION_SUPPORT,
   LOG_LEVEL_META_KEY,
-  McpErrorCode,
   negotiateInitializeVersion,
   notificationProtocolVersion,
   requestProtocolVersion,
@@ -63,14 +62,13 @@ import {
 import { validatorsFor, type ProtocolValidators, type SchemaIssue } from "../mcp/validation.js";
 import { SenderError, type Sender } from "../quic/sender.js";
 import { featuresOf, type VersionFeatures } from "../translate/features.js";
-import { InvalidCursorError, paginate, DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
+import { paginate, DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
 import {
   getPromptParamsToPluginRequest,
   listPromptsPluginRequest,
   listPromptsResponseToPrompts,
   missingPromptArguments,
   promptGetResponseToResult,
-  PromptTranslationError,
   resourcePathsOf,
 } from "../translate/prompts.js";
 import {
@@ -86,7 +84,6 @@ import {
   type ResourceContents,
 } from "../translate/resources.js";
 import { isStreamRefusal, progressNotification, StreamAccumulator } from "../translate/streams.js";
-import { StructConversionError } from "../translate/struct.js";
 import {
   callToolParamsToPluginRequest,
   callToolParamsToStreamStart,
@@ -104,10 +101,6 @@ import { ToolArgumentChecker } from "./tool-args.js";
 /** Where output goes (stdout's {@link MessageWriter} in `serve`, an array in tests). */
 export type MessageSink = (message: OutboundLine) => void;
 
-/** MCP error code: the resource does not exist (server/resources, "Error Handling"). */
-export const RESOURCE_NOT_FOUND = -32002;
-/** MCP error code (≥ 2026-07-28): the request's protocol revision is not supported. */
-export const UNSUPPORTED_PROTOCOL_VERSION = McpErrorCode.UnsupportedProtocolVersion;
 
 /** Orchestra event topic the bridge subscribes to for tool-set changes (our convention). */
 export const TOOLS_TOPIC = "tools";
@@ -200,16 +193,7 @@ interface Watch {
   timer?: NodeJS.Timeout;
 }
 
-/** Thrown inside method handlers to answer with a specific JSON-RPC error. */
-export class JsonRpcError extends Error {
-  constructor(
-    readonly code: ErrorCode | number,
-    message: string,
-    readonly data?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
+export { JsonRpcError };
 
 export { negotiateInitializeVersion };
 
@@ -646,14 +630,6 @@ export class McpHandler {
         ...(scope.tool === undefined ? {} : { tool: scope.tool }),
       });
     }
-    if (err instanceof StructConversionError) {
-      return errorResponse(id, ErrorCode.InvalidParams, `Invalid params: ${err.message}`, { pointer: err.pointer });
-    }
-    if (err instanceof InvalidCursorError) return errorResponse(id, ErrorCode.InvalidParams, err.message);
-    if (err instanceof ResourceUriError) return errorResponse(id, RESOURCE_NOT_FOUND, err.message, { uri: err.uri });
-    if (err instanceof PromptTranslationError) {
-      return errorResponse(id, ErrorCode.InternalError, `Internal error: the orchestrator's prompt cannot be expressed in MCP: ${err.message}`);
-    }
     this.log.error({ err, id }, "request handler failed");
     return errorResponse(id, ErrorCode.InternalError, `Internal error: ${(err as Error)?.message ?? String(err)}`);
   }
@@ -993,7 +969,7 @@ export class McpHandler {
     const path = uriToStoragePath(uri);
     if (!isExposed(path, this.resourcePrefixes)) throw new ResourceUriError(uri, `Resource not found: ${uri}`);
     const contents = await this.readStorage(path, scope, uri);
-    if (!contents) throw new JsonRpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    if (!contents) throw new JsonRpcError(McpErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
     return { contents: [contents] };
   }
 
