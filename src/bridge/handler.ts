@@ -18,6 +18,7 @@ import { featuresOf } from "../translate/features.js";
 import { DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
 import type { Sender } from "../quic/sender.js";
 import type { NamedCatalog } from "./catalog.js";
+import type { LoggingLevel } from "./client-log.js";
 import { MethodRegistry, type BridgeSettings, type MethodServices } from "./methods/context.js";
 import { registerLifecycle } from "./methods/lifecycle.js";
 import { ListenStreams } from "./methods/listen.js";
@@ -148,7 +149,7 @@ export class McpHandler {
   }
 
   /** Session log level set by `logging/setLevel`; no log notifications while undefined. */
-  get logLevel(): string | undefined {
+  get logLevel(): LoggingLevel | undefined {
     return this.session.logLevel;
   }
 

@@ -1,7 +1,7 @@
 /**
  * Per-request protocol negotiation for a dual-era MCP server: the stateless ("modern") revisions,
  * 2026-07-28 and later, and the initialize-based ("legacy") ones, 2025-11-25 and earlier, served
- * from one stdio process. Pure functions over parsed JSON; the bridge (src/bridge/handler.ts)
+ * from one stdio process. Pure functions over parsed JSON; the bridge (src/bridge/session.ts)
  * calls them for every inbound message and result. Nothing here keeps state or does I/O.
  *
  * Spec references (MCP 2026-07-28, https://modelcontextprotocol.io/specification/2026-07-28):
