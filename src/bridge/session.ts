@@ -82,6 +82,7 @@ interface InFlight {
   responder: Responder;
 }
 
+/** One stdio session: the stages above over a {@link MethodRegistry}; see {@link SessionState} for the lifecycle fields. */
 export class McpSession implements SessionState {
   sessionVersion: string | undefined;
   initializeAnswered = false;
