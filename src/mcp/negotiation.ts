@@ -1,7 +1,7 @@
 /**
  * Per-request protocol negotiation for a dual-era MCP server: the stateless ("modern") revisions,
  * 2026-07-28 and later, and the initialize-based ("legacy") ones, 2025-11-25 and earlier, served
- * from one stdio process. Pure functions over parsed JSON; the bridge (src/bridge/handler.ts)
+ * from one stdio process. Pure functions over parsed JSON; the bridge (src/bridge/session.ts)
  * calls them for every inbound message and result. Nothing here keeps state or does I/O.
  *
  * Spec references (MCP 2026-07-28, https://modelcontextprotocol.io/specification/2026-07-28):
@@ -29,6 +29,7 @@ import type {
   LoggingLevel,
   ServerCapabilities,
 } from "../gen/mcp/2026-07-28/types.js";
+import { ErrorCode, McpErrorCode, type JsonRpcErrorObject } from "../jsonrpc/errors.js";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -46,22 +47,8 @@ export * from "./versions.js";
 // ---------------------------------------------------------------------------------------------
 // constants
 
-/**
- * Error codes MCP 2026-07-28 defines in the range reserved for the specification (Basic ›
- * Overview › "Error Codes"). The JSON-RPC codes (-32700, -32600 … -32603) are in
- * src/jsonrpc/errors.ts.
- */
-export const McpErrorCode = {
-  /** HTTP headers disagree with the body (Streamable HTTP only; never arises on stdio). */
-  HeaderMismatch: -32020,
-  /** The request needs a client capability it did not declare. */
-  MissingRequiredClientCapability: -32021,
-  /** The request names a protocol version the server does not implement. */
-  UnsupportedProtocolVersion: -32022,
-} as const;
-
-/** JSON-RPC -32602, for the malformed-request answers built here. */
-const INVALID_PARAMS = -32602;
+// Error codes are owned by src/jsonrpc/errors.ts; McpErrorCode is re-exported for this module's callers.
+export { McpErrorCode };
 
 /** Cache scope of a cacheable result (Server › Utilities › Caching). */
 export type CacheScope = "public" | "private";
@@ -115,11 +102,7 @@ export function negotiateInitializeVersion(
 // errors
 
 /** The `error` member of a JSON-RPC error response, ready for `errorResponse(id, code, message, data)`. */
-export interface McpErrorObject {
-  code: number;
-  message: string;
-  data?: Record<string, unknown>;
-}
+export type McpErrorObject = JsonRpcErrorObject;
 
 /**
  * The error of an `UnsupportedProtocolVersionError` response (2026-07-28 Versioning › "Protocol
@@ -253,7 +236,7 @@ export function requestProtocolVersion(
       return {
         ok: false,
         error: {
-          code: INVALID_PARAMS,
+          code: ErrorCode.InvalidParams,
           message: `initialize is not supported: this server speaks only per-request protocol versions (${support.modern.join(", ")})`,
           data: { supported: [...support.modern] },
         },
@@ -275,7 +258,7 @@ export function requestProtocolVersion(
       return {
         ok: false,
         error: {
-          code: INVALID_PARAMS,
+          code: ErrorCode.InvalidParams,
           message: `Invalid params: ${pointer}: must be a string naming a protocol version`,
           data: { pointer, reason: "must be a string", supported: [...support.modern] },
         },
@@ -301,7 +284,7 @@ export function requestProtocolVersion(
   return {
     ok: false,
     error: {
-      code: INVALID_PARAMS,
+      code: ErrorCode.InvalidParams,
       message: `Invalid params: no params._meta["${PROTOCOL_VERSION_META_KEY}"] and no initialize yet: ${options.join(", or ")}`,
       data: {
         pointer,

@@ -9,10 +9,14 @@
  * Items are paged in the orchestrator's order; a list that changes between pages may skip or
  * repeat items, as with any offset cursor.
  */
+import { ErrorCode, JsonRpcError } from "../jsonrpc/errors.js";
 
-/** Thrown by {@link paginate} for a cursor this module did not issue for that list kind. */
-export class InvalidCursorError extends Error {
+/** Thrown by {@link paginate} for a cursor this module did not issue for that list kind: `-32602`. */
+export class InvalidCursorError extends JsonRpcError {
   override readonly name = "InvalidCursorError";
+  constructor(message: string) {
+    super(ErrorCode.InvalidParams, message);
+  }
 }
 
 /** One page of a list. */

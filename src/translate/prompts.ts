@@ -35,6 +35,7 @@ import type {
   TextResourceContents,
 } from "../gen/mcp/2025-06-18/types.js";
 import type { VersionFeatures } from "./features.js";
+import { ErrorCode, JsonRpcError } from "../jsonrpc/errors.js";
 import { storagePathOf } from "./resources.js";
 import { contentBlockForVersion } from "./tools.js";
 
@@ -49,9 +50,18 @@ export function parseMediaDataUrl(text: string): { mimeType: string; data: strin
   return m ? { mimeType: m[1]!, data: m[2]! } : undefined;
 }
 
-/** Thrown when the orchestrator's prompt cannot be expressed in MCP (bad role or content type). */
-export class PromptTranslationError extends Error {
+/**
+ * Thrown when the orchestrator's prompt cannot be expressed in MCP (bad role or content type):
+ * `-32603`, the orchestrator's fault.
+ */
+export class PromptTranslationError extends JsonRpcError {
   override readonly name = "PromptTranslationError";
+  constructor(
+    /** What cannot be expressed, e.g. `prompt message 0 has no content`. */
+    readonly detail: string,
+  ) {
+    super(ErrorCode.InternalError, `Internal error: the orchestrator's prompt cannot be expressed in MCP: ${detail}`);
+  }
 }
 
 /** A `PluginRequest{list_prompts}` with a fresh UUIDv7 request id. */

@@ -28,6 +28,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { BlobResourceContents, Resource, ResourceTemplate, TextResourceContents } from "../gen/mcp/2025-06-18/types.js";
 import { structToObject } from "./struct.js";
+import { JsonRpcError, McpErrorCode } from "../jsonrpc/errors.js";
 
 /** URI prefix of storage entries exposed as MCP resources. */
 export const STORAGE_URI_PREFIX = "orchestra://storage/";
@@ -37,15 +38,15 @@ export type { Resource, ResourceTemplate };
 /** One element of MCP `ReadResourceResult.contents`. */
 export type ResourceContents = TextResourceContents | BlobResourceContents;
 
-/** Thrown for a URI that names no storage entry this bridge exposes. */
-export class ResourceUriError extends Error {
+/** Thrown for a URI that names no storage entry this bridge exposes: `-32002`, `data: {uri}`. */
+export class ResourceUriError extends JsonRpcError {
   override readonly name = "ResourceUriError";
   constructor(
     /** The URI as given. */
     readonly uri: string,
     message: string,
   ) {
-    super(message);
+    super(McpErrorCode.ResourceNotFound, message, { uri });
   }
 }
 

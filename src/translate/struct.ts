@@ -9,21 +9,25 @@
  * beyond 2^53 lose precision, exactly as in the Go orchestrators.
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { ErrorCode, JsonRpcError } from "../jsonrpc/errors.js";
 
 /** A `Struct` field as received (absent → `undefined`) → a plain object (`{}` for absent). */
 export function structToObject(struct: JsonObject | undefined | null): Record<string, unknown> {
   return struct ?? {};
 }
 
-/** Thrown by {@link objectToStruct} when a value cannot be carried by `google.protobuf.Struct`. */
-export class StructConversionError extends Error {
+/**
+ * Thrown by {@link objectToStruct} when a value cannot be carried by `google.protobuf.Struct`:
+ * `-32602` (the value came in a request's params), `data: {pointer}`.
+ */
+export class StructConversionError extends JsonRpcError {
   override readonly name = "StructConversionError";
   constructor(
     /** JSON pointer of the offending value, e.g. `/a/0/b`. */
     readonly pointer: string,
     reason: string,
   ) {
-    super(`${pointer || "/"}: ${reason}`);
+    super(ErrorCode.InvalidParams, `Invalid params: ${pointer || "/"}: ${reason}`, { pointer });
   }
 }
 

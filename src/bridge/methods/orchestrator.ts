@@ -1,0 +1,71 @@
+/**
+ * How method handlers talk to the orchestrator: one unary RPC per call ({@link rpc}), a shared
+ * wait that a cancelled request leaves ({@link withSignal}), the answer to an unexpected
+ * `PluginResponse` ({@link unexpected}), and the one point where the transport's vocabulary
+ * (`SenderError` kinds, src/quic/sender.ts) becomes JSON-RPC ({@link senderFailure}).
+ */
+import type { PluginRequest, PluginResponse } from "../../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { ErrorCode, JsonRpcError } from "../../jsonrpc/errors.js";
+import { SenderError } from "../../quic/sender.js";
+import type { MethodServices, RequestScope } from "./context.js";
+
+/** One unary orchestrator RPC for `scope`; a debug log notification names it when it succeeds. */
+export async function rpc(services: MethodServices, request: PluginRequest, scope: RequestScope, timeoutMs: number): Promise<PluginResponse> {
+  const response = await services.sender.send(request, { signal: scope.signal, timeoutMs });
+  services.clientLog(scope, "debug", {
+    message: `${scope.method}: forwarded to the orchestrator (PluginRequest ${request.request.case ?? "without a request"}), which answered (PluginResponse ${response.response.case ?? "without a response"})`,
+    request: request.request.case,
+    response: response.response.case,
+  });
+  return response;
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the shared work itself continues). */
+export function withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new SenderError("aborted", "request cancelled"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new SenderError("aborted", "request cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** `-32603` for an orchestrator answer of another kind than `expected` (or its failure message). */
+export function unexpected(response: PluginResponse, expected: string): JsonRpcError {
+  const r = response.response;
+  // The protocol's only failure shape (e.g. a prompt whose render failed): its message is the answer.
+  if (r.case === "toolCall" && !r.value.success) {
+    return new JsonRpcError(ErrorCode.InternalError, `Orchestrator could not answer ${expected}: ${r.value.errorMessage || r.value.errorCode}`, { errorCode: r.value.errorCode });
+  }
+  return new JsonRpcError(ErrorCode.InternalError, `Orchestrator answered ${expected} with ${response.response.case ?? "an empty response"}`);
+}
+
+/**
+ * The JSON-RPC error for a failed orchestrator call: `-32603` with `data: {kind, address, tool?}`
+ * (see `SenderErrorKind`). A frame too large for the protocol is not the orchestrator's fault and
+ * says so; any other kind names the call that failed, the orchestrator's address and, for a
+ * deadline, the option that sets it, and is logged to the client at `error`.
+ *
+ * @returns undefined when `err` is not a {@link SenderError}
+ */
+export function senderFailure(services: MethodServices, scope: RequestScope, err: unknown): JsonRpcError | undefined {
+  if (!(err instanceof SenderError)) return undefined;
+  const address = services.sender.address;
+  if (err.kind === "frame") {
+    return new JsonRpcError(ErrorCode.InternalError, `Message too large for the Orchestra protocol: ${err.message}`, { kind: err.kind, address });
+  }
+  const what = scope.tool === undefined ? scope.method : `tools/call of tool ${scope.tool}`;
+  const hint = err.kind === "timeout" ? (scope.method === "tools/call" ? " (serve --call-timeout)" : " (serve --list-timeout)") : "";
+  const message = `${what} failed: ${err.message.includes(address) ? "" : `orchestrator ${address}: `}${err.message}${hint}`;
+  services.clientLog(scope, "error", { message, kind: err.kind });
+  return new JsonRpcError(ErrorCode.InternalError, message, { kind: err.kind, address, ...(scope.tool === undefined ? {} : { tool: scope.tool }) });
+}
