@@ -37,7 +37,7 @@ import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type Plu
 import { defaultKeepAliveMs, QUIC_SENDER_DEFAULTS, ReceiveWatch } from "../quic/quic-sender.js";
 import { childLogger, type Logger } from "../log.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
-import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
+import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
 import { ALPN, FrameEmptyStreamError, StreamCode, StreamResetByPeer } from "../quic/quic-common.js";
 import {
   ConnectionClosedError,

@@ -7,7 +7,6 @@
  * test/helpers/quic/library.ts.
  */
 import net from "node:net";
-import { FrameError } from "./frame.js";
 
 /** ALPN protocol id of the Orchestra plugin protocol (orchestra-protocol.md, "Transport"). */
 export const ALPN = "orchestra-plugin";
@@ -114,11 +113,4 @@ export function udpPayloadConfig(loopback: boolean, bytes?: number): UdpPayloadC
   return { maxSendUdpPayloadSize: send, maxRecvUdpPayloadSize: Math.max(send, LOOPBACK_UDP_PAYLOAD_BYTES) };
 }
 
-/** The stream ended cleanly before any frame byte arrived. */
-export class FrameEmptyStreamError extends FrameError {
-  override readonly name = "FrameEmptyStreamError";
-  constructor() {
-    super("stream ended before a frame arrived");
-  }
-}
-
+export { FrameEmptyStreamError } from "../framing/frame.js";

@@ -19,7 +19,7 @@ import {
 import { childLogger, type Logger } from "../log.js";
 import { formatHostPort, resolveAddresses, type Resolver } from "../quic/address.js";
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
-import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../framing/frame.js";
 import { SenderError, type Sender, type SenderErrorKind, type SendOptions } from "../quic/sender.js";
 import {
   cancelRequest,

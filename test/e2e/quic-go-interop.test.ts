@@ -16,7 +16,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PluginRequestSchema, PluginResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ensureCertStore } from "../../src/quic/certs.js";
-import { encodeFrame } from "../../src/quic/frame.js";
+import { encodeFrame } from "../../src/framing/frame.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
 import { healthRequest } from "../helpers/quic/index.js";

@@ -12,7 +12,7 @@ import {
   PluginResponseSchema,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { StreamCode } from "../../src/quic/quic-common.js";
 import { writeFrameAndClose } from "../helpers/quic/library.js";
 import { parseHostPort, QuicSender } from "../../src/quic/quic-sender.js";

@@ -15,7 +15,7 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { createEphemeralPki, type TlsMaterial } from "../../src/quic/certs.js";
-import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";

@@ -9,7 +9,7 @@ import { webcrypto } from "node:crypto";
 import Logger, { Handler, LogLevel, type LogRecord } from "@matrixai/logger";
 import { QUICConnection, type QUICStream, type QUICClientCrypto, type QUICServerCrypto } from "@matrixai/quic";
 import { childLogger, type Logger as PinoLogger } from "../../../src/log.js";
-import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, MAX_FRAME_BYTES } from "../../../src/quic/frame.js";
+import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, MAX_FRAME_BYTES } from "../../../src/framing/frame.js";
 import { FrameEmptyStreamError, StreamAbort, StreamCode, StreamResetByPeer } from "../../../src/quic/quic-common.js";
 
 /** `reasonToCode` for QUICClient/QUICServer: {@link StreamAbort} → its code, else INTERNAL/NONE. */
