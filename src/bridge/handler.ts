@@ -61,7 +61,7 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from "../mcp/negotiation.js";
 import { validatorsFor, type ProtocolValidators, type SchemaIssue } from "../mcp/validation.js";
-import { SenderError, type Sender } from "../quic/sender.js";
+import { SenderError, type Sender } from "../transport/sender.js";
 import { featuresOf, type VersionFeatures } from "../translate/features.js";
 import { InvalidCursorError, paginate, DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
 import {
@@ -98,7 +98,7 @@ import {
 } from "../translate/tools.js";
 import { NamedCatalog } from "./catalog.js";
 import { atLeast, isLoggingLevel, logNotification, type LoggingLevel } from "./client-log.js";
-import { canStream, StreamUnsupportedError } from "./streaming.js";
+import { canStream, StreamUnsupportedError } from "../transport/sender.js";
 import { ToolArgumentChecker } from "./tool-args.js";
 
 /** Where output goes (stdout's {@link MessageWriter} in `serve`, an array in tests). */

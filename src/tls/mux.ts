@@ -230,6 +230,11 @@ export class ResponseRouter<T> {
     return this.pending.has(requestId);
   }
 
+  /** The entry in flight for `requestId`, or undefined. */
+  get(requestId: string): T | undefined {
+    return this.pending.get(requestId);
+  }
+
   /**
    * Registers a request in flight.
    * @returns false (and changes nothing) when `requestId` is empty or already in flight

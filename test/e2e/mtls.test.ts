@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
-import { QuicSender } from "../../src/quic/quic-sender.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { QuicSender } from "../../src/quic/quic-link.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
 

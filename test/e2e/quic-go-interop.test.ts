@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PluginRequestSchema, PluginResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ensureCertStore } from "../../src/quic/certs.js";
 import { encodeFrame } from "../../src/framing/frame.js";
-import { QuicSender } from "../../src/quic/quic-sender.js";
+import { QuicSender } from "../../src/quic/quic-link.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";
 import { healthRequest } from "../helpers/quic/index.js";
 import { firstReason, requireCommand, requirePath, skipTitle } from "../helpers/requires.js";

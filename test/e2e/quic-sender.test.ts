@@ -15,8 +15,8 @@ import {
 import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { StreamCode } from "../../src/quic/quic-common.js";
 import { writeFrameAndClose } from "../helpers/quic/library.js";
-import { parseHostPort, QuicSender } from "../../src/quic/quic-sender.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { parseHostPort, QuicSender } from "../../src/quic/quic-link.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { loadToolModule } from "../../src/orchestrator/load-tools.js";
 import { ToolDefinitionError, ToolError, ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";

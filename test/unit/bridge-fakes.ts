@@ -10,9 +10,9 @@ import {
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
-import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/bridge/streaming.js";
+import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/transport/sender.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
-import { SenderError, type SendOptions } from "../../src/quic/sender.js";
+import { SenderError, type SendOptions } from "../../src/transport/sender.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
 
 export type ResponseValue = MessageInitShape<typeof PluginResponseSchema>["response"];

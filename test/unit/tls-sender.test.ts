@@ -16,13 +16,13 @@ import {
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { createEphemeralPki, type TlsMaterial } from "../../src/quic/certs.js";
 import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import type { RunningOrchestrator } from "../../src/orchestrator/server.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TLS_ALPN } from "../../src/tls/mux.js";
-import { TlsSender } from "../../src/tls/tls-sender.js";
+import { TlsSender } from "../../src/tls/tls-link.js";
 
 interface Pki {
   server: TlsMaterial;
