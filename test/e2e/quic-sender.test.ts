@@ -412,6 +412,17 @@ describe("QuicSender against a scripted (misbehaving) server", () => {
     expect(r.response.case).toBe("health");
   });
 
+  it("fills in an empty request_id with a UUIDv7, as over TLS (regression: QUIC sent it empty)", async () => {
+    let seen: string | undefined;
+    scripted.script = async (stream, req) => {
+      seen = fromBinary(PluginRequestSchema, req).requestId;
+      await writeFrameAndClose(stream, answer(req, healthy));
+    };
+    const r = await s.send(healthRequest(""));
+    expect(seen).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(r.requestId).toBe(seen);
+  });
+
   it("rejects a response for another request_id with 'protocol'", async () => {
     scripted.script = async (stream, req) => {
       await writeFrameAndClose(stream, answer(req, () => healthy("someone-else")));

@@ -192,6 +192,16 @@ describe("TlsSender against the TLS reference orchestrator", () => {
     expect((ok.result as { data: string }).data.length).toBe(1024 * 1024);
   });
 
+  it("an unencodable request is refused with 'frame', as over QUIC (regression: it was 'protocol' over TLS)", async () => {
+    const bad = create(PluginRequestSchema, { requestId: rid(), request: { case: "storageWrite", value: { path: "p" } } });
+    (bad.request.value as { expectedVersion: unknown }).expectedVersion = "not a number";
+    const e = await rejection(sender.send(bad));
+    expect(e.kind).toBe("frame");
+    expect(e.message).toMatch(/cannot encode PluginRequest/);
+    expect(e.message).toContain(`127.0.0.1:${server.port}`);
+    expect((await sender.send(health())).response.case).toBe("health");
+  });
+
   it("an unsupported request kind is refused as upstream does (tool_call unknown_request) for that call only", async () => {
     const r = await sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "boot", value: {} } }));
     expect(toolValue(r)).toMatchObject({ success: false, errorCode: "unknown_request", errorMessage: "unrecognized request type: boot" });
