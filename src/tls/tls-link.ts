@@ -21,7 +21,7 @@ import { PluginRequestSchema, PluginResponseSchema, type PluginResponse } from "
 import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
 import { childLogger, type Logger } from "../log.js";
 import { resolveAddresses } from "../quic/address.js";
-import { messageOf, SenderError } from "../transport/errors.js";
+import { messageOf, SenderError, StreamUnsupportedError } from "../transport/errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "../transport/link.js";
 import { PeerDialer, type PeerOptions } from "../transport/material.js";
 import { RpcClient } from "../transport/rpc-client.js";
@@ -177,7 +177,7 @@ class TlsDialer extends PeerDialer implements LinkDialer {
       case RequestErrorCode.SHUTDOWN:
         return this.err("closed", `server is shutting down: ${message}`);
       case RequestErrorCode.UNSUPPORTED:
-        return this.err("protocol", `server does not support this request kind: ${message}`);
+        return new StreamUnsupportedError(`orchestrator ${this.address}: server does not support this request kind: ${message}`);
       default:
         return this.err("protocol", `server error ${code}: ${message}`);
     }

@@ -104,7 +104,7 @@ export type StreamReply = (request: PluginRequest, emit: (value: ResponseValue) 
 
 /**
  * A {@link FakeSender} that also streams (implements {@link StreamingSender}). Like
- * `QuicStreamClient` (one connection), it reads a refusal from a stream's first frame with
+ * the transport client `RpcClient` (one connection), it reads a refusal from a stream's first frame with
  * {@link refusalOf} and then refuses that kind at once with {@link StreamUnsupportedError}.
  */
 export class FakeStreamingSender extends FakeSender implements StreamingSender {
