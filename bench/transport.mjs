@@ -26,8 +26,8 @@ const quick = args.includes("--quick");
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : join(ROOT, "bench/results/transport-latest.json");
 
-const { QuicSender } = await import(join(DIST, "quic/quic-sender.js"));
-const { TlsSender } = await import(join(DIST, "tls/tls-sender.js"));
+const { QuicSender } = await import(join(DIST, "quic/quic-link.js"));
+const { TlsSender } = await import(join(DIST, "tls/tls-link.js"));
 const { PluginRequestSchema, ToolRequestSchema } = await import(join(DIST, "gen/proto/orchestra/plugin/v1/plugin_pb.js"));
 
 // --small: only the 100-byte cases.

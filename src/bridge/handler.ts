@@ -16,7 +16,7 @@ import type { Logger } from "../log.js";
 import { childLogger } from "../log.js";
 import { featuresOf } from "../translate/features.js";
 import { DEFAULT_PAGE_SIZE } from "../translate/pagination.js";
-import type { Sender } from "../quic/sender.js";
+import type { Sender } from "../transport/sender.js";
 import type { NamedCatalog } from "./catalog.js";
 import type { LoggingLevel } from "./client-log.js";
 import { MethodRegistry, type BridgeSettings, type MethodServices } from "./methods/context.js";

@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
-import type { Sender } from "../quic/sender.js";
+import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
 import { addLogOptions, optionOrigin, withEnvironment } from "./environment.js";
 
@@ -125,7 +125,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       import("../bridge/capture.js"),
       import("../log.js"),
       import("../version.js"),
-      import("../quic/quic-sender.js"),
+      import("../quic/quic-link.js"),
       import("../quic/certs.js"),
       import("../jsonrpc/line-splitter.js"),
     ]);
@@ -133,7 +133,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
   const cleanups: Array<() => Promise<void>> = [];
   try {
     let sender: Sender;
-    let embeddedCertsDir: string | undefined;
     let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
     try {
@@ -147,7 +146,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
           return 2;
         }
         const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
-        sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+        sender = opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
         const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir);
@@ -159,7 +158,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         bridgeOutput = divertStdout();
         const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
         const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
-        embeddedCertsDir = certsDir;
         if (!opts.certsDir) {
           throwawayDir = certsDir;
           cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
@@ -171,25 +169,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         cleanups.unshift(() => orchestrator.stop());
         log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
         const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
-        sender = opts.transport === "tls" ? new (await import("../tls/tls-sender.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
-      }
-      if (opts.transport !== "tls" && sender instanceof QuicSender) {
-        // Streaming RPCs (progress, tool-change watch) ride a second QUIC connection: src/bridge/quic-streams.ts.
-        const { QuicStreamClient, withStreaming } = await import("../bridge/quic-streams.js");
-        const target = parseHostPort(sender.address);
-        const certsDir = opts.orchestratorAddr ? (opts.certsDir ?? defaultCertsDir()) : embeddedCertsDir!;
-        // The same idle timeout (and so keep-alive) as the unary sender: a lost orchestrator fails
-        // progress calls and the tools subscription as fast as plain calls.
-        sender = withStreaming(
-          sender,
-          new QuicStreamClient({
-            ...target,
-            certsDir,
-            ...(preparedTls ? { tls: preparedTls } : {}),
-            serverName: opts.orchestratorAddr ? opts.serverName : "localhost",
-            ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}),
-          }),
-        );
+        sender = opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
       }
     } catch (err) {
       log.error((err as Error).message);

@@ -6,7 +6,7 @@
  * against an orchestrator on 127.0.0.1 when `::1` resolves first, and the other way round.
  *
  * QUIC only: the TLS transport uses Node's own implementation of the same algorithm
- * (`autoSelectFamily`, src/tls/tls-sender.ts).
+ * (`autoSelectFamily`, src/tls/tls-link.ts).
  */
 import { CONNECTION_ATTEMPT_DELAY_MS, resolveAddresses, type ResolvedAddress, type Resolver } from "./address.js";
 import { connectQuic, type ConnectOptions, type QuicConnection } from "./engine/index.js";

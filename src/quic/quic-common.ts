@@ -1,13 +1,12 @@
 /**
- * Pieces shared by the QUIC client ({@link QuicSender}), the reference orchestrator's server and
- * the QUIC engine (./engine): ALPN, stream error codes, UDP payload settings.
+ * QUIC wire facts shared by the QUIC link (./quic-link.ts), the reference orchestrator's server
+ * and the QUIC engine (./engine): ALPN, stream error codes, UDP payload settings.
  *
  * Nothing here loads @matrixai/quic's JavaScript layer (the engine drives quiche's native binding
  * directly); the helpers for driving that layer as an independent test peer are in
  * test/helpers/quic/library.ts.
  */
 import net from "node:net";
-import { FrameError } from "./frame.js";
 
 /** ALPN protocol id of the Orchestra plugin protocol (orchestra-protocol.md, "Transport"). */
 export const ALPN = "orchestra-plugin";
@@ -64,17 +63,6 @@ export class StreamAbort extends Error {
   }
 }
 
-/** What a stream read/write rejects with when the *peer* reset or stopped the stream. */
-export class StreamResetByPeer extends Error {
-  override readonly name = "StreamResetByPeer";
-  constructor(
-    readonly direction: "read" | "write",
-    readonly code: number,
-  ) {
-    super(`peer ${direction === "read" ? "reset" : "stopped"} the stream: ${streamCodeName(code)} (code ${code})`);
-  }
-}
-
 /** The library's (quiche's) default UDP payload size, safe on any path. */
 export const DEFAULT_UDP_PAYLOAD_BYTES = 1350;
 
@@ -113,12 +101,3 @@ export function udpPayloadConfig(loopback: boolean, bytes?: number): UdpPayloadC
   }
   return { maxSendUdpPayloadSize: send, maxRecvUdpPayloadSize: Math.max(send, LOOPBACK_UDP_PAYLOAD_BYTES) };
 }
-
-/** The stream ended cleanly before any frame byte arrived. */
-export class FrameEmptyStreamError extends FrameError {
-  override readonly name = "FrameEmptyStreamError";
-  constructor() {
-    super("stream ended before a frame arrived");
-  }
-}
-

@@ -3,7 +3,7 @@
  *
  * One TCP connection carries every RPC. Each direction is a sequence of frames
  * `[4-byte big-endian length N][N bytes of protobuf]` with `N <= 16 MiB`, exactly as on a QUIC
- * stream (orchestra-protocol.md, "Framing and RPC shape"; the codec is src/quic/frame.ts). The
+ * stream (orchestra-protocol.md, "Framing and RPC shape"; the codec is src/framing/frame.ts). The
  * client writes `PluginRequest`s, the server `PluginResponse`s; a response is matched to its
  * request by `request_id` alone, so every request in flight on a connection needs a distinct,
  * non-empty id.
@@ -23,7 +23,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
+import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
 
 /**
  * ALPN protocol id, the same as over QUIC (orchestra-protocol.md, "Transport"). Kept here rather
@@ -228,6 +228,11 @@ export class ResponseRouter<T> {
   /** True when `requestId` is in flight. */
   has(requestId: string): boolean {
     return this.pending.has(requestId);
+  }
+
+  /** The entry in flight for `requestId`, or undefined. */
+  get(requestId: string): T | undefined {
+    return this.pending.get(requestId);
   }
 
   /**

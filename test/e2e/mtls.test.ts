@@ -6,9 +6,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { PluginRequestSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
-import { QuicSender } from "../../src/quic/quic-sender.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { QuicSender } from "../../src/quic/quic-link.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
 
@@ -99,6 +101,21 @@ describe("mutual TLS", () => {
       expect(e.message).not.toMatch(/unreachable/);
     } finally {
       await s.close();
+    }
+  });
+
+  it("a streaming call names the TLS alert too (regression: the streams client reported only 'unreachable')", async () => {
+    const rogue = await startOrchestrator({ tls: evil.server });
+    const s = new QuicSender({ host: "127.0.0.1", port: rogue.port, tls: good.client, connectTimeoutMs: 3_000 });
+    try {
+      const subscribe = create(PluginRequestSchema, { requestId: "sub-1", request: { case: "subscribe", value: { topic: "tools", subscriptionId: "sub-1" } } });
+      const e = await rejection(s.stream(subscribe, () => {}, { timeoutMs: 10_000 }));
+      expect(e.kind).toBe("connect");
+      expect(e.message).toMatch(/: TLS handshake failed: the orchestrator's certificate is not signed by our CA \(unknown_ca, TLS alert 48\)/);
+      expect(e.message).not.toMatch(/unreachable/);
+    } finally {
+      await s.close();
+      await rogue.stop();
     }
   });
 

@@ -1,12 +1,11 @@
 /**
- * Robustness of the streaming connection (src/bridge/quic-streams.ts): the orchestrator is
- * killed with SIGKILL while progress calls (tools/call with `_meta.progressToken`, carried as
- * `stream_start` on the bridge's second QUIC connection) are in flight, then restarted on the
- * same port with a different tool set.
+ * Robustness of streaming calls (src/transport/rpc-client.ts over src/quic/quic-link.ts): the
+ * orchestrator is killed with SIGKILL while progress calls (tools/call with
+ * `_meta.progressToken`, carried as `stream_start` on the bridge's QUIC connection) are in
+ * flight, then restarted on the same port with a different tool set.
  *
  * - every pending progress call fails with -32603 within the bridge's `--idle-timeout` (3 s)
- *   plus 1 s: the streaming connection uses the same idle timeout / keep-alive as the unary
- *   sender (it used to keep its own 60 s);
+ *   plus 1 s: streaming calls share the connection, idle timeout and keep-alive of unary calls;
  * - the loss is logged at warn level;
  * - the next progress call through the same bridge process reconnects and succeeds;
  * - the re-established tools subscription sends one `notifications/tools/list_changed`

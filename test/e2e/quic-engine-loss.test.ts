@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectQuic, QuicServerEndpoint, type QuicConnection } from "../../src/quic/engine/index.js";
 import { ALPN } from "../../src/quic/quic-common.js";
-import { QuicSender } from "../../src/quic/quic-sender.js";
+import { QuicSender } from "../../src/quic/quic-link.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { makePki, toolCallRequest, type TestPki } from "../helpers/quic/index.js";
 import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";

@@ -8,8 +8,8 @@
  */
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QuicSender } from "../../src/quic/quic-sender.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { QuicSender } from "../../src/quic/quic-link.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { makePki, toolCallRequest, type TestPki } from "../helpers/quic/index.js";
 

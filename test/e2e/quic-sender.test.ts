@@ -12,11 +12,11 @@ import {
   PluginResponseSchema,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { StreamCode } from "../../src/quic/quic-common.js";
 import { writeFrameAndClose } from "../helpers/quic/library.js";
-import { parseHostPort, QuicSender } from "../../src/quic/quic-sender.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { parseHostPort, QuicSender } from "../../src/quic/quic-link.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { loadToolModule } from "../../src/orchestrator/load-tools.js";
 import { ToolDefinitionError, ToolError, ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
@@ -410,6 +410,17 @@ describe("QuicSender against a scripted (misbehaving) server", () => {
     const r = await s.send(healthRequest("pieces"));
     expect(r.requestId).toBe("pieces");
     expect(r.response.case).toBe("health");
+  });
+
+  it("fills in an empty request_id with a UUIDv7, as over TLS (regression: QUIC sent it empty)", async () => {
+    let seen: string | undefined;
+    scripted.script = async (stream, req) => {
+      seen = fromBinary(PluginRequestSchema, req).requestId;
+      await writeFrameAndClose(stream, answer(req, healthy));
+    };
+    const r = await s.send(healthRequest(""));
+    expect(seen).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(r.requestId).toBe(seen);
   });
 
   it("rejects a response for another request_id with 'protocol'", async () => {

@@ -14,7 +14,7 @@ const REGISTER = `data:text/javascript,${encodeURIComponent(`import { register }
 describe("runtime modules", () => {
   it("the QUIC sender, bridge streams and orchestrator server load only the native binding of @matrixai/quic", () => {
     requireBuiltCli();
-    const entry = ["quic/quic-sender.js", "bridge/quic-streams.js", "orchestrator/quic-server.js"]
+    const entry = ["quic/quic-link.js", "tls/tls-link.js", "orchestrator/quic-server.js"]
       .map((m) => `await import("./dist/${m}");`)
       .join("");
     const r = spawnSync(process.execPath, ["--import", REGISTER, "--input-type=module", "-e", entry], { cwd: ROOT, encoding: "utf8", env: { ...process.env, ORCHESTRA_LOG_LEVEL: "error" } });

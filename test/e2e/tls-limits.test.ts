@@ -7,7 +7,7 @@ import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
-import { TlsSender } from "../../src/tls/tls-sender.js";
+import { TlsSender } from "../../src/tls/tls-link.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
 import { waitFor } from "./transport-helpers.js";
 

@@ -2,7 +2,7 @@
  * A scripted in-memory {@link Sender} for unit tests of the handler (never used by e2e tests).
  */
 import type { PluginRequest, PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { SenderError, type SendOptions, type Sender } from "../../src/quic/sender.js";
+import { SenderError, type SendOptions, type Sender } from "../../src/transport/sender.js";
 
 export type Reply = (request: PluginRequest, options?: SendOptions) => PluginResponse | Promise<PluginResponse>;
 

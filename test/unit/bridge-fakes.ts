@@ -10,9 +10,9 @@ import {
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
-import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/bridge/streaming.js";
+import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/transport/sender.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
-import { SenderError, type SendOptions } from "../../src/quic/sender.js";
+import { SenderError, type SendOptions } from "../../src/transport/sender.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
 
 export type ResponseValue = MessageInitShape<typeof PluginResponseSchema>["response"];
@@ -104,7 +104,7 @@ export type StreamReply = (request: PluginRequest, emit: (value: ResponseValue) 
 
 /**
  * A {@link FakeSender} that also streams (implements {@link StreamingSender}). Like
- * `QuicStreamClient` (one connection), it reads a refusal from a stream's first frame with
+ * the transport client `RpcClient` (one connection), it reads a refusal from a stream's first frame with
  * {@link refusalOf} and then refuses that kind at once with {@link StreamUnsupportedError}.
  */
 export class FakeStreamingSender extends FakeSender implements StreamingSender {

@@ -15,7 +15,7 @@ import {
 import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler } from "../../src/bridge/handler.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
 import { PassThrough } from "node:stream";

@@ -7,8 +7,8 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { WATCH_RETRY_MAX_MS } from "../../src/bridge/handler.js";
-import { SenderError } from "../../src/quic/sender.js";
-import { StreamUnsupportedError } from "../../src/bridge/streaming.js";
+import { SenderError } from "../../src/transport/sender.js";
+import { StreamUnsupportedError } from "../../src/transport/sender.js";
 import { ToolArgumentChecker } from "../../src/bridge/tool-args.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { PROGRESS_CONTENT_TYPE } from "../../src/translate/streams.js";
@@ -287,7 +287,7 @@ function openSubscription(): { reply: StreamReply; deliver: (eventType?: string)
 
 describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mapping.md)", () => {
   it("refusalOf: unknown_request to a streaming kind and an empty PluginResponse are refusals; answers of the kind are not", async () => {
-    const { refusalOf } = await import("../../src/bridge/streaming.js");
+    const { refusalOf } = await import("../../src/transport/sender.js");
     const { create } = await import("@bufbuild/protobuf");
     const { PluginRequestSchema } = await import("../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js");
     const start = create(PluginRequestSchema, { requestId: "r", request: { case: "streamStart", value: { toolName: "echo" } } });
@@ -363,7 +363,7 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
     await init(V);
     await send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     out.length = 0;
-    const { RESUBSCRIBED_EVENT_TYPE } = await import("../../src/bridge/quic-streams.js");
+    const { RESUBSCRIBED_EVENT_TYPE } = await import("../../src/transport/rpc-client.js");
     const fetchesBefore = handler.tools.fetches;
     sub.deliver(RESUBSCRIBED_EVENT_TYPE);
     sub.deliver("list_changed");

@@ -281,7 +281,7 @@ describe("logging/setLevel (initialize-family revisions)", () => {
   });
 
   it("reports an orchestrator failure as an error log notification", async () => {
-    const { SenderError } = await import("../../src/quic/sender.js");
+    const { SenderError } = await import("../../src/transport/sender.js");
     const { init, send, out } = harness(
       new FakeSender(() => {
         throw new SenderError("connect", "connection refused");

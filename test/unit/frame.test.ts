@@ -8,7 +8,7 @@ import {
   FrameTooLargeError,
   FrameTruncatedError,
   MAX_FRAME_BYTES,
-} from "../../src/quic/frame.js";
+} from "../../src/framing/frame.js";
 
 function bytes(n: number, seed = 1): Uint8Array {
   const b = new Uint8Array(n);
@@ -175,7 +175,7 @@ describe("readOneFrame (stream reader)", () => {
 
   it("rejects an empty stream, a truncated frame and an oversized header", async () => {
     const { readOneFrame } = await import("../helpers/quic/library.js");
-    const { FrameEmptyStreamError } = await import("../../src/quic/quic-common.js");
+    const { FrameEmptyStreamError } = await import("../../src/framing/frame.js");
     await expect(readOneFrame(readerOf([]))).rejects.toBeInstanceOf(FrameEmptyStreamError);
     await expect(readOneFrame(readerOf([encodeFrame(bytes(9)).subarray(0, 7)]))).rejects.toBeInstanceOf(
       FrameTruncatedError,

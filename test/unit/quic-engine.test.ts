@@ -15,7 +15,7 @@ import {
   type QuicConnection,
   type QuicStream,
 } from "../../src/quic/engine/index.js";
-import { FrameTooLargeError, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { FrameTooLargeError, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { ALPN, StreamCode } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
 

@@ -10,7 +10,7 @@ import {
   PluginResponseSchema,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import {
   cancelRequest,
   cancelTarget,

@@ -15,14 +15,14 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { createEphemeralPki, type TlsMaterial } from "../../src/quic/certs.js";
-import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/quic/frame.js";
-import { SenderError } from "../../src/quic/sender.js";
+import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
+import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import type { RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TLS_ALPN } from "../../src/tls/mux.js";
-import { TlsSender } from "../../src/tls/tls-sender.js";
+import { TlsSender } from "../../src/tls/tls-link.js";
 
 interface Pki {
   server: TlsMaterial;
@@ -190,6 +190,16 @@ describe("TlsSender against the TLS reference orchestrator", () => {
     expect(v).toMatchObject({ success: false, errorCode: "result_too_large" });
     const ok = toolValue(await sender.send(call("big", { bytes: 1024 * 1024 }), { timeoutMs: 30_000 }));
     expect((ok.result as { data: string }).data.length).toBe(1024 * 1024);
+  });
+
+  it("an unencodable request is refused with 'frame', as over QUIC (regression: it was 'protocol' over TLS)", async () => {
+    const bad = create(PluginRequestSchema, { requestId: rid(), request: { case: "storageWrite", value: { path: "p" } } });
+    (bad.request.value as { expectedVersion: unknown }).expectedVersion = "not a number";
+    const e = await rejection(sender.send(bad));
+    expect(e.kind).toBe("frame");
+    expect(e.message).toMatch(/cannot encode PluginRequest/);
+    expect(e.message).toContain(`127.0.0.1:${server.port}`);
+    expect((await sender.send(health())).response.case).toBe("health");
   });
 
   it("an unsupported request kind is refused as upstream does (tool_call unknown_request) for that call only", async () => {

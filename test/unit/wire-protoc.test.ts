@@ -12,7 +12,7 @@ import {
   PluginRequestSchema,
   PluginResponseSchema,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrame, FrameDecoder } from "../../src/quic/frame.js";
+import { encodeFrame, FrameDecoder } from "../../src/framing/frame.js";
 import { firstReason, requireCommand, skipTitle } from "../helpers/requires.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -17,7 +17,7 @@ import type { JSONRPCNotification } from "../../jsonrpc/message.js";
 import type { ExactId } from "../../jsonrpc/request-id.js";
 import type { Logger } from "../../log.js";
 import type { ProtocolValidators } from "../../mcp/validation.js";
-import type { Sender } from "../../quic/sender.js";
+import type { Sender } from "../../transport/sender.js";
 import type { VersionFeatures } from "../../translate/features.js";
 import type { LoggingLevel } from "../client-log.js";
 

@@ -6,7 +6,7 @@
  */
 import type { PluginRequest, PluginResponse } from "../../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ErrorCode, JsonRpcError } from "../../jsonrpc/errors.js";
-import { SenderError } from "../../quic/sender.js";
+import { SenderError } from "../../transport/sender.js";
 import type { MethodServices, RequestScope } from "./context.js";
 
 /** One unary orchestrator RPC for `scope`; a debug log notification names it when it succeeds. */

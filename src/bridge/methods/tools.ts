@@ -19,7 +19,7 @@ import {
   toolResponseToCallToolResult,
 } from "../../translate/tools.js";
 import { NamedCatalog } from "../catalog.js";
-import { canStream, StreamUnsupportedError } from "../streaming.js";
+import { canStream, StreamUnsupportedError } from "../../transport/sender.js";
 import { ToolArgumentChecker } from "../tool-args.js";
 import type { MethodParams, MethodRegistry, MethodServices, RequestScope } from "./context.js";
 import { rpc, unexpected, withSignal } from "./orchestrator.js";

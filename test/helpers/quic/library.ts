@@ -9,8 +9,8 @@ import { webcrypto } from "node:crypto";
 import Logger, { Handler, LogLevel, type LogRecord } from "@matrixai/logger";
 import { QUICConnection, type QUICStream, type QUICClientCrypto, type QUICServerCrypto } from "@matrixai/quic";
 import { childLogger, type Logger as PinoLogger } from "../../../src/log.js";
-import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, MAX_FRAME_BYTES } from "../../../src/quic/frame.js";
-import { FrameEmptyStreamError, StreamAbort, StreamCode, StreamResetByPeer } from "../../../src/quic/quic-common.js";
+import { encodeFrameParts, FRAME_HEADER_BYTES, FrameDecoder, FrameEmptyStreamError, MAX_FRAME_BYTES } from "../../../src/framing/frame.js";
+import { StreamAbort, StreamCode, streamCodeName } from "../../../src/quic/quic-common.js";
 
 /** `reasonToCode` for QUICClient/QUICServer: {@link StreamAbort} → its code, else INTERNAL/NONE. */
 export function reasonToCode(_type: "read" | "write", reason?: unknown): number {
@@ -18,11 +18,21 @@ export function reasonToCode(_type: "read" | "write", reason?: unknown): number 
   return reason === undefined ? StreamCode.NONE : StreamCode.INTERNAL;
 }
 
+/** What a stream read/write rejects with when the *peer* reset or stopped the stream. */
+export class StreamResetByPeer extends Error {
+  override readonly name = "StreamResetByPeer";
+  constructor(
+    readonly direction: "read" | "write",
+    readonly code: number,
+  ) {
+    super(`peer ${direction === "read" ? "reset" : "stopped"} the stream: ${streamCodeName(code)} (code ${code})`);
+  }
+}
+
 /** `codeToReason` for QUICClient/QUICServer: a {@link StreamResetByPeer}. */
 export function codeToReason(type: "read" | "write", code: number): StreamResetByPeer {
   return new StreamResetByPeer(type, code);
 }
-
 
 /** Client crypto: the library only needs random bytes. */
 export const clientCrypto: QUICClientCrypto = {

@@ -1,20 +1,44 @@
 /**
- * The optional streaming side of the {@link Sender} seam.
+ * The seam between the bridge and the orchestrator transport.
  *
- * Two Orchestra RPCs answer with more than one frame on their stream (orchestra-protocol.md,
- * "Framing and RPC shape"): `stream_start` (N × `stream_chunk`, then `stream_end`) and
- * `subscribe` (`event_delivery` frames until either side ends the stream). A Sender that can
- * carry them implements {@link StreamingSender}; the bridge checks with {@link canStream} and,
- * for a sender that cannot, answers `tools/call` with a unary `tool_call` (no progress) and
- * advertises `tools.listChanged: false`.
+ * A {@link Sender} performs one unary Orchestra RPC: it writes one `PluginRequest` and resolves
+ * with the one `PluginResponse` the orchestrator answers with (orchestra-protocol.md, "Framing
+ * and RPC shape"). Two RPCs answer with more than one frame: `stream_start` (N × `stream_chunk`,
+ * then `stream_end`) and `subscribe` (`event_delivery` frames until either side ends the
+ * stream); a Sender that can carry them implements {@link StreamingSender}. The bridge checks
+ * with {@link canStream} and, for a sender that cannot, answers `tools/call` with a unary
+ * `tool_call` (no progress) and advertises `tools.listChanged: false`.
+ *
+ * `RpcClient` (./rpc-client.ts) implements both over a QUIC or a TLS link; unit tests use fakes.
  *
  * An orchestrator may also lack a streaming kind (the upstream Go orchestrator has neither):
  * {@link refusalOf} reads that from its first answer and {@link RefusedKinds} remembers it for
  * the connection (docs/mcp-orchestra-mapping.md, "What the bridge learns from the orchestrator").
  */
 import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { SenderError, type SendOptions, type Sender } from "../quic/sender.js";
 import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
+
+export { SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
+
+/** Per-call options. */
+export interface SendOptions {
+  /** Aborting cancels the RPC (its stream is cancelled); the promise rejects with `SenderError('aborted')`. */
+  signal?: AbortSignal;
+  /** Deadline for the whole RPC in milliseconds; on expiry the promise rejects with `SenderError('timeout')`. */
+  timeoutMs?: number;
+}
+
+export interface Sender {
+  /** Human-readable address of the peer (e.g. `127.0.0.1:50100`), used in error messages. */
+  readonly address: string;
+  /**
+   * Sends one request and resolves with its response.
+   * @throws SenderError on connection failure, TLS failure, framing error, timeout or abort.
+   */
+  send(request: PluginRequest, options?: SendOptions): Promise<PluginResponse>;
+  /** Closes the underlying connection; pending calls reject with `SenderError('closed')`. Idempotent. */
+  close(): Promise<void>;
+}
 
 /**
  * Called for every response frame of a streaming RPC, in order. Return `true` for the frame
@@ -25,6 +49,11 @@ export type FrameHandler = (response: PluginResponse) => boolean | void;
 
 /** A {@link Sender} that can also carry multi-frame RPCs. */
 export interface StreamingSender extends Sender {
+  /**
+   * False when this sender's link carries unary RPCs only (then {@link canStream} is false).
+   * Absent means it streams.
+   */
+  readonly streams?: boolean;
   /**
    * Opens one streaming RPC: writes `request` (its own stream), then hands each response frame
    * to `onFrame`.
@@ -40,11 +69,10 @@ export interface StreamingSender extends Sender {
   stream(request: PluginRequest, onFrame: FrameHandler, options?: SendOptions): Promise<void>;
 }
 
-/** The orchestrator refused a streaming request kind (QUIC: stream reset with "unsupported"). */
-export class StreamUnsupportedError extends SenderError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("protocol", message, options);
-  }
+/** Whether `sender` implements {@link StreamingSender} (and its link can carry streams). */
+export function canStream(sender: Sender): sender is StreamingSender {
+  const s = sender as Partial<StreamingSender>;
+  return typeof s.stream === "function" && s.streams !== false;
 }
 
 /**
@@ -82,9 +110,4 @@ export class RefusedKinds {
   reason(kind: PluginRequest["request"]["case"]): string | undefined {
     return kind === undefined ? undefined : this.kinds.get(kind);
   }
-}
-
-/** Whether `sender` implements {@link StreamingSender}. */
-export function canStream(sender: Sender): sender is StreamingSender {
-  return typeof (sender as Partial<StreamingSender>).stream === "function";
 }
