@@ -22,7 +22,7 @@
  */
 import { createHmac } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { FrameError, FrameTooLargeError } from "../quic/frame.js";
+import { FrameError, FrameTooLargeError } from "../framing/frame.js";
 import { ALPN, isLoopbackHost, StreamCode, udpPayloadConfig } from "../quic/quic-common.js";
 import { QuicServerEndpoint, type QuicStream } from "../quic/engine/index.js";
 import type { PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";

@@ -30,7 +30,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
-import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
+import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
 import { formatHostPort } from "../quic/address.js";
 import { builtinTools } from "./builtin-tools.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";

@@ -29,7 +29,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { toBinary } from "@bufbuild/protobuf";
 import { PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { Logger } from "../log.js";
-import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
+import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../framing/frame.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
 import { decodeRequest, DEFAULT_MAX_STREAMS, positiveInteger, startServer } from "./rpc-server.js";
 import type { CallFault, CallLink, OrchestratorBaseOptions, RpcCall, RpcServer, RunningOrchestrator } from "./rpc-server.js";

@@ -17,7 +17,7 @@ import { builtinPrompts, PromptRegistry } from "../../src/orchestrator/prompts.j
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import { decodeRequest, RpcServer, type CallFault, type CallLink } from "../../src/orchestrator/rpc-server.js";
 import { MemoryStorage } from "../../src/orchestrator/storage.js";
-import { MAX_FRAME_BYTES } from "../../src/quic/frame.js";
+import { MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 
 /** Records the core's calls; `accept: false` plays a peer that can no longer receive. */
 class FakeLink implements CallLink {

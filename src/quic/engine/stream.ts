@@ -7,7 +7,7 @@
  * Writing queues chunks into quiche; the last chunk and the FIN always go in the same
  * `stream_send` call, so they leave in the same packet (quic-notes.md, fault 1).
  */
-import { encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "../frame.js";
+import { encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "../../framing/frame.js";
 import type { QuicConnection } from "./connection.js";
 
 /** What ended the read side of a stream early: the peer reset it (RESET_STREAM, RFC 9000 §19.4). */
