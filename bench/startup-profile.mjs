@@ -7,7 +7,7 @@
 //   first response (count, source bytes, grouped by package / dist folder, when the group started
 //   loading);
 // - under `--cpu-prof`: CPU self time before the first response, by the same groups;
-// and, in fresh processes, the cost of the cert store: importing dist/quic/certs.js and creating a
+// and, in fresh processes, the cost of the cert store: importing dist/pki/store.js and creating a
 // throwaway store (CA + orchestrator + bridge certificates), what embedded mode does every launch.
 // Figures are medians over the spawns. --keep DIR keeps the .cpuprofile files (Chrome DevTools).
 import { execFileSync } from "node:child_process";
@@ -121,7 +121,7 @@ async function spawnOnce(serveArgs, mode) {
 function certStoreCost() {
   const script = `
     const t0 = performance.now();
-    const { ensureCertStore } = await import(${JSON.stringify(join(ROOT, "dist/quic/certs.js"))});
+    const { ensureCertStore } = await import(${JSON.stringify(join(ROOT, "dist/pki/store.js"))});
     const t1 = performance.now();
     const dir = ${JSON.stringify(join(work, "certs-"))} + process.pid;
     await ensureCertStore(dir, "orchestrator");
@@ -151,7 +151,7 @@ function importCosts() {
     ["dist/validate/index.js (the validate command's code)", [file("dist/validate/index.js")]],
     ["protobuf messages (dist/gen/proto/.../plugin_pb.js)", [file("dist/gen/proto/orchestra/plugin/v1/plugin_pb.js")]],
     ["@matrixai/quic (JS layer and native binding)", ['"@matrixai/quic"']],
-    ["@peculiar/x509 (after reflect-metadata, as dist/quic/certs.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
+    ["@peculiar/x509 (after reflect-metadata, as dist/pki/store.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
     ["pino", ['"pino"']],
     ["commander", ['"commander"']],
     ["cli-progress", ['"cli-progress"']],
@@ -205,7 +205,7 @@ try {
   console.log("| --- | --- |");
   for (const c of importCosts()) console.log(`| ${c.what} | ${f(c.ms)} |`);
   const certs = certStoreCost();
-  console.log(`\n## cert store (fresh process, medians of ${runs}): import dist/quic/certs.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`);
+  console.log(`\n## cert store (fresh process, medians of ${runs}): import dist/pki/store.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`);
 } finally {
   await orch.stop();
   rmSync(work, { recursive: true, force: true });

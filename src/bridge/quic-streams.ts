@@ -36,7 +36,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { defaultKeepAliveMs, QUIC_SENDER_DEFAULTS, ReceiveWatch } from "../quic/quic-sender.js";
 import { childLogger, type Logger } from "../log.js";
-import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
+import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../pki/store.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 import { ALPN, FrameEmptyStreamError, StreamCode, StreamResetByPeer } from "../quic/quic-common.js";
 import {

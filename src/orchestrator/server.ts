@@ -36,7 +36,7 @@ import {
   type PluginResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
-import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../quic/certs.js";
+import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../pki/store.js";
 import { FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../quic/frame.js";
 import { ALPN, isLoopbackHost, StreamAbort, StreamCode, udpPayloadConfig } from "../quic/quic-common.js";
 import { QuicServerEndpoint, type QuicStream } from "../quic/engine/index.js";

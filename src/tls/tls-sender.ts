@@ -18,7 +18,7 @@ import {
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { formatHostPort, resolveAddresses, type Resolver } from "../quic/address.js";
-import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
+import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../pki/store.js";
 import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES } from "../quic/frame.js";
 import { SenderError, type Sender, type SenderErrorKind, type SendOptions } from "../quic/sender.js";
 import {

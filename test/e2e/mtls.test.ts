@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { QuicSender } from "../../src/quic/quic-sender.js";
 import { SenderError } from "../../src/quic/sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/server.js";

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { LOADED_MODULES_HOOK, loadedModules } from "../helpers/loaded-modules.js";
 import { CLI, cliEnvironment, requireBuiltCli, tempDir } from "./helpers.js";
 import { GENERATED_VERSIONS } from "../../src/gen/mcp/catalog.js";
@@ -76,4 +76,52 @@ describe("serve start-up", () => {
     },
     60_000,
   );
+});
+
+describe("serve start-up, embedded orchestrator", () => {
+  let cache: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    requireBuiltCli();
+    cache = await tempDir("orchestra-serve-cache-");
+  });
+  afterAll(() => cache?.remove());
+
+  /** One embedded `serve` with the module report: initialize, one tools/call, stdin closed. */
+  async function embeddedSession(): Promise<{ lines: Array<Record<string, unknown>>; modules: string[]; code: number | null }> {
+    const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve"], {
+      env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn", XDG_CACHE_HOME: cache.path }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    child.stdin.end(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    const code = await exited;
+    const lines = stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return { lines, modules: loadedModules(stderr), code };
+  }
+
+  it("makes its cert store once per user: a later start creates no certificate (no @peculiar/x509)", async () => {
+    const first = await embeddedSession();
+    expect(first.code).toBe(0);
+    expect(first.lines.map((l) => l.id)).toEqual([1, 2]);
+    expect(first.modules.some((m) => m.includes("/@peculiar/x509/"))).toBe(true); // the CA was made
+    const second = await embeddedSession();
+    expect(second.code).toBe(0);
+    expect(second.lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
+    expect(second.modules.filter((m) => m.includes("/@peculiar/"))).toEqual([]);
+  }, 120_000);
 });
