@@ -8,7 +8,7 @@
 //   loading);
 // - under `--cpu-prof`: CPU self time before the first response, by the same groups;
 // and, in fresh processes, the cost of the cert store: importing dist/pki/store.js and creating a
-// throwaway store (CA + orchestrator + bridge certificates), what embedded mode does every launch.
+// throwaway store (CA + orchestrator + bridge certificates), what embedded mode did every launch before it kept a store per user (src/pki/embedded.ts), and reusing one.
 // Figures are medians over the spawns. --keep DIR keeps the .cpuprofile files (Chrome DevTools).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -146,12 +146,12 @@ function importCosts() {
   const versions = readdirSync(join(ROOT, "dist/gen/mcp")).filter((d) => /^\d{4}-\d\d-\d\d$/.test(d));
   const file = (rel) => JSON.stringify(pathToFileURL(join(ROOT, rel)).href);
   const entries = [
-    [`MCP validators, one version (${versions.at(-2)})`, [file(`dist/gen/mcp/${versions.at(-2)}/validators.js`)]],
-    [`MCP validators, all ${versions.length} versions`, versions.map((v) => file(`dist/gen/mcp/${v}/validators.js`))],
+    [`MCP validators, one version (${versions.at(-2)}; module loaded, validators not built)`, [file(`dist/gen/mcp/${versions.at(-2)}/validators.cjs`)]],
+    [`MCP validators, all ${versions.length} versions`, versions.map((v) => file(`dist/gen/mcp/${v}/validators.cjs`))],
     ["dist/validate/index.js (the validate command's code)", [file("dist/validate/index.js")]],
     ["protobuf messages (dist/gen/proto/.../plugin_pb.js)", [file("dist/gen/proto/orchestra/plugin/v1/plugin_pb.js")]],
     ["@matrixai/quic (JS layer and native binding)", ['"@matrixai/quic"']],
-    ["@peculiar/x509 (after reflect-metadata, as dist/pki/store.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
+    ["@peculiar/x509 (after reflect-metadata, as dist/pki/x509.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
     ["pino", ['"pino"']],
     ["commander", ['"commander"']],
     ["cli-progress", ['"cli-progress"']],
@@ -170,7 +170,7 @@ await provisionBridgeCert(join(work, "certs"));
 try {
   const modes = [
     ["remote (our orchestrator, separate process)", ["--orchestrator-addr", `127.0.0.1:${orch.port}`, "--certs-dir", join(work, "certs")]],
-    ["embedded (throwaway cert store, in-process orchestrator)", []],
+    ["embedded (the per-user cert store, in-process orchestrator)", []],
   ];
   for (const [label, serveArgs] of modes) {
     await spawnOnce(serveArgs, "plain"); // unmeasured: page cache, client certificate
