@@ -131,7 +131,7 @@ function stopChild(child, graceMs = 3000) {
  * components creating it at once in a fresh store can leave a key that is not the certificate's.)
  */
 export async function provisionBridgeCert(certsDir, dist = join(ROOT, "dist")) {
-  const { ensureCertStore, BRIDGE_CERT_NAME } = await import(join(dist, "quic/certs.js"));
+  const { ensureCertStore, BRIDGE_CERT_NAME } = await import(join(dist, "pki/store.js"));
   await ensureCertStore(certsDir, BRIDGE_CERT_NAME);
 }
 

@@ -7,8 +7,8 @@
 //   first response (count, source bytes, grouped by package / dist folder, when the group started
 //   loading);
 // - under `--cpu-prof`: CPU self time before the first response, by the same groups;
-// and, in fresh processes, the cost of the cert store: importing dist/quic/certs.js and creating a
-// throwaway store (CA + orchestrator + bridge certificates), what embedded mode does every launch.
+// and, in fresh processes, the cost of the cert store: importing dist/pki/store.js and creating a
+// throwaway store (CA + orchestrator + bridge certificates), what embedded mode did every launch before it kept a store per user (src/pki/embedded.ts), and reusing one.
 // Figures are medians over the spawns. --keep DIR keeps the .cpuprofile files (Chrome DevTools).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -121,7 +121,7 @@ async function spawnOnce(serveArgs, mode) {
 function certStoreCost() {
   const script = `
     const t0 = performance.now();
-    const { ensureCertStore } = await import(${JSON.stringify(join(ROOT, "dist/quic/certs.js"))});
+    const { ensureCertStore } = await import(${JSON.stringify(join(ROOT, "dist/pki/store.js"))});
     const t1 = performance.now();
     const dir = ${JSON.stringify(join(work, "certs-"))} + process.pid;
     await ensureCertStore(dir, "orchestrator");
@@ -146,12 +146,12 @@ function importCosts() {
   const versions = readdirSync(join(ROOT, "dist/gen/mcp")).filter((d) => /^\d{4}-\d\d-\d\d$/.test(d));
   const file = (rel) => JSON.stringify(pathToFileURL(join(ROOT, rel)).href);
   const entries = [
-    [`MCP validators, one version (${versions.at(-2)})`, [file(`dist/gen/mcp/${versions.at(-2)}/validators.js`)]],
-    [`MCP validators, all ${versions.length} versions`, versions.map((v) => file(`dist/gen/mcp/${v}/validators.js`))],
+    [`MCP validators, one version (${versions.at(-2)}; module loaded, validators not built)`, [file(`dist/gen/mcp/${versions.at(-2)}/validators.cjs`)]],
+    [`MCP validators, all ${versions.length} versions`, versions.map((v) => file(`dist/gen/mcp/${v}/validators.cjs`))],
     ["dist/validate/index.js (the validate command's code)", [file("dist/validate/index.js")]],
     ["protobuf messages (dist/gen/proto/.../plugin_pb.js)", [file("dist/gen/proto/orchestra/plugin/v1/plugin_pb.js")]],
     ["@matrixai/quic (JS layer and native binding)", ['"@matrixai/quic"']],
-    ["@peculiar/x509 (after reflect-metadata, as dist/quic/certs.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
+    ["@peculiar/x509 (after reflect-metadata, as dist/pki/x509.js loads it)", ['"reflect-metadata"', '"@peculiar/x509"']],
     ["pino", ['"pino"']],
     ["commander", ['"commander"']],
     ["cli-progress", ['"cli-progress"']],
@@ -170,7 +170,7 @@ await provisionBridgeCert(join(work, "certs"));
 try {
   const modes = [
     ["remote (our orchestrator, separate process)", ["--orchestrator-addr", `127.0.0.1:${orch.port}`, "--certs-dir", join(work, "certs")]],
-    ["embedded (throwaway cert store, in-process orchestrator)", []],
+    ["embedded (the per-user cert store, in-process orchestrator)", []],
   ];
   for (const [label, serveArgs] of modes) {
     await spawnOnce(serveArgs, "plain"); // unmeasured: page cache, client certificate
@@ -205,7 +205,7 @@ try {
   console.log("| --- | --- |");
   for (const c of importCosts()) console.log(`| ${c.what} | ${f(c.ms)} |`);
   const certs = certStoreCost();
-  console.log(`\n## cert store (fresh process, medians of ${runs}): import dist/quic/certs.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`);
+  console.log(`\n## cert store (fresh process, medians of ${runs}): import dist/pki/store.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`);
 } finally {
   await orch.stop();
   rmSync(work, { recursive: true, force: true });

@@ -10,8 +10,7 @@
  * Sources → outputs:
  *   proto/ (buf.gen.yaml, local protoc-gen-es)   → src/gen/proto/**            (buf generate)
  *   schemas/mcp/<version>/schema.json            → src/gen/mcp/<version>/types.ts        json-schema-to-typescript
- *                                                   src/gen/mcp/<version>/validators.js   ajv standalone (ESM)
- *                                                   src/gen/mcp/<version>/validators.d.ts typed view of the above
+ *                                                   src/gen/mcp/<version>/validators.cjs  ajv standalone (CommonJS factory)
  *                                                   src/gen/mcp/<version>/methods.ts      method tables, method type map
  *                                                                                          (src/gen-runtime/schema-meta.js)
  *                                                 → src/gen/mcp/index.ts                   the generated versions
@@ -32,7 +31,7 @@
  * when it has none it is rewritten to the draft-07 spelling in memory (`toDraft07`: `$defs` →
  * `definitions`, refs redirected) and compiled with the draft-07 class too — same verdicts, smaller
  * code, and unions that stop at the first matching branch (ajv's 2020 class tracks evaluated
- * properties for `unevaluated*`, so it tries every branch) — otherwise with `Ajv2020`. The decision (`planSchema`) is noted in the generated validators.js header.
+ * properties for `unevaluated*`, so it tries every branch) — otherwise with `Ajv2020`. The decision (`planSchema`) is noted in the generated validators.cjs header.
  * json-schema-to-typescript always gets the `definitions` spelling. Formats: src/gen-runtime/formats.js
  * first, then ajv-formats (e.g. `uri-template`), as in the run-time compiler (src/mcp/validation.ts).
  *
@@ -495,38 +494,33 @@ async function generateValidators(version, plan, definitionNames, mcpFormats) {
   }
   let code = standaloneCode(ajv, refs);
 
-  // ESM: ajv emits require() for its runtime helpers; hoist them to imports.
-  const deps = new Map();
-  code = code.replace(/require\("([^"]+)"\)/g, (_m, spec) => {
-    const file = /\.[cm]?js$/.test(spec) ? spec : `${spec}.js`;
-    if (!deps.has(file)) deps.set(file, `__dep${deps.size}`);
-    return deps.get(file);
-  });
+  // CommonJS (loaded synchronously, one revision at a time, by src/gen/mcp/catalog.ts): ajv's
+  // require() calls of its runtime helpers stay; the validators are built by one exported factory
+  // that receives this project's format checks (an ES module, which CommonJS cannot require).
   code = code.replace(/^"use strict";\n?/, "");
+  code = code.replace(/^export const ([A-Za-z_$][\w$]*) = /gm, "const $1 = ");
   code = relativeInstancePaths(code);
   // Drop schema constants nothing refers to.
   code = code.replace(/^const (schema\d+) = .*;\n/gm, (line, name) =>
     new RegExp(`\\b${name}\\b`).test(code.replace(line, "")) ? line : "",
   );
-  const imports = [...deps].map(([file, local]) => `import ${local} from "${file}";`);
   // ajv inlines RegExp formats (uri-template); only function formats are reached through __formats.
   const referenced = new Set(
     [...code.matchAll(/\b__formats(?:\.([A-Za-z_$][\w$]*)|\[("(?:[^"\\]|\\.)*")\])/g)].map((m) => m[1] ?? JSON.parse(m[2])),
   );
   const borrowed = [...formats].filter(([name, f]) => f.source === "ajv-formats" && referenced.has(name)).map(([name]) => name);
-  if (/\b__formats\b/.test(code)) {
-    if (borrowed.length === 0) imports.unshift(`import { MCP_FORMATS as __formats } from "../../../gen-runtime/formats.js";`);
-    else {
-      imports.unshift(
-        `import { MCP_FORMATS } from "../../../gen-runtime/formats.js";`,
-        `import { fullFormats as __ajvFormats } from "ajv-formats/dist/formats.js";`,
-        `// Formats src/gen-runtime/formats.js lacks come from ajv-formats, as in the run-time compiler (src/mcp/validation.ts).`,
-        `const __formats = { ...MCP_FORMATS, ${borrowed.map((n) => `${JSON.stringify(n)}: __ajvFormats[${JSON.stringify(n)}]`).join(", ")} };`,
-      );
-    }
+  const prelude = [];
+  if (borrowed.length === 0) prelude.push(`const __formats = MCP_FORMATS;`);
+  else {
+    prelude.push(
+      `const { fullFormats: __ajvFormats } = require("ajv-formats/dist/formats.js");`,
+      `// Formats src/gen-runtime/formats.js lacks come from ajv-formats, as in the run-time compiler (src/mcp/validation.ts).`,
+      `const __formats = { ...MCP_FORMATS, ${borrowed.map((n) => `${JSON.stringify(n)}: __ajvFormats[${JSON.stringify(n)}]`).join(", ")} };`,
+    );
   }
   const map = definitionNames.map((n) => `  ${n},`).join("\n");
   const header = [
+    `"use strict";`,
     banner(`schemas/mcp/${version}/schema.json`, "ajv standalone"),
     "// One validator per schema definition, compiled ahead of time (strict, allErrors: false).",
     "// Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.",
@@ -534,28 +528,15 @@ async function generateValidators(version, plan, definitionNames, mcpFormats) {
   if (plan.dialect !== "draft-07") header.push(`// ${dialectNote(plan)}`);
   return [
     ...header,
-    imports.join("\n"),
+    "/**",
+    " * Builds the validators of this revision, keyed by definition name.",
+    " * @param MCP_FORMATS the format checks of src/gen-runtime/formats.js",
+    " */",
+    "module.exports = function validatorsWith(MCP_FORMATS) {",
+    prelude.join("\n"),
     code,
-    `/** Every validator above, keyed by definition name. */\nexport const validators = Object.freeze({\n${map}\n});\n`,
+    `/** Every validator above, keyed by definition name. */\nreturn Object.freeze({\n${map}\n});\n};\n`,
   ].join("\n");
-}
-
-function generateValidatorsDts(version, schema, definitionNames) {
-  const { defs } = definitionsOf(schema);
-  const lines = [
-    banner(`schemas/mcp/${version}/schema.json`, "ajv standalone"),
-    `import type { GeneratedValidator } from "../../../gen-runtime/schema-meta.js";`,
-    `import type * as T from "./types.js";`,
-    "",
-  ];
-  for (const name of definitionNames) {
-    const desc = typeof defs[name]?.description === "string" ? ` ${defs[name].description.split("\n")[0].replace(/\*\//g, "*\\/")}` : "";
-    lines.push(`/** Validates \`${name}\`.${desc} */`, `export declare const ${name}: GeneratedValidator<T.${name}>;`);
-  }
-  lines.push("", "/** Every validator, keyed by definition name. */", "export declare const validators: Readonly<{");
-  for (const name of definitionNames) lines.push(`  ${name}: GeneratedValidator<T.${name}>;`);
-  lines.push("}>;", "");
-  return lines.join("\n");
 }
 
 /** `{ "method": Entry, ... }` of both directions; a method in both must have one definition. */
@@ -582,14 +563,13 @@ function generateMethods(version, meta) {
   );
   return [
     banner(`schemas/mcp/${version}/schema.json`, "src/gen-runtime/schema-meta.js"),
-    `import type { DefinitionTypes, DiscriminatorTable, MethodTable } from "../../../gen-runtime/schema-meta.js";`,
+    `import type { DiscriminatorTable, MethodTable } from "../../../gen-runtime/schema-meta.js";`,
     `import type * as T from "./types.js";`,
-    `import type { validators } from "./validators.js";`,
     "",
     `/** The MCP protocol revision these tables describe. */`,
     `export const PROTOCOL_VERSION = ${JSON.stringify(version)};`,
     "",
-    `/** Every definition in the schema, sorted; each has a validator in ./validators.js and a type in ./types.ts. */`,
+    `/** Every definition in the schema, sorted; each has a validator in ./validators.cjs and a type in ./types.ts. */`,
     `export const DEFINITIONS = ${JSON.stringify(meta.definitions)} as const;`,
     "",
     `/** A definition name of this protocol revision. */`,
@@ -610,7 +590,9 @@ function generateMethods(version, meta) {
     ` */`,
     `export interface ProtocolTypes {`,
     `  readonly version: ${JSON.stringify(version)};`,
-    `  readonly definitions: DefinitionTypes<typeof validators>;`,
+    `  readonly definitions: {`,
+    ...meta.definitions.map((d) => `    readonly ${d}: T.${d};`),
+    `  };`,
     `  readonly requests: {`,
     ...requests,
     `  };`,
@@ -629,15 +611,16 @@ function generateIndex(versions) {
   const lines = [
     banner(`${SCHEMA_DIR}/*/schema.json`, "index"),
     `import type { GeneratedProtocol } from "../../gen-runtime/schema-meta.js";`,
-    `import { GENERATED_TABLES } from "./catalog.js";`,
+    `import { GENERATED_TABLES, loadGeneratedValidatorsSync } from "./catalog.js";`,
+    "",
+    `export { GENERATED_VERSIONS } from "./catalog.js";`,
+    "",
   ];
-  for (const v of versions) lines.push(`import { validators as ${ident(v)}Validators } from "./${v}/validators.js";`);
-  lines.push("", `export { GENERATED_VERSIONS } from "./catalog.js";`, "");
   lines.push(`/** Generated validators and method tables (catalog.ts), keyed by protocol revision. */`);
   lines.push(`export const GENERATED_PROTOCOLS: Readonly<Record<string, GeneratedProtocol>> = {`);
   for (const v of versions) {
     const key = JSON.stringify(v);
-    lines.push(`  ${key}: { ...GENERATED_TABLES[${key}]!, validators: ${ident(v)}Validators },`);
+    lines.push(`  ${key}: { ...GENERATED_TABLES[${key}]!, validators: loadGeneratedValidatorsSync(${key})! },`);
   }
   lines.push("};", "");
   return lines.join("\n");
@@ -645,12 +628,14 @@ function generateIndex(versions) {
 
 /**
  * `catalog.ts`: the revisions, their method tables (small, imported at once) and a loader that
- * imports one revision's validators on demand, for code that must not load every revision's
- * validators up front (the `validate --jobs` workers; `index.ts` imports them all).
+ * loads one revision's validators on demand (synchronously), so that no process loads a revision
+ * it does not use (`index.ts` loads them all, for tests and tools that want every revision).
  */
 function generateCatalog(versions) {
   const lines = [
     banner(`${SCHEMA_DIR}/*/schema.json`, "catalog"),
+    `import { createRequire } from "node:module";`,
+    `import { MCP_FORMATS } from "../../gen-runtime/formats.js";`,
     `import type { DiscriminatorTable, GeneratedValidator, MethodTable, SchemaFacts } from "../../gen-runtime/schema-meta.js";`,
   ];
   for (const v of versions) lines.push(`import * as ${ident(v)}Meta from "./${v}/methods.js";`);
@@ -693,15 +678,43 @@ function generateCatalog(versions) {
     `/** Definition name → generated validator, for one revision. */`,
     `export type GeneratedValidators = Readonly<Record<string, GeneratedValidator<unknown>>>;`,
     "",
+    `const require = createRequire(import.meta.url);`,
+    "",
+    `/** The validators of each revision built so far: each is built once, when first asked for. */`,
+    `const built = new Map<string, GeneratedValidators>();`,
+    "",
     `/**`,
-    ` * Imports the generated validators of \`version\` alone (./<revision>/validators.js).`,
+    ` * The generated validators of \`version\` alone (./<revision>/validators.cjs), loaded and built on`,
+    ` * first use, synchronously (CommonJS), so that a process loads only the revisions it uses.`,
+    ` * @returns the validators, or undefined for a revision without generated validators`,
+    ` * @throws Error when the module cannot be loaded (a broken installation)`,
+    ` */`,
+    `export function loadGeneratedValidatorsSync(version: string): GeneratedValidators | undefined {`,
+    `  const known = built.get(version);`,
+    `  if (known !== undefined) return known;`,
+    `  const factory = validatorsModule(version);`,
+    `  if (factory === undefined) return undefined;`,
+    `  const validators = factory(MCP_FORMATS);`,
+    `  built.set(version, validators);`,
+    `  return validators;`,
+    `}`,
+    "",
+    `/**`,
+    ` * As {@link loadGeneratedValidatorsSync}, as a promise (rejected when the module cannot be loaded).`,
     ` * @returns the validators, or undefined (no promise) for a revision without generated validators`,
     ` */`,
     `export function loadGeneratedValidators(version: string): Promise<GeneratedValidators> | undefined {`,
+    `  if (!Object.hasOwn(GENERATED_TABLES, version)) return undefined;`,
+    `  return new Promise((resolve) => resolve(loadGeneratedValidatorsSync(version)!));`,
+    `}`,
+    "",
+    `type ValidatorsFactory = (formats: typeof MCP_FORMATS) => GeneratedValidators;`,
+    "",
+    `function validatorsModule(version: string): ValidatorsFactory | undefined {`,
     `  switch (version) {`,
   );
   for (const v of versions) {
-    lines.push(`    case ${JSON.stringify(v)}:`, `      return import("./${v}/validators.js").then((m): GeneratedValidators => m.validators);`);
+    lines.push(`    case ${JSON.stringify(v)}:`, `      return require("./${v}/validators.cjs") as ValidatorsFactory;`);
   }
   lines.push(`    default:`, `      return undefined;`, `  }`, `}`, "");
   return lines.join("\n");
@@ -762,8 +775,7 @@ async function generateMcp(root, outRoot) {
     // json-schema-to-typescript reads draft-07 `definitions`: give it that spelling of a 2020-12 schema.
     const typesSchema = plan.dialect === "draft-07" ? schema : plan.compileAs === "draft-07" ? plan.schema : toDraft07(schema);
     files.set(`${version}/types.ts`, [await generateTypes(version, typesSchema, names), "typescript"]);
-    files.set(`${version}/validators.js`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
-    files.set(`${version}/validators.d.ts`, [generateValidatorsDts(version, schema, names), "typescript"]);
+    files.set(`${version}/validators.cjs`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
     files.set(`${version}/methods.ts`, [generateMethods(version, meta), "typescript"]);
     facts[version] = deriveSchemaFacts(schema, meta);
     done.push(version);

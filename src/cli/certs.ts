@@ -1,5 +1,5 @@
 /**
- * `orchestra-stdio certs`: the cert store (src/quic/certs.ts, docs/certificates.md) from the
+ * `orchestra-stdio certs`: the cert store (src/pki/store.ts, docs/certificates.md) from the
  * command line.
  *
  * - `certs init [--certs-dir DIR] [--name NAME...]`: creates what is missing (the CA, then a
@@ -33,7 +33,7 @@ export function registerCertsCommand(program: Command): void {
     .addOption(certsDirOption())
     .option("--name <name...>", "party names to issue certificates for (default: orchestrator transport.stdio-client)")
     .action(async (opts: CertsOptions & { name?: string[] }) => {
-      const { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME } = await import("../quic/certs.js");
+      const { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME } = await import("../pki/store.js");
       const dir = opts.certsDir ?? defaultCertsDir();
       const warn = (m: string) => process.stderr.write(`warning: ${m}\n`);
       try {
@@ -55,7 +55,7 @@ export function registerCertsCommand(program: Command): void {
     .addOption(certsDirOption())
     .option("--json", "print the report as JSON")
     .action(async (opts: CertsOptions & { json?: boolean }) => {
-      const { defaultCertsDir, inspectCertStore } = await import("../quic/certs.js");
+      const { defaultCertsDir, inspectCertStore } = await import("../pki/store.js");
       let report: Awaited<ReturnType<typeof inspectCertStore>>;
       try {
         report = await inspectCertStore(opts.certsDir ?? defaultCertsDir());
@@ -71,7 +71,7 @@ export function registerCertsCommand(program: Command): void {
     });
 }
 
-type Report = Awaited<ReturnType<typeof import("../quic/certs.js").inspectCertStore>>;
+type Report = Awaited<ReturnType<typeof import("../pki/store.js").inspectCertStore>>;
 type Entry = NonNullable<Report["ca"]>;
 
 function formatReport(report: Report, problems: string[]): string {

@@ -4,10 +4,19 @@
  */
 import { Command, CommanderError } from "commander";
 import { PACKAGE_VERSION } from "../version.js";
-import { registerServeCommand } from "./serve.js";
-import { registerOrchestratorCommand } from "./orchestrator.js";
-import { registerValidateCommand } from "./validate.js";
-import { registerCertsCommand } from "./certs.js";
+
+/**
+ * Each sub-command's module, loaded only when needed: `orchestra-stdio serve …` loads serve.js
+ * alone (an MCP client starts one `serve` per session, so its start is what users wait for);
+ * `--help`, `help`, an unknown or no command load them all, so that help and commander's
+ * suggestions see every command.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<(program: Command) => void>>> = {
+  serve: async () => (await import("./serve.js")).registerServeCommand,
+  orchestrator: async () => (await import("./orchestrator.js")).registerOrchestratorCommand,
+  validate: async () => (await import("./validate.js")).registerValidateCommand,
+  certs: async () => (await import("./certs.js")).registerCertsCommand,
+};
 
 const program = new Command()
   // Usage errors throw instead of exiting, so that they exit with 2 like `validate`'s other input errors.
@@ -20,10 +29,10 @@ const program = new Command()
   .showHelpAfterError("see `orchestra-stdio --help`")
   .enablePositionalOptions();
 
-registerServeCommand(program);
-registerOrchestratorCommand(program);
-registerValidateCommand(program);
-registerCertsCommand(program);
+// The program has no options of its own but --help and --version, so a command is always argv[2].
+const named = process.argv[2];
+const wanted = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+for (const register of await Promise.all(wanted.map((name) => COMMANDS[name]!()))) register(program);
 // Every sub-command, nested ones too (`certs init`), lists and answers --version; a usage error
 // names the command's --help instead of printing all of it.
 const withVersion = (commands: readonly Command[]): void => {

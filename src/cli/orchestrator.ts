@@ -73,7 +73,7 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
   // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
   const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent }, { startOrchestrator }] = await Promise.all([
     import("../log.js"),
-    import("../quic/certs.js"),
+    import("../pki/store.js"),
     import("../orchestrator/load-tools.js"),
     import("../orchestrator/quic-server.js"),
   ]);

@@ -3,7 +3,8 @@
  *
  * With `--orchestrator-addr` it connects to that orchestrator using the cert store in
  * `--certs-dir` (default `~/.orchestra/certs`). Without it, it starts the reference orchestrator
- * in-process on an ephemeral loopback port with a throwaway cert store (the embedded default), or
+ * in-process on an ephemeral loopback port with the user's embedded cert store (created once in
+ * the user's cache directory, src/pki/embedded.ts; a throwaway one when that cannot be used), or
  * with the given `--certs-dir` if it already holds a CA and its key (else exit 2: it never creates
  * a CA in a store the user named). Exit status: docs/cli.md "Exit status".
  */
@@ -52,7 +53,7 @@ export function registerServeCommand(program: Command): void {
   const command = withEnvironment(program.command("serve"))
     .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
     .addOption(new Option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator").argParser(orchestratorAddress))
-    .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, a throwaway one without")
+    .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, the user's embedded store in the cache directory without")
     .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
     .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
     .addOption(new Option("--idle-timeout <ms>", "QUIC: fail pending calls and reconnect after this long without packets (default 15000)").argParser(positiveInt))
@@ -126,14 +127,14 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       import("../log.js"),
       import("../version.js"),
       import("../quic/quic-link.js"),
-      import("../quic/certs.js"),
+      import("../pki/store.js"),
       import("../jsonrpc/line-splitter.js"),
     ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
   try {
     let sender: Sender;
-    let preparedTls: import("../quic/certs.js").TlsMaterial | undefined;
+    let preparedTls: import("../pki/store.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
     try {
       if (opts.orchestratorAddr !== undefined) {
@@ -157,10 +158,13 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         // Module code runs in this process: from here on only the bridge writes to fd 1.
         bridgeOutput = divertStdout();
         const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
-        const certsDir = opts.certsDir ?? (await mkdtemp(join(tmpdir(), "orchestra-stdio-")));
-        if (!opts.certsDir) {
-          throwawayDir = certsDir;
-          cleanups.push(() => rm(certsDir, { recursive: true, force: true }));
+        // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
+        // once; a throwaway one, removed at exit, only when that cannot be used.
+        let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;
+        if (certsDir === undefined) {
+          const throwaway = await mkdtemp(join(tmpdir(), "orchestra-stdio-"));
+          throwawayDir = certsDir = throwaway;
+          cleanups.push(() => rm(throwaway, { recursive: true, force: true }));
         }
         const orchestrator =
           opts.transport === "tls"
@@ -225,7 +229,7 @@ function embeddedStoreRefusal(dir: string, origin: string): string | undefined {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
   return (
     `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
-    `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (a throwaway one is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${dir}\``
+    `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${dir}\``
   );
 }
 

@@ -3,7 +3,8 @@
  *
  * Two sources of validators share one interface, {@link ProtocolValidators}:
  * - {@link validatorsFor}: ahead-of-time ajv standalone validators generated from our own
- *   `schemas/mcp/<version>/schema.json` (`src/gen/mcp/`); no schema compilation at start-up.
+ *   `schemas/mcp/<version>/schema.json` (`src/gen/mcp/`); no schema compilation at start-up, and
+ *   a revision's validators are loaded only when one of them is first used.
  * - {@link compileValidatorsFromSchema}: any MCP `schema.json` (draft-07 `definitions` or
  *   2020-12 `$defs`) compiled with ajv at run time, e.g. for `validate --schema FILE`.
  *
@@ -15,8 +16,7 @@
  * `type`/`method` constant (content blocks, request unions), the matching branch is re-validated
  * so the first issue explains that branch instead of the first branch tried.
  */
-import type { GeneratedTypes, GeneratedVersion } from "../gen/mcp/catalog.js";
-import { GENERATED_PROTOCOLS } from "../gen/mcp/index.js";
+import { GENERATED_TABLES, loadGeneratedValidatorsSync, type GeneratedTypes, type GeneratedVersion } from "../gen/mcp/catalog.js";
 import { ValidatorSet } from "./validator-set.js";
 import type { ProtocolValidators, TypedProtocolValidators } from "./validator-set.js";
 
@@ -25,8 +25,10 @@ export * from "./validator-set.js";
 const generatedCache = new Map<string, ValidatorSet>();
 
 /**
- * Validators generated ahead of time for a protocol revision (see `src/gen/mcp/index.ts`).
- * Cheap: no schema compilation; the set is created once per revision and cached.
+ * Validators generated ahead of time for a protocol revision (see `src/gen/mcp/catalog.ts`).
+ * Cheap: no schema compilation; the set is created once per revision and cached, from the
+ * revision's method tables alone. Its validators (`<revision>/validators.cjs`, 1–2 MB of code) are
+ * loaded, synchronously, when the set first validates, so a session holds only the revisions it uses.
  *
  * For a revision known at compile time (`validatorsFor("2025-11-25")`, or a `GeneratedVersion`)
  * the answer is typed by that revision's generated types ({@link TypedProtocolValidators}:
@@ -41,11 +43,11 @@ export function validatorsFor(version: string): ProtocolValidators | undefined;
 export function validatorsFor(version: string): ProtocolValidators | undefined {
   const cached = generatedCache.get(version);
   if (cached) return cached;
-  if (!Object.hasOwn(GENERATED_PROTOCOLS, version)) return undefined;
-  const gen = GENERATED_PROTOCOLS[version];
+  if (!Object.hasOwn(GENERATED_TABLES, version)) return undefined;
+  const gen = GENERATED_TABLES[version];
   if (!gen) return undefined;
   const set = new ValidatorSet(version, gen.definitions, gen.methods, gen.discriminators, (name) => {
-    const v = gen.validators[name];
+    const v = loadGeneratedValidatorsSync(version)![name];
     if (!v) throw new Error(`generated validators for MCP ${version} lack "${name}" (run npm run generate)`);
     return v;
   });

@@ -2,7 +2,7 @@
  * The TLS material a link dials with: the PEM material given, or the party's certificate from
  * the cert store (created on first use). A failed read is retried on the next dial.
  */
-import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../quic/certs.js";
+import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../pki/store.js";
 import { messageOf, senderError, type SenderError, type SenderErrorKind } from "./errors.js";
 import { formatHostPort, type Resolver } from "../quic/address.js";
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { CLI, requireBuiltCli, startOrchestratorProcess, tempDir } from "./helpers.js";
 
 type TextBlock = { type: string; text: string };

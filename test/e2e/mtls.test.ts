@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { PluginRequestSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { QuicSender } from "../../src/quic/quic-link.js";
 import { SenderError } from "../../src/transport/sender.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";

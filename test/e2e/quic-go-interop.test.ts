@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PluginRequestSchema, PluginResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { ensureCertStore } from "../../src/quic/certs.js";
+import { ensureCertStore } from "../../src/pki/store.js";
 import { encodeFrame } from "../../src/framing/frame.js";
 import { QuicSender } from "../../src/quic/quic-link.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";

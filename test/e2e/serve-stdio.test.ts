@@ -185,7 +185,8 @@ describe("serve over raw stdio", () => {
   it("on SIGTERM answers in-flight calls with -32603 at once, exits 143 and removes its throwaway cert store", async () => {
     const tmp = await tempDir("orchestra-sig-");
     try {
-      const child = spawn(process.execPath, [CLI, "serve"], { env: { ...process.env, TMPDIR: tmp.path }, stdio: ["pipe", "pipe", "pipe"] });
+      // A cache directory that cannot be created: the embedded store falls back to a throwaway one in TMPDIR.
+      const child = spawn(process.execPath, [CLI, "serve"], { env: { ...process.env, TMPDIR: tmp.path, XDG_CACHE_HOME: "/dev/null" }, stdio: ["pipe", "pipe", "pipe"] });
       let stdout = "";
       child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
       child.stdin.write(initialize + line({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow", arguments: { ms: 600_000 } } }));

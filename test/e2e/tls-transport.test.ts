@@ -4,7 +4,7 @@
  * client over stdio.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/quic/certs.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { requireBuiltCli, tempDir } from "./helpers.js";
 import { connectBridge, mcpError, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess } from "./transport-helpers.js";
 

@@ -1,5 +1,5 @@
 /**
- * Assertions on a cert store directory (src/quic/certs.ts layout) for tests.
+ * Assertions on a cert store directory (src/pki/store.ts layout) for tests.
  */
 import { KeyObject, X509Certificate, createPrivateKey, webcrypto } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";

@@ -11,7 +11,7 @@ import {
   defaultCertsDir,
   ensureCertStore,
   ORCHESTRATOR_CERT_NAME,
-} from "../../src/quic/certs.js";
+} from "../../src/pki/store.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
 
 const opensslMissing = requireCommand("openssl", ["version"]);

@@ -12,6 +12,7 @@
  *    schema, importing and running the generated validators and checking the generated types.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv } from "ajv";
@@ -397,9 +398,9 @@ describe("generate() with 2020-12 schemas (temp project)", () => {
   });
 
   const load = async (version: string) => {
-    const file = path.join(tmp, "src/gen/mcp", version, "validators.js");
-    const mod = (await import(pathToFileURL(file).href)) as { validators: Record<string, (data: unknown) => boolean> };
-    return { source: await readFile(file, "utf8"), validators: mod.validators };
+    const file = path.join(tmp, "src/gen/mcp", version, "validators.cjs");
+    const factory = createRequire(import.meta.url)(file) as (formats: typeof MCP_FORMATS) => Record<string, (data: unknown) => boolean>;
+    return { source: await readFile(file, "utf8"), validators: factory(MCP_FORMATS) };
   };
 
   it("compiles a portable schema with the draft-07 class; formats src/gen-runtime/formats.js lacks come from ajv-formats", async () => {

@@ -14,7 +14,7 @@ import {
   type PluginRequest,
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { createEphemeralPki, type TlsMaterial } from "../../src/quic/certs.js";
+import { createEphemeralPki, type TlsMaterial } from "../../src/pki/store.js";
 import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";

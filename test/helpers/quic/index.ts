@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { QUICClient, QUICServer, events, type QUICConnection, type QUICStream } from "@matrixai/quic";
 import { PluginRequestSchema, type PluginRequest } from "../../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { createEphemeralPki, type TlsMaterial } from "../../../src/quic/certs.js";
+import { createEphemeralPki, type TlsMaterial } from "../../../src/pki/store.js";
 import { ALPN } from "../../../src/quic/quic-common.js";
 import { clientCrypto, codeToReason, createServerCrypto, quietQuicLogger, readOneFrame, reasonToCode, StreamResetByPeer } from "./library.js";
 

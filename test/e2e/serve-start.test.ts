@@ -1,0 +1,127 @@
+/**
+ * What `serve` does before it answers: it loads the `serve` command alone and the validators of
+ * the negotiated MCP revision alone, and `initialize` is answered without the orchestrator (here
+ * nothing listens at the address given).
+ */
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
+import { LOADED_MODULES_HOOK, loadedModules } from "../helpers/loaded-modules.js";
+import { CLI, cliEnvironment, requireBuiltCli, tempDir } from "./helpers.js";
+import { GENERATED_VERSIONS } from "../../src/gen/mcp/catalog.js";
+
+/** A loopback port nobody listens on (UDP or TCP): one just released by a TCP listener. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Runs `serve` (with the module report of ../helpers/loaded-modules.ts) against an address where
+ * no orchestrator listens, sends `initialize` for `version`, waits for its answer, closes stdin.
+ */
+async function serveInitialize(certsDir: string, version: string): Promise<{ answer: Record<string, unknown>; modules: string[]; code: number | null }> {
+  const port = await closedPort();
+  const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", certsDir], {
+    env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn" }),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const answer = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      const line = stdout.split("\n")[0];
+      if (stdout.includes("\n") && line) resolve(JSON.parse(line) as Record<string, unknown>);
+    });
+    child.on("close", () => reject(new Error(`serve exited before answering initialize; stderr:\n${stderr}`)));
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+    );
+  });
+  child.stdin.end();
+  const code = await exited;
+  return { answer, modules: loadedModules(stderr), code };
+}
+
+describe("serve start-up", () => {
+  let store: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    requireBuiltCli();
+    store = await tempDir("orchestra-serve-start-");
+    await ensureCertStore(store.path, BRIDGE_CERT_NAME);
+  });
+  afterAll(() => store?.remove());
+
+  it.each(["2025-06-18", "2025-11-25"])(
+    "answers initialize (%s) with no orchestrator listening, loading only that revision's validators and only the serve command",
+    async (version) => {
+      const { answer, modules, code } = await serveInitialize(store.path, version);
+      expect(answer).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: version } });
+      expect(code).toBe(0);
+      const validators = modules.filter((m) => /\/gen\/mcp\/[^/]+\/validators\./.test(m)).map((m) => /\/gen\/mcp\/([^/]+)\//.exec(m)![1]);
+      expect(validators).toEqual([version]);
+      expect(GENERATED_VERSIONS.length).toBeGreaterThan(1);
+      const dist = modules.filter((m) => m.includes("/dist/")).map((m) => m.slice(m.lastIndexOf("/dist/") + 1));
+      expect(dist).toContain("dist/cli/serve.js");
+      expect(dist.filter((m) => /^dist\/(cli\/(validate|orchestrator|certs)\.js|validate\/)/.test(m))).toEqual([]);
+      // The store holds the bridge's pair: reading it needs Node's X.509, not @peculiar/x509.
+      expect(modules.filter((m) => m.includes("/@peculiar/x509/"))).toEqual([]);
+    },
+    60_000,
+  );
+});
+
+describe("serve start-up, embedded orchestrator", () => {
+  let cache: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    requireBuiltCli();
+    cache = await tempDir("orchestra-serve-cache-");
+  });
+  afterAll(() => cache?.remove());
+
+  /** One embedded `serve` with the module report: initialize, one tools/call, stdin closed. */
+  async function embeddedSession(): Promise<{ lines: Array<Record<string, unknown>>; modules: string[]; code: number | null }> {
+    const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve"], {
+      env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn", XDG_CACHE_HOME: cache.path }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    child.stdin.end(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    const code = await exited;
+    const lines = stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return { lines, modules: loadedModules(stderr), code };
+  }
+
+  it("makes its cert store once per user: a later start creates no certificate (no @peculiar/x509)", async () => {
+    const first = await embeddedSession();
+    expect(first.code).toBe(0);
+    expect(first.lines.map((l) => l.id)).toEqual([1, 2]);
+    expect(first.modules.some((m) => m.includes("/@peculiar/x509/"))).toBe(true); // the CA was made
+    const second = await embeddedSession();
+    expect(second.code).toBe(0);
+    expect(second.lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
+    expect(second.modules.filter((m) => m.includes("/@peculiar/"))).toEqual([]);
+  }, 120_000);
+});
