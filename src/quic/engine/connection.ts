@@ -12,68 +12,14 @@ import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
 import { StreamCode } from "../quic-common.js";
 import { quiche } from "./config.js";
 import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
-import { tlsAlertName } from "./tls-alert.js";
+import { ConnectionClosedError, readCloseInfo, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 import type { UdpEndpoint } from "./endpoint.js";
 
-/** Why a connection ended. */
-export interface CloseInfo {
-  /**
-   * - `idle-timeout`: nothing received for the idle timeout (RFC 9000 §10.1), including a
-   *   handshake that never completed;
-   * - `peer`: the peer sent CONNECTION_CLOSE (RFC 9000 §10.2), e.g. it rejected our certificate;
-   * - `local`: this side closed it: {@link QuicConnection.close}, or quiche detected a protocol
-   *   or TLS error (e.g. the peer's certificate failed verification);
-   * - `unreachable`: the UDP socket reported ICMP port unreachable (`ECONNREFUSED`) and nothing
-   *   arrived from the peer within {@link UNREACHABLE_CONFIRM_MS} after it (see
-   *   {@link QuicConnection.peerUnreachable}); `reason` names the socket error.
-   */
-  kind: "idle-timeout" | "peer" | "local" | "unreachable";
-  /** Application close (CONNECTION_CLOSE 0x1d) rather than transport close (0x1c). */
-  app: boolean;
-  /** The error code (transport, TLS alert + 0x100, or application code). */
-  code: number;
-  /** The reason phrase (UTF-8), possibly empty. */
-  reason: string;
-  /** `code` is a TLS alert (transport codes 0x100–0x1ff, RFC 9001 §4.8). */
-  tls: boolean;
-  /** Whether the handshake had completed before the close. */
-  established: boolean;
-}
-
-/** Human-readable summary of a {@link CloseInfo}. */
-export function describeClose(info: CloseInfo): string {
-  if (info.kind === "idle-timeout") return info.established ? "idle timeout" : "handshake timed out";
-  if (info.kind === "unreachable") {
-    return `peer unreachable: ICMP port unreachable (${info.reason}) and no packet from it within ${UNREACHABLE_CONFIRM_MS} ms`;
-  }
-  const who = info.kind === "peer" ? "peer" : "local";
-  const what = info.tls
-    ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START} (${tlsAlertName(info.code - quiche.CRYPTO_ERROR_START)})`
-    : `${info.app ? "application" : "transport"} error ${info.code}`;
-  return `${who} closed the connection: ${what}${info.reason ? ` (${info.reason})` : ""}`;
-}
-
-/** Thrown to stream callbacks when their connection ends. */
-export class ConnectionClosedError extends Error {
-  override readonly name = "ConnectionClosedError";
-  constructor(readonly info: CloseInfo) {
-    super(`connection closed: ${describeClose(info)}`);
-  }
-}
-
-/**
- * How long (ms) an established connection waits, after its socket reported ICMP port
- * unreachable, for any packet from the peer before it ends with kind `unreachable`. ICMP is
- * unauthenticated and may be stale (RFC 8085 §5.2; RFC 9000 §14.2.1 asks the same caution for
- * ICMP about path MTU), so one message alone never ends a connection: a PING is sent at once, and
- * a live peer acknowledges it within a round trip plus its ack delay (25 ms by default).
- */
-export const UNREACHABLE_CONFIRM_MS = 1_000;
+export { ConnectionClosedError, describeClose, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 
 /** Shared receive buffer for `stream_recv` (data is copied out before it is reused). */
 const RECV_BUF = Buffer.allocUnsafe(64 * 1024);
 const EMPTY = new Uint8Array(0);
-const decoder = new TextDecoder();
 const RESET_RE = /StreamReset\((\d+)\)/;
 const STOPPED_RE = /StreamStopped\((\d+)\)/;
 /** RFC 9000 §8.1: before address validation, at most this many bytes sent per byte received. */
@@ -395,29 +341,9 @@ export class QuicConnection {
   private checkState(): void {
     const c = this.conn;
     if (!this.closeInfo && (c.isClosed() || c.isDraining())) {
-      this.reportClose(this.readCloseInfo());
+      this.reportClose(readCloseInfo(this.conn, this.established));
     }
     if (c.isClosed()) this.finalise();
-  }
-
-  private readCloseInfo(): CloseInfo {
-    const c = this.conn;
-    const established = this.established;
-    if (c.isTimedOut()) return { kind: "idle-timeout", app: false, code: 0, reason: "", tls: false, established };
-    const peer = c.peerError();
-    const err = peer ?? c.localError();
-    // quiche ends a connection without any error only when a datagram was a stateless reset
-    // from the peer (RFC 9000 §10.3: it lost the connection's state, e.g. it restarted).
-    if (!err) return { kind: "peer", app: false, code: 0, reason: "stateless reset", tls: false, established };
-    const tls = !err.isApp && err.errorCode >= quiche.CRYPTO_ERROR_START && err.errorCode <= quiche.CRYPTO_ERROR_STOP;
-    return {
-      kind: peer ? "peer" : "local",
-      app: err.isApp,
-      code: err.errorCode,
-      reason: err.reason && err.reason.byteLength > 0 ? decoder.decode(err.reason) : "",
-      tls,
-      established,
-    };
   }
 
   private reportClose(info: CloseInfo): void {
@@ -445,7 +371,7 @@ export class QuicConnection {
   private finalise(): void {
     if (this.finalised) return;
     this.finalised = true;
-    if (!this.closeInfo) this.reportClose(this.readCloseInfo());
+    if (!this.closeInfo) this.reportClose(readCloseInfo(this.conn, this.established));
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.endpoint.connectionGone(this);

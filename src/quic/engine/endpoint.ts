@@ -13,7 +13,8 @@ import { createHmac, randomFillSync } from "node:crypto";
 import net from "node:net";
 import type { RecvInfo } from "@matrixai/quic/native/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
-import { ConnectionClosedError, describeClose, QuicConnection, type CloseInfo } from "./connection.js";
+import { ConnectionClosedError, describeClose, type CloseInfo } from "./close.js";
+import { QuicConnection } from "./connection.js";
 import { buildRetry, validateRetryToken } from "./retry.js";
 
 /** UDP socket buffer size requested for engine sockets (bytes; Linux caps it at rmem_max/wmem_max). */
