@@ -25,6 +25,12 @@ const STOPPED_RE = /StreamStopped\((\d+)\)/;
 /** RFC 9000 §8.1: before address validation, at most this many bytes sent per byte received. */
 export const AMPLIFICATION_FACTOR = 3;
 /**
+ * How long (ms) the ACK of a packet that carried stream data may wait for data of our own to
+ * ride on (RFC 9000 §13.2.1: 1-RTT packets are acknowledged within the advertised
+ * max_ack_delay, quiche's default 25 ms; this stays well below it).
+ */
+export const ACK_DELAY_MS = 5;
+/**
  * Below this much credit no packet is attempted: a datagram carrying an ack-eliciting Initial
  * must be at least 1200 bytes (RFC 9000 §14.1), and quiche may put one into any packet.
  */
@@ -69,6 +75,14 @@ export class QuicConnection {
   private timerAt = Infinity;
   private keepAlive: NodeJS.Timeout | undefined;
   private unreachableCheck: NodeJS.Timeout | undefined;
+  private ackTimer: NodeJS.Timeout | undefined;
+  /** Something besides ACKs was handed to quiche since the last send (stream data, a reset...). */
+  private sendWanted = false;
+  /** Datagrams received since the last send, and whether they delivered stream data. */
+  private receivedSinceSend = 0;
+  private streamDataReceived = false;
+  /** The last packet sent filled the datagram (bulk data: quiche may hold more, cwnd-bound). */
+  private lastPacketFull = false;
   private nextLocalBidi: number;
   private uncommitted = 0;
   private blocked = 0;
@@ -236,6 +250,9 @@ export class QuicConnection {
     // Streams whose send side was open before this datagram: only they can have been stopped
     // by the peer (streams it opens now are answered later in this turn, after the check).
     const writeOpenBefore = this.writeOpen;
+    // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
+    if (!this.established || (data[0]! & 0x80) !== 0) this.sendWanted = true;
+    this.receivedSinceSend++;
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
     try {
       this.conn.recv(data, this.recvInfo);
@@ -267,14 +284,36 @@ export class QuicConnection {
     this.endpoint.scheduleFlush(this);
   }
 
-  /** @internal the send loop: called by the endpoint once per turn when dirty, and by the timer. */
+  /**
+   * @internal the end-of-turn send, called by the endpoint. When this turn only received one
+   * datagram carrying stream data and handed quiche nothing to send, quiche has only an ACK:
+   * it waits up to {@link ACK_DELAY_MS} for data to ride on. Two datagrams or more, anything
+   * written, a handshake packet, or bulk data in flight: sent now.
+   */
   flush(): void {
     if (this.finalised) return;
+    if (!this.sendWanted && !this.lastPacketFull && this.receivedSinceSend === 1 && this.streamDataReceived) {
+      this.checkState();
+      if (this.finalised) return;
+      this.armTimer();
+      this.ackTimer ??= setTimeout(this.onAckTimer, ACK_DELAY_MS);
+      return;
+    }
     this.flushPackets();
   }
 
+  private readonly onAckTimer = (): void => {
+    this.ackTimer = undefined;
+    if (!this.finalised) this.flushPackets();
+  };
+
   private flushPackets(): void {
     const ep = this.endpoint;
+    this.sendWanted = false;
+    this.receivedSinceSend = 0;
+    this.streamDataReceived = false;
+    if (this.ackTimer) clearTimeout(this.ackTimer);
+    this.ackTimer = undefined;
     for (;;) {
       let slot = ep.sendSlot();
       const credit = this.amplificationCredit;
@@ -293,6 +332,7 @@ export class QuicConnection {
       }
       if (r === null) break;
       if (this.amplificationCredit !== undefined) this.amplificationCredit -= r[0];
+      this.lastPacketFull = r[0] === slot.byteLength;
       ep.transmit(slot, r[0], this);
     }
     this.checkState();
@@ -306,7 +346,7 @@ export class QuicConnection {
     } catch {
       /* closing */
     }
-    this.flush();
+    this.flushPackets();
   }
 
   private armTimer(): void {
@@ -374,6 +414,8 @@ export class QuicConnection {
     if (!this.closeInfo) this.reportClose(readCloseInfo(this.conn, this.established));
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.ackTimer) clearTimeout(this.ackTimer);
+    this.ackTimer = undefined;
     this.endpoint.connectionGone(this);
   }
 
@@ -430,6 +472,7 @@ export class QuicConnection {
         return;
       }
       if (r === null) return;
+      this.streamDataReceived = true;
       s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
       if (r[1]) return;
     }
@@ -488,6 +531,7 @@ export class QuicConnection {
       this.uncommitted--;
     }
     if (fin) s.finPending = true;
+    this.sendWanted = true;
     if (s.pending) {
       s.pending.push(bytes);
       return;
@@ -510,6 +554,7 @@ export class QuicConnection {
 
   private resumeWrite(s: QuicStream): void {
     const pending = s.pending!;
+    this.sendWanted = true;
     while (pending.length > 0) {
       const chunk = pending[0]!;
       const fin = pending.length === 1 && s.finPending;
@@ -541,6 +586,7 @@ export class QuicConnection {
   /** @internal */
   streamShutdown(s: QuicStream, code: number, read: boolean, write: boolean): void {
     if (this.closeInfo) return;
+    this.sendWanted = true;
     if (!s.committed) {
       // quiche does not know the stream yet: create it (empty FIN) so the ID is not skipped.
       s.committed = true;
