@@ -64,6 +64,21 @@ describe("QUIC engine: acknowledgements ride on data", () => {
     expect(sent).toBeLessThanOrEqual(calls * 1.25);
   });
 
+  it("streams written in one turn leave in that turn's flush, at most one datagram each, the ACKs riding along", async () => {
+    const payload = new Uint8Array(100).fill(3);
+    await call(payload);
+    const streams = 20;
+    const before = clientSent();
+    const serverBefore = server.datagramsSent;
+    const answers = Array.from({ length: streams }, () => call(payload)); // one turn
+    await new Promise((r) => setImmediate(r)); // this turn's flush ran
+    const inFlush = clientSent() - before;
+    await Promise.all(answers);
+    expect(inFlush).toBeGreaterThan(0);
+    expect(inFlush).toBeLessThanOrEqual(streams);
+    expect(server.datagramsSent - serverBefore).toBeLessThanOrEqual(streams + 2);
+  });
+
   it("an ACK still leaves on its own when no data follows", async () => {
     await call(new Uint8Array(10));
     const serverConn = server.connections()[0]!;

@@ -1,17 +1,20 @@
 /**
  * {@link QuicConnection}: one QUIC connection (RFC 9000) driven over a quiche `Connection`.
  *
- * Per connection there is at most one `setTimeout` (quiche's loss-detection / idle / draining
- * deadline, re-armed only when that deadline moves earlier) and one keep-alive interval.
- * Packets produced by quiche are flushed once per event-loop turn by the owning
- * {@link UdpEndpoint} (`setImmediate`), so everything written during a turn (a frame's data
- * and its FIN, many streams' frames) is coalesced into as few datagrams as possible.
+ * Per connection there is at most one `setTimeout` for quiche's deadline (loss detection, idle,
+ * draining: {@link QuicheDeadline}), one for a delayed ACK ({@link AckDelay}) and one
+ * keep-alive interval. Packets produced by quiche are flushed once per event-loop turn by the
+ * owning {@link UdpEndpoint} (`setImmediate`): everything written during a turn (a frame's data
+ * and its FIN, many streams' frames, the ACKs due) is handed to quiche before it is asked for
+ * packets. quiche (0.18, as shipped in @matrixai/quic) puts at most one STREAM frame into a
+ * packet, so each stream written in a turn still takes a datagram of its own; ACKs and other
+ * control frames ride along with them.
  */
-import { performance } from "node:perf_hooks";
 import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
 import { StreamCode } from "../quic-common.js";
 import { quiche } from "./config.js";
 import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
+import { AckDelay, QuicheDeadline } from "./timers.js";
 import { ConnectionClosedError, readCloseInfo, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 import type { UdpEndpoint } from "./endpoint.js";
 
@@ -24,12 +27,6 @@ const RESET_RE = /StreamReset\((\d+)\)/;
 const STOPPED_RE = /StreamStopped\((\d+)\)/;
 /** RFC 9000 §8.1: before address validation, at most this many bytes sent per byte received. */
 export const AMPLIFICATION_FACTOR = 3;
-/**
- * How long (ms) the ACK of a packet that carried stream data may wait for data of our own to
- * ride on (RFC 9000 §13.2.1: 1-RTT packets are acknowledged within the advertised
- * max_ack_delay, quiche's default 25 ms; this stays well below it).
- */
-export const ACK_DELAY_MS = 5;
 /**
  * Below this much credit no packet is attempted: a datagram carrying an ack-eliciting Initial
  * must be at least 1200 bytes (RFC 9000 §14.1), and quiche may put one into any packet.
@@ -71,18 +68,10 @@ export class QuicConnection {
   private established = false;
   private closeInfo: CloseInfo | undefined;
   private finalised = false;
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
+  private readonly deadline: QuicheDeadline;
   private keepAlive: NodeJS.Timeout | undefined;
   private unreachableCheck: NodeJS.Timeout | undefined;
-  private ackTimer: NodeJS.Timeout | undefined;
-  /** Something besides ACKs was handed to quiche since the last send (stream data, a reset...). */
-  private sendWanted = false;
-  /** Datagrams received since the last send, and whether they delivered stream data. */
-  private receivedSinceSend = 0;
-  private streamDataReceived = false;
-  /** The last packet sent filled the datagram (bulk data: quiche may hold more, cwnd-bound). */
-  private lastPacketFull = false;
+  private readonly ack: AckDelay;
   private nextLocalBidi: number;
   private uncommitted = 0;
   private blocked = 0;
@@ -106,6 +95,14 @@ export class QuicConnection {
     onEstablished?: () => void,
   ) {
     this.isServer = role === "server";
+    this.deadline = new QuicheDeadline(conn, () => {
+      if (this.finalised) return;
+      conn.onTimeout();
+      this.flushPackets();
+    });
+    this.ack = new AckDelay(() => {
+      if (!this.finalised) this.flushPackets();
+    });
     this.amplificationCredit = this.isServer ? 0 : undefined;
     this.nextLocalBidi = this.isServer ? 1 : 0;
     this.recvInfo = recvInfo;
@@ -251,8 +248,7 @@ export class QuicConnection {
     // by the peer (streams it opens now are answered later in this turn, after the check).
     const writeOpenBefore = this.writeOpen;
     // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
-    if (!this.established || (data[0]! & 0x80) !== 0) this.sendWanted = true;
-    this.receivedSinceSend++;
+    this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
     try {
       this.conn.recv(data, this.recvInfo);
@@ -285,35 +281,22 @@ export class QuicConnection {
   }
 
   /**
-   * @internal the end-of-turn send, called by the endpoint. When this turn only received one
-   * datagram carrying stream data and handed quiche nothing to send, quiche has only an ACK:
-   * it waits up to {@link ACK_DELAY_MS} for data to ride on. Two datagrams or more, anything
-   * written, a handshake packet, or bulk data in flight: sent now.
+   * @internal the end-of-turn send, called by the endpoint. When quiche has only an ACK to
+   * send, it may wait up to ACK_DELAY_MS for data to ride on ({@link AckDelay}).
    */
   flush(): void {
     if (this.finalised) return;
-    if (!this.sendWanted && !this.lastPacketFull && this.receivedSinceSend === 1 && this.streamDataReceived) {
-      this.checkState();
-      if (this.finalised) return;
-      this.armTimer();
-      this.ackTimer ??= setTimeout(this.onAckTimer, ACK_DELAY_MS);
+    if (this.ack.wait()) {
+      this.checkState(); // quiche's state after this turn's datagrams (e.g. a peer's close)
+      if (!this.finalised) this.deadline.arm();
       return;
     }
     this.flushPackets();
   }
 
-  private readonly onAckTimer = (): void => {
-    this.ackTimer = undefined;
-    if (!this.finalised) this.flushPackets();
-  };
-
   private flushPackets(): void {
     const ep = this.endpoint;
-    this.sendWanted = false;
-    this.receivedSinceSend = 0;
-    this.streamDataReceived = false;
-    if (this.ackTimer) clearTimeout(this.ackTimer);
-    this.ackTimer = undefined;
+    this.ack.sending();
     for (;;) {
       let slot = ep.sendSlot();
       const credit = this.amplificationCredit;
@@ -332,11 +315,11 @@ export class QuicConnection {
       }
       if (r === null) break;
       if (this.amplificationCredit !== undefined) this.amplificationCredit -= r[0];
-      this.lastPacketFull = r[0] === slot.byteLength;
+      this.ack.lastPacketFull = r[0] === slot.byteLength;
       ep.transmit(slot, r[0], this);
     }
     this.checkState();
-    if (!this.finalised) this.armTimer();
+    if (!this.finalised) this.deadline.arm();
   }
 
   private ping(): void {
@@ -348,35 +331,6 @@ export class QuicConnection {
     }
     this.flushPackets();
   }
-
-  private armTimer(): void {
-    const t = this.conn.timeout();
-    if (t === null) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      return;
-    }
-    const at = performance.now() + t;
-    // An armed timer that fires no later than needed is kept (it re-arms if early).
-    if (this.timer && this.timerAt <= at + 1) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(this.onTimer, t + 1);
-  }
-
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    if (this.finalised) return;
-    const t = this.conn.timeout();
-    if (t !== null && t > 0) {
-      this.armTimer();
-      return;
-    }
-    this.conn.onTimeout();
-    this.flushPackets();
-  };
 
   private checkState(): void {
     const c = this.conn;
@@ -412,10 +366,8 @@ export class QuicConnection {
     if (this.finalised) return;
     this.finalised = true;
     if (!this.closeInfo) this.reportClose(readCloseInfo(this.conn, this.established));
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.ackTimer) clearTimeout(this.ackTimer);
-    this.ackTimer = undefined;
+    this.deadline.cancel();
+    this.ack.cancel();
     this.endpoint.connectionGone(this);
   }
 
@@ -472,7 +424,7 @@ export class QuicConnection {
         return;
       }
       if (r === null) return;
-      this.streamDataReceived = true;
+      this.ack.streamData = true;
       s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
       if (r[1]) return;
     }
@@ -531,7 +483,7 @@ export class QuicConnection {
       this.uncommitted--;
     }
     if (fin) s.finPending = true;
-    this.sendWanted = true;
+    this.ack.sendWanted = true;
     if (s.pending) {
       s.pending.push(bytes);
       return;
@@ -554,7 +506,7 @@ export class QuicConnection {
 
   private resumeWrite(s: QuicStream): void {
     const pending = s.pending!;
-    this.sendWanted = true;
+    this.ack.sendWanted = true;
     while (pending.length > 0) {
       const chunk = pending[0]!;
       const fin = pending.length === 1 && s.finPending;
@@ -586,7 +538,7 @@ export class QuicConnection {
   /** @internal */
   streamShutdown(s: QuicStream, code: number, read: boolean, write: boolean): void {
     if (this.closeInfo) return;
-    this.sendWanted = true;
+    this.ack.sendWanted = true;
     if (!s.committed) {
       // quiche does not know the stream yet: create it (empty FIN) so the ID is not skipped.
       s.committed = true;
