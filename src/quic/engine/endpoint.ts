@@ -9,6 +9,7 @@
  * flushed once at the end of the current event-loop turn (`setImmediate`).
  */
 import dgram from "node:dgram";
+import dns from "node:dns";
 import { createHmac, randomFillSync } from "node:crypto";
 import net from "node:net";
 import type { RecvInfo } from "@matrixai/quic/native/index.js";
@@ -21,6 +22,17 @@ import { buildRetry, validateRetryToken } from "./retry.js";
 export const ENGINE_UDP_BUFFER_BYTES = 4 * 1024 * 1024;
 
 const ARENA_BYTES = 256 * 1024;
+
+/**
+ * The sockets' address lookup: an IP literal (every peer address comes from a received
+ * datagram) is passed on synchronously, so a `send` to it costs no `dns.lookup` and no extra
+ * tick; a name goes to `dns.lookup`.
+ */
+function lookup(address: string, options: dns.LookupOneOptions, callback: (error: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
+  const literal = net.isIP(address);
+  if (literal !== 0) callback(null, address, literal);
+  else dns.lookup(address, options, callback);
+}
 
 /** Base of client and server endpoints: the socket, the packet arena and the flush batching. */
 export abstract class UdpEndpoint {
@@ -158,6 +170,7 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
     type: family === 6 ? "udp6" : "udp4",
     recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
     sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+    lookup,
   });
   const ep = new ClientEndpoint(socket, limits.maxSendUdpPayload);
   try {
@@ -369,6 +382,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       type: net.isIPv6(options.host) ? "udp6" : "udp4",
       recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
       sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+      lookup,
     });
     await new Promise<void>((resolve, reject) => {
       socket.once("error", reject);
