@@ -53,8 +53,9 @@ export class QuicConnection {
 
   /** Open streams by ID (removed once both directions finished). */
   readonly streams = new Map<number, QuicStream>();
-  /** @internal set by the endpoint while a flush is queued. */
+  /** @internal set by the endpoint while a flush / stream processing is queued. */
   flushQueued = false;
+  /** @internal */ readQueued = false;
   /** @internal endpoint keys under which this connection is routed (server). */
   routeKeys: string[] = [];
   /** @internal */ recvInfo: RecvInfo;
@@ -76,6 +77,7 @@ export class QuicConnection {
   private uncommitted = 0;
   private blocked = 0;
   private writeOpen = 0;
+  private writeOpenAtRead = 0;
   private creditWanted = false;
   private readonly openQueue: OpenCallback[] = [];
   private readonly isServer: boolean;
@@ -244,9 +246,6 @@ export class QuicConnection {
   /** @internal one datagram from the peer. */
   receive(data: Buffer): void {
     if (this.finalised) return;
-    // Streams whose send side was open before this datagram: only they can have been stopped
-    // by the peer (streams it opens now are answered later in this turn, after the check).
-    const writeOpenBefore = this.writeOpen;
     // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
     this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
@@ -269,15 +268,28 @@ export class QuicConnection {
       if (cb) cb();
     }
     if (this.established && !this.finalised) {
-      this.processReadable();
-      if (this.blocked > 0 || writeOpenBefore > 0) this.processWritable();
-      if (this.openQueue.length > 0) this.drainOpenQueue();
-      if (this.creditWanted && this.streamCredit > 0) {
-        this.creditWanted = false;
-        if (this.onStreamCredit) this.onStreamCredit();
-      }
+      // Streams whose send side was open before this turn's datagrams: only they can have been
+      // stopped by the peer (streams it opens now are answered later, after the check).
+      if (!this.readQueued) this.writeOpenAtRead = this.writeOpen;
+      this.endpoint.scheduleRead(this);
     }
     this.endpoint.scheduleFlush(this);
+  }
+
+  /**
+   * @internal called by the endpoint once per turn after every datagram that arrived was fed
+   * to quiche (before the flush): the streams' data, STOP_SENDING, flow-control and stream
+   * credit they carried.
+   */
+  processStreams(): void {
+    if (!this.established || this.finalised) return;
+    this.processReadable();
+    if (this.blocked > 0 || this.writeOpenAtRead > 0) this.processWritable();
+    if (this.openQueue.length > 0) this.drainOpenQueue();
+    if (this.creditWanted && this.streamCredit > 0) {
+      this.creditWanted = false;
+      if (this.onStreamCredit) this.onStreamCredit();
+    }
   }
 
   /**

@@ -40,6 +40,8 @@ export abstract class UdpEndpoint {
   private offset = 0;
   private dirty: QuicConnection[] = [];
   private flushQueued = false;
+  private reading: QuicConnection[] = [];
+  private readQueued = false;
   /** Datagrams sent / received (for diagnostics and benchmarks). */
   datagramsSent = 0;
   datagramsReceived = 0;
@@ -82,7 +84,35 @@ export abstract class UdpEndpoint {
     }
   }
 
+  /**
+   * @internal queues `conn`'s stream processing ({@link QuicConnection.processStreams}) for
+   * the end of the turn: every datagram read from the socket in this poll phase is fed to
+   * quiche first. Queued before the flush, so a response written while processing (or in the
+   * microtasks that follow) leaves in this turn's flush.
+   */
+  scheduleRead(conn: QuicConnection): void {
+    if (conn.readQueued) return;
+    conn.readQueued = true;
+    this.reading.push(conn);
+    if (!this.readQueued) {
+      this.readQueued = true;
+      setImmediate(this.readAll);
+    }
+  }
+
+  private readonly readAll = (): void => {
+    this.readQueued = false;
+    const list = this.reading;
+    this.reading = [];
+    for (const c of list) {
+      c.readQueued = false;
+      c.processStreams();
+    }
+  };
+
   private readonly flushAll = (): void => {
+    // A flush queued before this turn's first datagram runs first: read before sending.
+    if (this.reading.length > 0) this.readAll();
     this.flushQueued = false;
     const list = this.dirty;
     this.dirty = [];
