@@ -53,9 +53,6 @@ export class QuicConnection {
 
   /** Open streams by ID (removed once both directions finished). */
   readonly streams = new Map<number, QuicStream>();
-  /** @internal set by the endpoint while a flush / stream processing is queued. */
-  flushQueued = false;
-  /** @internal */ readQueued = false;
   /** @internal endpoint keys under which this connection is routed (server). */
   routeKeys: string[] = [];
   /** @internal */ recvInfo: RecvInfo;
@@ -78,6 +75,7 @@ export class QuicConnection {
   private blocked = 0;
   private writeOpen = 0;
   private writeOpenAtRead = 0;
+  private readPending = false;
   private creditWanted = false;
   private readonly openQueue: OpenCallback[] = [];
   private readonly isServer: boolean;
@@ -270,18 +268,16 @@ export class QuicConnection {
     if (this.established && !this.finalised) {
       // Streams whose send side was open before this turn's datagrams: only they can have been
       // stopped by the peer (streams it opens now are answered later, after the check).
-      if (!this.readQueued) this.writeOpenAtRead = this.writeOpen;
+      if (!this.readPending) this.writeOpenAtRead = this.writeOpen;
+      this.readPending = true;
       this.endpoint.scheduleRead(this);
     }
     this.endpoint.scheduleFlush(this);
   }
 
-  /**
-   * @internal called by the endpoint once per turn after every datagram that arrived was fed
-   * to quiche (before the flush): the streams' data, STOP_SENDING, flow-control and stream
-   * credit they carried.
-   */
+  /** @internal once per turn, after this turn's datagrams were fed to quiche, before the flush. */
   processStreams(): void {
+    this.readPending = false;
     if (!this.established || this.finalised) return;
     this.processReadable();
     if (this.blocked > 0 || this.writeOpenAtRead > 0) this.processWritable();

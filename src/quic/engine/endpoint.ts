@@ -5,8 +5,9 @@
  *
  * Sending: quiche writes each packet straight into a slice of a shared 256 KiB arena and the
  * slice is handed to `dgram.send` (no copy; a new arena is taken when one is used up, the old
- * one lives until its sends complete). Flushes are batched: a connection with new data is
- * flushed once at the end of the current event-loop turn (`setImmediate`).
+ * one lives until its sends complete). Once per event-loop turn (`setImmediate`), after every
+ * datagram read in the poll phase was fed to quiche: the connections' streams are processed,
+ * then each connection with something to send is flushed once.
  */
 import dgram from "node:dgram";
 import dns from "node:dns";
@@ -16,6 +17,7 @@ import type { RecvInfo } from "@matrixai/quic/native/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
 import { ConnectionClosedError, describeClose, type CloseInfo } from "./close.js";
 import { QuicConnection } from "./connection.js";
+import { TurnQueue } from "./timers.js";
 import { buildRetry, validateRetryToken } from "./retry.js";
 
 /** UDP socket buffer size requested for engine sockets (bytes; Linux caps it at rmem_max/wmem_max). */
@@ -38,10 +40,6 @@ function lookup(address: string, options: dns.LookupOneOptions, callback: (error
 export abstract class UdpEndpoint {
   private arena: Buffer = Buffer.allocUnsafe(ARENA_BYTES);
   private offset = 0;
-  private dirty: QuicConnection[] = [];
-  private flushQueued = false;
-  private reading: QuicConnection[] = [];
-  private readQueued = false;
   /** Datagrams sent / received (for diagnostics and benchmarks). */
   datagramsSent = 0;
   datagramsReceived = 0;
@@ -75,13 +73,7 @@ export abstract class UdpEndpoint {
 
   /** @internal queues `conn` for the end-of-turn flush. */
   scheduleFlush(conn: QuicConnection): void {
-    if (conn.flushQueued) return;
-    conn.flushQueued = true;
-    this.dirty.push(conn);
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      setImmediate(this.flushAll);
-    }
+    this.flushes.add(conn);
   }
 
   /**
@@ -91,36 +83,11 @@ export abstract class UdpEndpoint {
    * microtasks that follow) leaves in this turn's flush.
    */
   scheduleRead(conn: QuicConnection): void {
-    if (conn.readQueued) return;
-    conn.readQueued = true;
-    this.reading.push(conn);
-    if (!this.readQueued) {
-      this.readQueued = true;
-      setImmediate(this.readAll);
-    }
+    this.reads.add(conn);
   }
 
-  private readonly readAll = (): void => {
-    this.readQueued = false;
-    const list = this.reading;
-    this.reading = [];
-    for (const c of list) {
-      c.readQueued = false;
-      c.processStreams();
-    }
-  };
-
-  private readonly flushAll = (): void => {
-    // A flush queued before this turn's first datagram runs first: read before sending.
-    if (this.reading.length > 0) this.readAll();
-    this.flushQueued = false;
-    const list = this.dirty;
-    this.dirty = [];
-    for (const c of list) {
-      c.flushQueued = false;
-      c.flush();
-    }
-  };
+  private readonly reads = new TurnQueue((c) => c.processStreams());
+  private readonly flushes = new TurnQueue((c) => c.flush(), this.reads);
 }
 
 /** Options of {@link connectQuic}. */

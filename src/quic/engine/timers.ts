@@ -1,10 +1,12 @@
 /**
- * The two timers of a connection: {@link QuicheDeadline} (quiche's loss-detection / idle /
- * draining deadline) and {@link AckDelay} (when the end-of-turn send may wait for data to carry
- * its ACK, RFC 9000 §13.2, instead of sending an ACK-only datagram at once).
+ * When the engine acts: the two timers of a connection, {@link QuicheDeadline} (quiche's
+ * loss-detection / idle / draining deadline) and {@link AckDelay} (when the end-of-turn send
+ * may wait for data to carry its ACK, RFC 9000 §13.2, instead of sending an ACK-only datagram
+ * at once), and the endpoint's end-of-turn passes ({@link TurnQueue}).
  */
 import { performance } from "node:perf_hooks";
 import type { Connection } from "@matrixai/quic/native/index.js";
+import type { QuicConnection } from "./connection.js";
 
 /**
  * @internal One `setTimeout` for quiche's next deadline (`timeout()`), re-armed only when the
@@ -107,5 +109,37 @@ export class AckDelay {
   private readonly fire = (): void => {
     this.timer = undefined;
     this.onTimer();
+  };
+}
+
+/**
+ * @internal Connections queued, each at most once, for one pass at the end of the event-loop turn
+ * (`setImmediate`). `before`: a queue whose pass must run first (it runs inline when still
+ * pending).
+ */
+export class TurnQueue {
+  private queued = new Set<QuicConnection>();
+  private pending = false;
+
+  constructor(
+    private readonly pass: (conn: QuicConnection) => void,
+    private readonly before?: TurnQueue,
+  ) {}
+
+  add(conn: QuicConnection): void {
+    this.queued.add(conn);
+    if (!this.pending) {
+      this.pending = true;
+      setImmediate(this.run);
+    }
+  }
+
+  readonly run = (): void => {
+    if (this.before && this.before.queued.size > 0) this.before.run();
+    this.pending = false;
+    const list = this.queued;
+    if (list.size === 0) return;
+    this.queued = new Set();
+    for (const c of list) this.pass(c);
   };
 }
