@@ -1,4 +1,4 @@
-// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,heap,datagrams,syscalls]`
+// `node bench/anchors.mjs [--quick] [--rounds N] [--json FILE] [--only throughput,start,heap,datagrams,syscalls] [--syscalls-in-flight N]`
 // (first part of `npm run bench`): our bridge measured against its real anchors in one run
 // (issue 16), 100-byte `echo` tools/call, every figure from this process's stdio client
 // (bench/stdio-session.mjs) writing JSON-RPC lines to the subject's stdin:
@@ -77,6 +77,9 @@ const CONFIG = {
   heapSpawns: quick ? 1 : 3,
   datagramCalls: quick ? 500 : 4000,
   syscallCalls: quick ? 300 : 2000,
+  // engine (issue 16 item 2): `--syscalls-in-flight N` runs the syscall pass at N calls in
+  // flight instead of 64 (e.g. 1, where an ACK-only datagram per call shows).
+  syscallInFlight: Math.max(1, Math.trunc(Number(option("--syscalls-in-flight", 64))) || 64),
 };
 
 const MAIN = join(ROOT, "dist/cli/main.js");
@@ -405,9 +408,9 @@ async function syscallsOnce(p) {
     await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: CONFIG.warmupCalls });
     counters.push(syscallCounter([session.pid]), syscallCounter(p.orchestrator().pids));
     await Promise.all(counters.map((c) => c.start()));
-    const r = await driveEcho(session, { payload: PAYLOAD, inFlight: 64, calls: CONFIG.syscallCalls });
+    const r = await driveEcho(session, { payload: PAYLOAD, inFlight: CONFIG.syscallInFlight, calls: CONFIG.syscallCalls });
     const [b, s] = await Promise.all(counters.map((c) => c.stop()));
-    return { inFlight: 64, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s };
+    return { inFlight: CONFIG.syscallInFlight, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s };
   } finally {
     for (const c of counters) c.abort();
     await session.close();
@@ -533,7 +536,7 @@ function printReport(summary) {
     }
   }
   if (summary.syscalls) {
-    console.log("\nSystem calls per tools/call at 64 in flight (strace -c on every thread, separate untimed pass; bridge / orchestrator side):");
+    console.log(`\nSystem calls per tools/call at ${CONFIG.syscallInFlight} in flight (strace -c on every thread, separate untimed pass; bridge / orchestrator side):`);
     const kinds = [...Object.keys(SYSCALL_KINDS), "other", "total"];
     console.log(`| pair | calls | ${kinds.join(" | ")} |`);
     console.log(`| --- | --- | ${kinds.map(() => "---").join(" | ")} |`);

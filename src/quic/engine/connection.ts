@@ -1,79 +1,28 @@
 /**
  * {@link QuicConnection}: one QUIC connection (RFC 9000) driven over a quiche `Connection`.
  *
- * Per connection there is at most one `setTimeout` (quiche's loss-detection / idle / draining
- * deadline, re-armed only when that deadline moves earlier) and one keep-alive interval.
- * Packets produced by quiche are flushed once per event-loop turn by the owning
- * {@link UdpEndpoint} (`setImmediate`), so everything written during a turn (a frame's data
- * and its FIN, many streams' frames) is coalesced into as few datagrams as possible.
+ * Per connection there is at most one `setTimeout` for quiche's deadline (loss detection, idle,
+ * draining: {@link QuicheDeadline}), one for a delayed ACK ({@link AckDelay}) and one
+ * keep-alive interval. Packets produced by quiche are flushed once per event-loop turn by the
+ * owning {@link UdpEndpoint} (`setImmediate`): everything written during a turn (a frame's data
+ * and its FIN, many streams' frames, the ACKs due) is handed to quiche before it is asked for
+ * packets. quiche (0.18, as shipped in @matrixai/quic) puts at most one STREAM frame into a
+ * packet, so each stream written in a turn still takes a datagram of its own; ACKs and other
+ * control frames ride along with them.
  */
-import { performance } from "node:perf_hooks";
 import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
 import { StreamCode } from "../quic-common.js";
 import { quiche } from "./config.js";
 import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
-import { tlsAlertName } from "./tls-alert.js";
+import { AckDelay, QuicheDeadline } from "./timers.js";
+import { ConnectionClosedError, readCloseInfo, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 import type { UdpEndpoint } from "./endpoint.js";
 
-/** Why a connection ended. */
-export interface CloseInfo {
-  /**
-   * - `idle-timeout`: nothing received for the idle timeout (RFC 9000 §10.1), including a
-   *   handshake that never completed;
-   * - `peer`: the peer sent CONNECTION_CLOSE (RFC 9000 §10.2), e.g. it rejected our certificate;
-   * - `local`: this side closed it: {@link QuicConnection.close}, or quiche detected a protocol
-   *   or TLS error (e.g. the peer's certificate failed verification);
-   * - `unreachable`: the UDP socket reported ICMP port unreachable (`ECONNREFUSED`) and nothing
-   *   arrived from the peer within {@link UNREACHABLE_CONFIRM_MS} after it (see
-   *   {@link QuicConnection.peerUnreachable}); `reason` names the socket error.
-   */
-  kind: "idle-timeout" | "peer" | "local" | "unreachable";
-  /** Application close (CONNECTION_CLOSE 0x1d) rather than transport close (0x1c). */
-  app: boolean;
-  /** The error code (transport, TLS alert + 0x100, or application code). */
-  code: number;
-  /** The reason phrase (UTF-8), possibly empty. */
-  reason: string;
-  /** `code` is a TLS alert (transport codes 0x100–0x1ff, RFC 9001 §4.8). */
-  tls: boolean;
-  /** Whether the handshake had completed before the close. */
-  established: boolean;
-}
-
-/** Human-readable summary of a {@link CloseInfo}. */
-export function describeClose(info: CloseInfo): string {
-  if (info.kind === "idle-timeout") return info.established ? "idle timeout" : "handshake timed out";
-  if (info.kind === "unreachable") {
-    return `peer unreachable: ICMP port unreachable (${info.reason}) and no packet from it within ${UNREACHABLE_CONFIRM_MS} ms`;
-  }
-  const who = info.kind === "peer" ? "peer" : "local";
-  const what = info.tls
-    ? `TLS alert ${info.code - quiche.CRYPTO_ERROR_START} (${tlsAlertName(info.code - quiche.CRYPTO_ERROR_START)})`
-    : `${info.app ? "application" : "transport"} error ${info.code}`;
-  return `${who} closed the connection: ${what}${info.reason ? ` (${info.reason})` : ""}`;
-}
-
-/** Thrown to stream callbacks when their connection ends. */
-export class ConnectionClosedError extends Error {
-  override readonly name = "ConnectionClosedError";
-  constructor(readonly info: CloseInfo) {
-    super(`connection closed: ${describeClose(info)}`);
-  }
-}
-
-/**
- * How long (ms) an established connection waits, after its socket reported ICMP port
- * unreachable, for any packet from the peer before it ends with kind `unreachable`. ICMP is
- * unauthenticated and may be stale (RFC 8085 §5.2; RFC 9000 §14.2.1 asks the same caution for
- * ICMP about path MTU), so one message alone never ends a connection: a PING is sent at once, and
- * a live peer acknowledges it within a round trip plus its ack delay (25 ms by default).
- */
-export const UNREACHABLE_CONFIRM_MS = 1_000;
+export { ConnectionClosedError, describeClose, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 
 /** Shared receive buffer for `stream_recv` (data is copied out before it is reused). */
 const RECV_BUF = Buffer.allocUnsafe(64 * 1024);
 const EMPTY = new Uint8Array(0);
-const decoder = new TextDecoder();
 const RESET_RE = /StreamReset\((\d+)\)/;
 const STOPPED_RE = /StreamStopped\((\d+)\)/;
 /** RFC 9000 §8.1: before address validation, at most this many bytes sent per byte received. */
@@ -104,8 +53,6 @@ export class QuicConnection {
 
   /** Open streams by ID (removed once both directions finished). */
   readonly streams = new Map<number, QuicStream>();
-  /** @internal set by the endpoint while a flush is queued. */
-  flushQueued = false;
   /** @internal endpoint keys under which this connection is routed (server). */
   routeKeys: string[] = [];
   /** @internal */ recvInfo: RecvInfo;
@@ -119,14 +66,16 @@ export class QuicConnection {
   private established = false;
   private closeInfo: CloseInfo | undefined;
   private finalised = false;
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
+  private readonly deadline: QuicheDeadline;
   private keepAlive: NodeJS.Timeout | undefined;
   private unreachableCheck: NodeJS.Timeout | undefined;
+  private readonly ack: AckDelay;
   private nextLocalBidi: number;
   private uncommitted = 0;
   private blocked = 0;
   private writeOpen = 0;
+  private writeOpenAtRead = 0;
+  private readPending = false;
   private creditWanted = false;
   private readonly openQueue: OpenCallback[] = [];
   private readonly isServer: boolean;
@@ -146,6 +95,14 @@ export class QuicConnection {
     onEstablished?: () => void,
   ) {
     this.isServer = role === "server";
+    this.deadline = new QuicheDeadline(conn, () => {
+      if (this.finalised) return;
+      conn.onTimeout();
+      this.flushPackets();
+    });
+    this.ack = new AckDelay(() => {
+      if (!this.finalised) this.flushPackets();
+    });
     this.amplificationCredit = this.isServer ? 0 : undefined;
     this.nextLocalBidi = this.isServer ? 1 : 0;
     this.recvInfo = recvInfo;
@@ -287,9 +244,8 @@ export class QuicConnection {
   /** @internal one datagram from the peer. */
   receive(data: Buffer): void {
     if (this.finalised) return;
-    // Streams whose send side was open before this datagram: only they can have been stopped
-    // by the peer (streams it opens now are answered later in this turn, after the check).
-    const writeOpenBefore = this.writeOpen;
+    // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
+    this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
     try {
       this.conn.recv(data, this.recvInfo);
@@ -310,25 +266,45 @@ export class QuicConnection {
       if (cb) cb();
     }
     if (this.established && !this.finalised) {
-      this.processReadable();
-      if (this.blocked > 0 || writeOpenBefore > 0) this.processWritable();
-      if (this.openQueue.length > 0) this.drainOpenQueue();
-      if (this.creditWanted && this.streamCredit > 0) {
-        this.creditWanted = false;
-        if (this.onStreamCredit) this.onStreamCredit();
-      }
+      // Streams whose send side was open before this turn's datagrams: only they can have been
+      // stopped by the peer (streams it opens now are answered later, after the check).
+      if (!this.readPending) this.writeOpenAtRead = this.writeOpen;
+      this.readPending = true;
+      this.endpoint.scheduleRead(this);
     }
     this.endpoint.scheduleFlush(this);
   }
 
-  /** @internal the send loop: called by the endpoint once per turn when dirty, and by the timer. */
+  /** @internal once per turn, after this turn's datagrams were fed to quiche, before the flush. */
+  processStreams(): void {
+    this.readPending = false;
+    if (!this.established || this.finalised) return;
+    this.processReadable();
+    if (this.blocked > 0 || this.writeOpenAtRead > 0) this.processWritable();
+    if (this.openQueue.length > 0) this.drainOpenQueue();
+    if (this.creditWanted && this.streamCredit > 0) {
+      this.creditWanted = false;
+      if (this.onStreamCredit) this.onStreamCredit();
+    }
+  }
+
+  /**
+   * @internal the end-of-turn send, called by the endpoint. When quiche has only an ACK to
+   * send, it may wait up to ACK_DELAY_MS for data to ride on ({@link AckDelay}).
+   */
   flush(): void {
     if (this.finalised) return;
+    if (this.ack.wait()) {
+      this.checkState(); // quiche's state after this turn's datagrams (e.g. a peer's close)
+      if (!this.finalised) this.deadline.arm();
+      return;
+    }
     this.flushPackets();
   }
 
   private flushPackets(): void {
     const ep = this.endpoint;
+    this.ack.sending();
     for (;;) {
       let slot = ep.sendSlot();
       const credit = this.amplificationCredit;
@@ -347,10 +323,11 @@ export class QuicConnection {
       }
       if (r === null) break;
       if (this.amplificationCredit !== undefined) this.amplificationCredit -= r[0];
+      this.ack.lastPacketFull = r[0] === slot.byteLength;
       ep.transmit(slot, r[0], this);
     }
     this.checkState();
-    if (!this.finalised) this.armTimer();
+    if (!this.finalised) this.deadline.arm();
   }
 
   private ping(): void {
@@ -360,64 +337,15 @@ export class QuicConnection {
     } catch {
       /* closing */
     }
-    this.flush();
-  }
-
-  private armTimer(): void {
-    const t = this.conn.timeout();
-    if (t === null) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
-      this.timerAt = Infinity;
-      return;
-    }
-    const at = performance.now() + t;
-    // An armed timer that fires no later than needed is kept (it re-arms if early).
-    if (this.timer && this.timerAt <= at + 1) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(this.onTimer, t + 1);
-  }
-
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    if (this.finalised) return;
-    const t = this.conn.timeout();
-    if (t !== null && t > 0) {
-      this.armTimer();
-      return;
-    }
-    this.conn.onTimeout();
     this.flushPackets();
-  };
+  }
 
   private checkState(): void {
     const c = this.conn;
     if (!this.closeInfo && (c.isClosed() || c.isDraining())) {
-      this.reportClose(this.readCloseInfo());
+      this.reportClose(readCloseInfo(this.conn, this.established));
     }
     if (c.isClosed()) this.finalise();
-  }
-
-  private readCloseInfo(): CloseInfo {
-    const c = this.conn;
-    const established = this.established;
-    if (c.isTimedOut()) return { kind: "idle-timeout", app: false, code: 0, reason: "", tls: false, established };
-    const peer = c.peerError();
-    const err = peer ?? c.localError();
-    // quiche ends a connection without any error only when a datagram was a stateless reset
-    // from the peer (RFC 9000 §10.3: it lost the connection's state, e.g. it restarted).
-    if (!err) return { kind: "peer", app: false, code: 0, reason: "stateless reset", tls: false, established };
-    const tls = !err.isApp && err.errorCode >= quiche.CRYPTO_ERROR_START && err.errorCode <= quiche.CRYPTO_ERROR_STOP;
-    return {
-      kind: peer ? "peer" : "local",
-      app: err.isApp,
-      code: err.errorCode,
-      reason: err.reason && err.reason.byteLength > 0 ? decoder.decode(err.reason) : "",
-      tls,
-      established,
-    };
   }
 
   private reportClose(info: CloseInfo): void {
@@ -445,9 +373,9 @@ export class QuicConnection {
   private finalise(): void {
     if (this.finalised) return;
     this.finalised = true;
-    if (!this.closeInfo) this.reportClose(this.readCloseInfo());
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    if (!this.closeInfo) this.reportClose(readCloseInfo(this.conn, this.established));
+    this.deadline.cancel();
+    this.ack.cancel();
     this.endpoint.connectionGone(this);
   }
 
@@ -504,6 +432,7 @@ export class QuicConnection {
         return;
       }
       if (r === null) return;
+      this.ack.streamData = true;
       s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
       if (r[1]) return;
     }
@@ -562,6 +491,7 @@ export class QuicConnection {
       this.uncommitted--;
     }
     if (fin) s.finPending = true;
+    this.ack.sendWanted = true;
     if (s.pending) {
       s.pending.push(bytes);
       return;
@@ -584,6 +514,7 @@ export class QuicConnection {
 
   private resumeWrite(s: QuicStream): void {
     const pending = s.pending!;
+    this.ack.sendWanted = true;
     while (pending.length > 0) {
       const chunk = pending[0]!;
       const fin = pending.length === 1 && s.finPending;
@@ -615,6 +546,7 @@ export class QuicConnection {
   /** @internal */
   streamShutdown(s: QuicStream, code: number, read: boolean, write: boolean): void {
     if (this.closeInfo) return;
+    this.ack.sendWanted = true;
     if (!s.committed) {
       // quiche does not know the stream yet: create it (empty FIN) so the ID is not skipped.
       s.committed = true;

@@ -5,15 +5,19 @@
  *
  * Sending: quiche writes each packet straight into a slice of a shared 256 KiB arena and the
  * slice is handed to `dgram.send` (no copy; a new arena is taken when one is used up, the old
- * one lives until its sends complete). Flushes are batched: a connection with new data is
- * flushed once at the end of the current event-loop turn (`setImmediate`).
+ * one lives until its sends complete). Once per event-loop turn (`setImmediate`), after every
+ * datagram read in the poll phase was fed to quiche: the connections' streams are processed,
+ * then each connection with something to send is flushed once.
  */
 import dgram from "node:dgram";
+import dns from "node:dns";
 import { createHmac, randomFillSync } from "node:crypto";
 import net from "node:net";
 import type { RecvInfo } from "@matrixai/quic/native/index.js";
 import { buildQuicheConfig, CONN_ID_BYTES, quiche, resolveLimits, type EngineConfig } from "./config.js";
-import { ConnectionClosedError, describeClose, QuicConnection, type CloseInfo } from "./connection.js";
+import { ConnectionClosedError, describeClose, type CloseInfo } from "./close.js";
+import { QuicConnection } from "./connection.js";
+import { TurnQueue } from "./timers.js";
 import { buildRetry, validateRetryToken } from "./retry.js";
 
 /** UDP socket buffer size requested for engine sockets (bytes; Linux caps it at rmem_max/wmem_max). */
@@ -21,12 +25,21 @@ export const ENGINE_UDP_BUFFER_BYTES = 4 * 1024 * 1024;
 
 const ARENA_BYTES = 256 * 1024;
 
+/**
+ * The sockets' address lookup: an IP literal (every peer address comes from a received
+ * datagram) is passed on synchronously, so a `send` to it costs no `dns.lookup` and no extra
+ * tick; a name goes to `dns.lookup`.
+ */
+function lookup(address: string, options: dns.LookupOneOptions, callback: (error: NodeJS.ErrnoException | null, address: string, family: number) => void): void {
+  const literal = net.isIP(address);
+  if (literal !== 0) callback(null, address, literal);
+  else dns.lookup(address, options, callback);
+}
+
 /** Base of client and server endpoints: the socket, the packet arena and the flush batching. */
 export abstract class UdpEndpoint {
   private arena: Buffer = Buffer.allocUnsafe(ARENA_BYTES);
   private offset = 0;
-  private dirty: QuicConnection[] = [];
-  private flushQueued = false;
   /** Datagrams sent / received (for diagnostics and benchmarks). */
   datagramsSent = 0;
   datagramsReceived = 0;
@@ -60,24 +73,21 @@ export abstract class UdpEndpoint {
 
   /** @internal queues `conn` for the end-of-turn flush. */
   scheduleFlush(conn: QuicConnection): void {
-    if (conn.flushQueued) return;
-    conn.flushQueued = true;
-    this.dirty.push(conn);
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      setImmediate(this.flushAll);
-    }
+    this.flushes.add(conn);
   }
 
-  private readonly flushAll = (): void => {
-    this.flushQueued = false;
-    const list = this.dirty;
-    this.dirty = [];
-    for (const c of list) {
-      c.flushQueued = false;
-      c.flush();
-    }
-  };
+  /**
+   * @internal queues `conn`'s stream processing ({@link QuicConnection.processStreams}) for
+   * the end of the turn: every datagram read from the socket in this poll phase is fed to
+   * quiche first. Queued before the flush, so a response written while processing (or in the
+   * microtasks that follow) leaves in this turn's flush.
+   */
+  scheduleRead(conn: QuicConnection): void {
+    this.reads.add(conn);
+  }
+
+  private readonly reads = new TurnQueue((c) => c.processStreams());
+  private readonly flushes = new TurnQueue((c) => c.flush(), this.reads);
 }
 
 /** Options of {@link connectQuic}. */
@@ -157,6 +167,7 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
     type: family === 6 ? "udp6" : "udp4",
     recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
     sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+    lookup,
   });
   const ep = new ClientEndpoint(socket, limits.maxSendUdpPayload);
   try {
@@ -368,6 +379,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
       type: net.isIPv6(options.host) ? "udp6" : "udp4",
       recvBufferSize: ENGINE_UDP_BUFFER_BYTES,
       sendBufferSize: ENGINE_UDP_BUFFER_BYTES,
+      lookup,
     });
     await new Promise<void>((resolve, reject) => {
       socket.once("error", reject);

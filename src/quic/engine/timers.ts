@@ -1,0 +1,145 @@
+/**
+ * When the engine acts: the two timers of a connection, {@link QuicheDeadline} (quiche's
+ * loss-detection / idle / draining deadline) and {@link AckDelay} (when the end-of-turn send
+ * may wait for data to carry its ACK, RFC 9000 §13.2, instead of sending an ACK-only datagram
+ * at once), and the endpoint's end-of-turn passes ({@link TurnQueue}).
+ */
+import { performance } from "node:perf_hooks";
+import type { Connection } from "@matrixai/quic/native/index.js";
+import type { QuicConnection } from "./connection.js";
+
+/**
+ * @internal One `setTimeout` for quiche's next deadline (`timeout()`), re-armed only when the
+ * deadline moves earlier; a timer that fires early re-arms itself. When the deadline has come,
+ * `onExpired` runs (it calls quiche's `on_timeout` and sends).
+ */
+export class QuicheDeadline {
+  private timer: NodeJS.Timeout | undefined;
+  private at = Infinity;
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly onExpired: () => void,
+  ) {}
+
+  /** Follows quiche's current deadline (none: the timer is cleared). */
+  arm(): void {
+    const t = this.conn.timeout();
+    if (t === null) {
+      this.cancel();
+      return;
+    }
+    const at = performance.now() + t;
+    // An armed timer that fires no later than needed is kept (it re-arms if early).
+    if (this.timer && this.at <= at + 1) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.at = at;
+    this.timer = setTimeout(this.fire, t + 1);
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.at = Infinity;
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.at = Infinity;
+    const t = this.conn.timeout();
+    if (t !== null && t > 0) this.arm();
+    else this.onExpired();
+  };
+}
+
+/**
+ * How long (ms) the ACK of a packet that carried stream data may wait for data of our own to
+ * ride on (RFC 9000 §13.2.1: 1-RTT packets are acknowledged within the advertised
+ * max_ack_delay, quiche's default 25 ms; this stays well below it).
+ */
+export const ACK_DELAY_MS = 5;
+
+/**
+ * @internal Per-connection state of the decision. Only an ACK is due, and it may wait up to
+ * {@link ACK_DELAY_MS}, when since the last send exactly one datagram arrived, it delivered
+ * stream data, it was not a handshake packet, nothing else was handed to quiche (stream data,
+ * a reset, a PING, a close) and the last packet sent was not a full one (bulk data in flight:
+ * quiche may hold more, held back by congestion control, that an incoming ACK releases). Two
+ * datagrams or more are acknowledged at once (RFC 9000 §13.2.2).
+ */
+export class AckDelay {
+  /** Something besides ACKs was handed to quiche since the last send. */
+  sendWanted = false;
+  /** A datagram since the last send delivered stream data. */
+  streamData = false;
+  /** The last packet sent filled its datagram. */
+  lastPacketFull = false;
+  private received = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  /** @param onTimer sends (the delay ran out) */
+  constructor(private readonly onTimer: () => void) {}
+
+  /** A datagram arrived; `immediate`: it is acknowledged at once (a handshake packet). */
+  datagram(immediate: boolean): void {
+    this.received++;
+    if (immediate) this.sendWanted = true;
+  }
+
+  /** Arms the delay (once) and returns true when the send may wait; false: send now. */
+  wait(): boolean {
+    if (this.sendWanted || this.lastPacketFull || this.received !== 1 || !this.streamData) return false;
+    this.timer ??= setTimeout(this.fire, ACK_DELAY_MS);
+    return true;
+  }
+
+  /** A send is happening: everything due leaves with it. */
+  sending(): void {
+    this.sendWanted = false;
+    this.streamData = false;
+    this.received = 0;
+    this.cancel();
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.onTimer();
+  };
+}
+
+/**
+ * @internal Connections queued, each at most once, for one pass at the end of the event-loop turn
+ * (`setImmediate`). `before`: a queue whose pass must run first (it runs inline when still
+ * pending).
+ */
+export class TurnQueue {
+  private queued = new Set<QuicConnection>();
+  private pending = false;
+
+  constructor(
+    private readonly pass: (conn: QuicConnection) => void,
+    private readonly before?: TurnQueue,
+  ) {}
+
+  add(conn: QuicConnection): void {
+    this.queued.add(conn);
+    if (!this.pending) {
+      this.pending = true;
+      setImmediate(this.run);
+    }
+  }
+
+  readonly run = (): void => {
+    if (this.before && this.before.queued.size > 0) this.before.run();
+    this.pending = false;
+    const list = this.queued;
+    if (list.size === 0) return;
+    this.queued = new Set();
+    for (const c of list) this.pass(c);
+  };
+}
