@@ -155,6 +155,15 @@ export const TOOL_NOT_FOUND_CODE = "tool_not_found";
  */
 export const UNKNOWN_REQUEST_CODE = "unknown_request";
 
+/**
+ * Orchestra event topic of tool-set changes: the reference orchestrator publishes an event of
+ * type `list_changed` on it (payload `{change, name}`) whenever a tool is added, replaced or
+ * removed, and the bridge subscribes to it to send `notifications/tools/list_changed`. A
+ * convention of this project (orchestra-protocol.md fixes only the `Subscribe` / `Publish`
+ * messages); upstream Go orchestrators publish nothing on it.
+ */
+export const TOOLS_TOPIC = "tools";
+
 /** Whether a failed tool answer (`ToolResponse`, `StreamEnd`) says the tool does not exist. */
 export function isUnknownToolAnswer(answer: { success: boolean; errorCode: string }): boolean {
   return !answer.success && answer.errorCode === TOOL_NOT_FOUND_CODE;
