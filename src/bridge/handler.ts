@@ -32,7 +32,7 @@ import { ToolWatch } from "./tool-watch.js";
 export { JsonRpcError } from "../jsonrpc/errors.js";
 export { negotiateInitializeVersion } from "../mcp/negotiation.js";
 export type { MessageSink } from "./session.js";
-export { TOOLS_TOPIC, WATCH_RETRY_MAX_MS } from "./tool-watch.js";
+export { WATCH_RETRY_MAX_MS } from "./tool-watch.js";
 
 export interface HandlerOptions {
   sender: Sender;

@@ -16,12 +16,11 @@ import { v7 as uuidv7 } from "uuid";
 import type { Tool } from "../gen/mcp/2025-06-18/types.js";
 import { PluginRequestSchema, SubscribeSchema } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { Logger } from "../log.js";
+import { TOOLS_TOPIC } from "../translate/tools.js";
 import type { Sender } from "../transport/sender.js";
 import type { NamedCatalog } from "./catalog.js";
 import { canStream, StreamUnsupportedError } from "../transport/sender.js";
 
-/** Orchestra event topic the bridge subscribes to for tool-set changes (our convention). */
-export const TOOLS_TOPIC = "tools";
 /** Longest wait between attempts to re-subscribe to {@link TOOLS_TOPIC} after a loss (ms). */
 export const WATCH_RETRY_MAX_MS = 5_000;
 

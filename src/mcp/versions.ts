@@ -36,6 +36,12 @@ export const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
 export const SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo";
 /** `_meta` key tying a notification or result to a `subscriptions/listen` stream. */
 export const SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId";
+/**
+ * `_meta` key of a request's W3C Trace Context `traceparent` (https://www.w3.org/TR/trace-context/
+ * § 3.2), carried to Orchestra as `ToolRequest.trace_parent`. Not an `io.modelcontextprotocol/`
+ * key: MCP leaves unprefixed `_meta` keys to implementations (Basic › `_meta`).
+ */
+export const TRACE_PARENT_META_KEY = "traceparent";
 
 // ---------------------------------------------------------------------------------------------
 // revisions

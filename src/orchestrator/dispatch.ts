@@ -88,9 +88,6 @@ export class EventBus {
   }
 }
 
-/** Topic on which the orchestrator announces tool-set changes (event type `list_changed`). */
-export const TOOLS_TOPIC = "tools";
-
 /** Everything a request may touch. */
 export interface OrchestratorServices {
   tools: ToolRegistry;

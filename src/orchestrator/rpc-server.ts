@@ -34,7 +34,8 @@ import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../fr
 import { formatHostPort } from "../quic/address.js";
 import { builtinTools } from "./builtin-tools.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";
-import { dispatchStream, dispatchUnary, EventBus, isStreamingRequest, refusal, TOOLS_TOPIC, type OrchestratorServices } from "./dispatch.js";
+import { dispatchStream, dispatchUnary, EventBus, isStreamingRequest, refusal, type OrchestratorServices } from "./dispatch.js";
+import { TOOLS_TOPIC } from "../translate/tools.js";
 import { builtinPrompts, PromptRegistry } from "./prompts.js";
 import { ToolRegistry } from "./registry.js";
 import { MemoryStorage, sampleStorageEntries } from "./storage.js";

@@ -6,7 +6,7 @@
  * `ToolDefinition`, `ToolRequest`, `ToolResponse`, and `StreamStart` for calls that report
  * progress (orchestra-protocol.md).
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type Message } from "@bufbuild/protobuf";
 import { v7 as uuidv7 } from "uuid";
 import {
   PluginRequestSchema,
@@ -14,10 +14,13 @@ import {
   ToolRequestSchema,
   type ListToolsResponse,
   type PluginRequest,
+  type StreamStart,
   type ToolDefinition,
+  type ToolRequest,
   type ToolResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from "../gen/mcp/2025-06-18/types.js";
+import { TRACE_PARENT_META_KEY } from "../mcp/versions.js";
 import type { VersionFeatures } from "./features.js";
 import { objectToStruct, structToObject } from "./struct.js";
 
@@ -155,6 +158,15 @@ export const TOOL_NOT_FOUND_CODE = "tool_not_found";
  */
 export const UNKNOWN_REQUEST_CODE = "unknown_request";
 
+/**
+ * Orchestra event topic of tool-set changes: the reference orchestrator publishes an event of
+ * type `list_changed` on it (payload `{change, name}`) whenever a tool is added, replaced or
+ * removed, and the bridge subscribes to it to send `notifications/tools/list_changed`. A
+ * convention of this project (orchestra-protocol.md fixes only the `Subscribe` / `Publish`
+ * messages); upstream Go orchestrators publish nothing on it.
+ */
+export const TOOLS_TOPIC = "tools";
+
 /** Whether a failed tool answer (`ToolResponse`, `StreamEnd`) says the tool does not exist. */
 export function isUnknownToolAnswer(answer: { success: boolean; errorCode: string }): boolean {
   return !answer.success && answer.errorCode === TOOL_NOT_FOUND_CODE;
@@ -164,52 +176,101 @@ export function isUnknownToolAnswer(answer: { success: boolean; errorCode: strin
 export interface ToolCallContext {
   /** Orchestra session id of this bridge session (`ToolRequest.session_id`). */
   sessionId: string;
-  /** Request id for the `PluginRequest`; defaults to a fresh UUIDv7. */
+  /** Request id for the `PluginRequest` (and `StreamStart.stream_id`); defaults to a fresh UUIDv7. */
   requestId?: string;
 }
 
+/** What every field source of a tool call reads: the MCP params and the bridge's context. */
+interface ToolCallInput {
+  readonly params: CallToolRequest["params"];
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly sessionId: string;
+  readonly requestId: string;
+}
+
+/** The protobuf fields of a generated message type (without `Message`'s `$typeName` / `$unknown`). */
+type MessageFields<M extends Message> = Omit<M, keyof Message>;
+
 /**
- * MCP `tools/call` params → `PluginRequest{tool_call}` with `caller_plugin` "transport.stdio",
- * a UUIDv7 `request_id` and the session id. A W3C `traceparent` in `params._meta` is carried
- * as `trace_parent`.
- * @throws StructConversionError when the arguments cannot be carried by a Struct.
+ * A field the bridge leaves at its protobuf default because nothing in an MCP `tools/call`
+ * supplies it; `reason` says why (it is documentation, read by people).
  */
-export function callToolParamsToPluginRequest(params: CallToolRequest["params"], ctx: ToolCallContext): PluginRequest {
-  const meta = (params as { _meta?: Record<string, unknown> })._meta;
-  const traceParent = typeof meta?.traceparent === "string" ? meta.traceparent : "";
-  return create(PluginRequestSchema, {
-    requestId: ctx.requestId ?? uuidv7(),
-    request: {
-      case: "toolCall",
-      value: create(ToolRequestSchema, {
-        toolName: params.name,
-        arguments: objectToStruct(params.arguments),
-        callerPlugin: CALLER_PLUGIN,
-        sessionId: ctx.sessionId,
-        traceParent,
-      }),
-    },
-  });
+interface NotFromMcp {
+  readonly notFromMcp: string;
 }
 
 /**
- * MCP `tools/call` params → `PluginRequest{stream_start}` for a call that asked for progress:
- * `stream_id` is the request id (a fresh UUIDv7), `caller_plugin` "transport.stdio".
+ * Where each field of message `M` comes from in a `tools/call`: a function of the call, or
+ * {@link NotFromMcp}. Keyed by every field of the generated type, so a field added to the
+ * `.proto` fails to compile here until it is mapped or marked.
+ */
+type ToolCallFields<M extends Message> = { readonly [K in keyof MessageFields<M>]-?: ((call: ToolCallInput) => MessageFields<M>[K]) | NotFromMcp };
+
+/** A string-valued `_meta` key of the call (the key is owned by src/mcp/versions.ts); "" when absent or not a string. */
+const metaString =
+  (key: string) =>
+  (call: ToolCallInput): string => {
+    const value = call.meta[key];
+    return typeof value === "string" ? value : "";
+  };
+
+/** `ToolRequest` (the unary `tool_call`) from a `tools/call`: the one `_meta` → protobuf mapping of tool calls. */
+const TOOL_REQUEST_FIELDS = {
+  toolName: (call) => call.params.name,
+  arguments: (call) => objectToStruct(call.params.arguments),
+  callerPlugin: () => CALLER_PLUGIN,
+  traceParent: metaString(TRACE_PARENT_META_KEY),
+  provider: { notFromMcp: "the orchestrator routes a tool to its provider; MCP clients name tools only" },
+  sessionId: (call) => call.sessionId,
+} satisfies ToolCallFields<ToolRequest>;
+
+/**
+ * `ToolRequest` fields that `StreamStart` (the streaming `stream_start`) has no field for, and so
+ * streamed calls do not carry. Keyed by exactly the fields `ToolRequest` has and `StreamStart`
+ * lacks: a new `ToolRequest` field fails to compile here until the streaming path is decided (a
+ * `StreamStart` field of its own, which then must be mapped in {@link STREAM_START_FIELDS}, or
+ * an entry here saying why not).
+ */
+export const NOT_IN_STREAM_START: { readonly [K in Exclude<keyof MessageFields<ToolRequest>, keyof MessageFields<StreamStart>>]-?: string } = {
+  traceParent: "orchestra-protocol.md: StreamStart has no trace_parent field",
+  provider: "orchestra-protocol.md: StreamStart has no provider field",
+  sessionId: "orchestra-protocol.md: StreamStart has no session_id field",
+};
+
+/** `StreamStart` from a `tools/call`: the fields it shares with `ToolRequest` come from the same sources. */
+const STREAM_START_FIELDS = {
+  streamId: (call) => call.requestId,
+  toolName: TOOL_REQUEST_FIELDS.toolName,
+  arguments: TOOL_REQUEST_FIELDS.arguments,
+  callerPlugin: TOOL_REQUEST_FIELDS.callerPlugin,
+} satisfies ToolCallFields<StreamStart>;
+
+/** The message init of a field table: every mapped field's value; {@link NotFromMcp} fields are left out (protobuf defaults). */
+function fieldsOf(table: Readonly<Record<string, ((call: ToolCallInput) => unknown) | NotFromMcp>>, call: ToolCallInput): Record<string, unknown> {
+  const init: Record<string, unknown> = {};
+  for (const [field, source] of Object.entries(table)) if (typeof source === "function") init[field] = source(call);
+  return init;
+}
+
+/** How a tool call travels: a unary `tool_call`, or a `stream_start` for a call that reports progress. */
+export type ToolCallKind = "toolCall" | "streamStart";
+
+/**
+ * MCP `tools/call` params → `PluginRequest{tool_call}` (`kind` "toolCall", the default) or
+ * `PluginRequest{stream_start}` (`kind` "streamStart", `stream_id` = the request id), both from
+ * the same field tables: `caller_plugin` "transport.stdio", a UUIDv7 `request_id` (or
+ * `ctx.requestId`), the session id, and a W3C `traceparent` in `params._meta`
+ * ({@link TRACE_PARENT_META_KEY}) as `trace_parent` (fields `StreamStart` lacks are not carried).
  * @throws StructConversionError when the arguments cannot be carried by a Struct.
  */
-export function callToolParamsToStreamStart(params: CallToolRequest["params"], requestId: string = uuidv7()): PluginRequest {
-  return create(PluginRequestSchema, {
-    requestId,
-    request: {
-      case: "streamStart",
-      value: create(StreamStartSchema, {
-        streamId: requestId,
-        toolName: params.name,
-        arguments: objectToStruct(params.arguments),
-        callerPlugin: CALLER_PLUGIN,
-      }),
-    },
-  });
+export function callToolParamsToPluginRequest(params: CallToolRequest["params"], ctx: ToolCallContext, kind: ToolCallKind = "toolCall"): PluginRequest {
+  const meta = (params as { _meta?: Record<string, unknown> })._meta;
+  const call: ToolCallInput = { params, meta: meta ?? {}, sessionId: ctx.sessionId, requestId: ctx.requestId ?? uuidv7() };
+  const request: PluginRequest["request"] =
+    kind === "toolCall"
+      ? { case: "toolCall", value: create(ToolRequestSchema, fieldsOf(TOOL_REQUEST_FIELDS, call)) }
+      : { case: "streamStart", value: create(StreamStartSchema, fieldsOf(STREAM_START_FIELDS, call)) };
+  return create(PluginRequestSchema, { requestId: call.requestId, request });
 }
 
 /**

@@ -3,7 +3,7 @@
  * tables: one column per supported revision, in order; a cell is "—" exactly when the revision's
  * schema has none of the row's methods; the batches and tool-argument rows follow the facts; the
  * sentence above the table names the revisions, the newest initialize-based one and the stateless
- * ones.
+ * ones. The README's "Protocol versions" sentence names the same revisions per era.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -62,5 +62,15 @@ describe("docs/mcp-support.md versions table", () => {
     const sentence = text.slice(0, text.indexOf("| method |")).replace(/\s+/g, " ");
     expect(sentence).toContain(`One binary serves MCP ${legacy.join(", ")} (through \`initialize\`: the client's version when supported, else ${LEGACY_PROTOCOL_VERSIONS[0]})`);
     expect(sentence).toContain(`and the stateless ${[...MODERN_PROTOCOL_VERSIONS].reverse().join(", ")} (`);
+  });
+});
+
+describe("README.md protocol versions", () => {
+  it("names the supported revisions per era, as docs/mcp-support.md does", () => {
+    const readme = readFileSync(`${PROJECT_ROOT}/README.md`, "utf8");
+    const section = readme.slice(readme.indexOf("## Protocol versions")).replace(/\s+/g, " ");
+    const legacy = [...LEGACY_PROTOCOL_VERSIONS].reverse().join(", ");
+    const modern = [...MODERN_PROTOCOL_VERSIONS].reverse().join(", ");
+    expect(section, "README.md › Protocol versions: the sentence listing the revisions").toContain(`One binary serves MCP ${legacy} and the stateless ${modern};`);
   });
 });

@@ -12,7 +12,8 @@ import {
   type PluginResponse,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
-import { EventBus, TOOLS_TOPIC } from "../../src/orchestrator/dispatch.js";
+import { EventBus } from "../../src/orchestrator/dispatch.js";
+import { TOOLS_TOPIC } from "../../src/translate/tools.js";
 import { builtinPrompts, PromptRegistry } from "../../src/orchestrator/prompts.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import { decodeRequest, RpcServer, type CallFault, type CallLink } from "../../src/orchestrator/rpc-server.js";

@@ -25,7 +25,7 @@ import {
   uriToStoragePath,
 } from "../../src/translate/resources.js";
 import { isStreamRefusal, PROGRESS_CONTENT_TYPE, StreamAccumulator } from "../../src/translate/streams.js";
-import { callToolParamsToStreamStart, toolResponseToCallToolResult } from "../../src/translate/tools.js";
+import { callToolParamsToPluginRequest, toolResponseToCallToolResult } from "../../src/translate/tools.js";
 import { isUri } from "../../src/mcp/formats.js";
 
 describe("pagination", () => {
@@ -133,7 +133,7 @@ describe("streams and per-revision tool results", () => {
   });
 
   it("builds stream_start with the request id as stream id", () => {
-    const req = callToolParamsToStreamStart({ name: "count", arguments: { to: 2 } }, "rid");
+    const req = callToolParamsToPluginRequest({ name: "count", arguments: { to: 2 } }, { sessionId: "s-1", requestId: "rid" }, "streamStart");
     expect(req.requestId).toBe("rid");
     expect(req.request.case === "streamStart" && req.request.value).toMatchObject({ streamId: "rid", toolName: "count", callerPlugin: "transport.stdio", arguments: { to: 2 } });
   });

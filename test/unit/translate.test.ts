@@ -2,12 +2,16 @@ import { describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   PluginRequestSchema,
+  StreamStartSchema,
   ToolDefinitionSchema,
+  ToolRequestSchema,
   ToolResponseSchema,
 } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { objectToStruct, structToObject, StructConversionError } from "../../src/translate/struct.js";
+import { TRACE_PARENT_META_KEY } from "../../src/mcp/versions.js";
 import {
   callToolParamsToPluginRequest,
+  NOT_IN_STREAM_START,
   toolDefinitionToMcpTool,
   toolResponseToCallToolResult,
 } from "../../src/translate/tools.js";
@@ -111,5 +115,31 @@ describe("tools/call params → PluginRequest", () => {
     expect(req.request.case).toBe("toolCall");
     if (req.request.case !== "toolCall") return;
     expect(req.request.value).toMatchObject({ toolName: "echo", callerPlugin: "transport.stdio", sessionId: "s-1", traceParent: "00-abc-def-01", arguments: { text: "x" } });
+  });
+
+  it("builds tool_call and stream_start from the same call: shared fields equal, the request id as stream id", () => {
+    const params = { name: "count", arguments: { to: 2 }, _meta: { [TRACE_PARENT_META_KEY]: "00-abc-def-01" } };
+    const unary = callToolParamsToPluginRequest(params, { sessionId: "s-1", requestId: "r-1" });
+    const streamed = callToolParamsToPluginRequest(params, { sessionId: "s-1", requestId: "r-2" }, "streamStart");
+    expect(unary.requestId).toBe("r-1");
+    expect(streamed.requestId).toBe("r-2");
+    if (unary.request.case !== "toolCall" || streamed.request.case !== "streamStart") throw new Error("wrong request kinds");
+    expect(streamed.request.value.streamId).toBe("r-2");
+    for (const field of ["toolName", "arguments", "callerPlugin"] as const) expect(streamed.request.value[field]).toEqual(unary.request.value[field]);
+    expect(unary.request.value.traceParent).toBe("00-abc-def-01");
+    expect(unary.request.value.provider).toBe("");
+  });
+
+  it("leaves trace_parent empty when the _meta traceparent is absent or not a string", () => {
+    for (const _meta of [undefined, {}, { [TRACE_PARENT_META_KEY]: 7 }]) {
+      const req = callToolParamsToPluginRequest({ name: "echo", arguments: {}, ...(_meta ? { _meta } : {}) }, { sessionId: "s" });
+      expect(req.request.case === "toolCall" && req.request.value.traceParent).toBe("");
+    }
+  });
+
+  it("lists as not carried by stream_start exactly the ToolRequest fields StreamStart lacks (by the generated descriptors)", () => {
+    const streamFields = new Set(StreamStartSchema.fields.map((f) => f.localName));
+    const lacking = ToolRequestSchema.fields.map((f) => f.localName).filter((name) => !streamFields.has(name));
+    expect(Object.keys(NOT_IN_STREAM_START).sort()).toEqual(lacking.sort());
   });
 });

@@ -11,12 +11,12 @@ import { paginate } from "../../translate/pagination.js";
 import { isStreamRefusal, progressNotification, StreamAccumulator } from "../../translate/streams.js";
 import {
   callToolParamsToPluginRequest,
-  callToolParamsToStreamStart,
   invalidArgumentsResult,
   isUnknownToolAnswer,
   listToolsPluginRequest,
   toolDefinitionToMcpTool,
   toolResponseToCallToolResult,
+  type ToolCallContext,
 } from "../../translate/tools.js";
 import { NamedCatalog } from "../catalog.js";
 import { canStream, StreamUnsupportedError } from "../../transport/sender.js";
@@ -91,11 +91,16 @@ export class ToolMethods {
       if (streamed) return streamed;
       this.services.clientLog(scope, "debug", { message: `tool ${params.name} does not stream; called without progress or log messages` });
     }
-    const request = callToolParamsToPluginRequest(params, { sessionId: this.services.settings.sessionId });
+    const request = callToolParamsToPluginRequest(params, this.callContext());
     const response = await rpc(this.services, request, scope, this.services.settings.toolCallTimeoutMs);
     if (response.response.case !== "toolCall") throw unexpected(response, "tool_call");
     if (isUnknownToolAnswer(response.response.value)) throw this.toolGone(params.name, response.response.value.errorMessage);
     return toolResponseToCallToolResult(response.response.value, scope.features);
+  }
+
+  /** The context of every tool call of this session, unary or streamed (one translator, one context). */
+  private callContext(): ToolCallContext {
+    return { sessionId: this.services.settings.sessionId };
   }
 
   /**
@@ -118,7 +123,7 @@ export class ToolMethods {
   private async callToolStreaming(params: CallToolParams, scope: RequestScope, token: ProgressToken | ExactId | undefined): Promise<CallToolResult | undefined> {
     const { sender, settings } = this.services;
     if (!canStream(sender)) return undefined;
-    const request = callToolParamsToStreamStart(params);
+    const request = callToolParamsToPluginRequest(params, this.callContext(), "streamStart");
     const acc = new StreamAccumulator();
     let result: CallToolResult | undefined;
     let refused = false;
