@@ -35,7 +35,6 @@ import {
   factsOf,
   isId,
   isObject,
-  MISS,
   newFacts,
   SHAPE_BAD_METHOD,
   SHAPE_BOTH,
@@ -213,15 +212,6 @@ export class SessionChecker {
     this.one(factsOf(value, this.facts), origin, dir, "");
   }
 
-  /**
-   * Checks one message (not a batch) given as facts, e.g. decoded from a `--jobs` worker's row;
-   * schema checks use `facts.value` or, without it, `facts.source`. Same findings as
-   * {@link message} on the message the facts describe.
-   */
-  apply(facts: MessageFacts, origin: Origin, dir: Direction): void {
-    this.one(facts, origin, dir, "");
-  }
-
   /** Records a line that was not JSON (`json/parse-error`). `error` is the parser's message. */
   unparsable(raw: string, error: string, origin: Origin, dir: Direction): void {
     this.messages++;
@@ -372,7 +362,7 @@ export class SessionChecker {
   private timeline(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): TimelineMessage {
     const s = f.shape;
     const kind = s === SHAPE_REQUEST ? "request" : s === SHAPE_NOTIFICATION ? "notification" : s === SHAPE_ERROR ? "error" : s === SHAPE_RESULT ? "result" : "invalid";
-    const value = f.value !== undefined ? f.value : f.source?.materialize(f.row);
+    const value = f.value;
     const method = s === SHAPE_REQUEST || s === SHAPE_NOTIFICATION ? f.method : undefined;
     const entry = this.timelineEntry(origin, dir, kind, method, wireId(f.id), JSON.stringify(value) ?? String(value));
     if (prefix !== "") entry.batch = prefix;
@@ -570,7 +560,7 @@ export class SessionChecker {
     }
   }
 
-  /** A request's `params._meta` protocol version when it is a string (re-reads a worker row's message). */
+  /** A request's `params._meta` protocol version when it is a string. */
   private metaVersion(f: MessageFacts): string | undefined {
     const params = this.valueOf(f)?.params;
     const meta = isObject(params) ? params._meta : undefined;
@@ -578,9 +568,8 @@ export class SessionChecker {
     return typeof named === "string" ? named : undefined;
   }
 
-  /** The message of `f` as an object (materialised from a worker row if need be), else undefined. */
+  /** The message of `f` as an object, else undefined. */
   private valueOf(f: MessageFacts): Json | undefined {
-    if (f.value === undefined && f.source !== undefined) f.value = f.source.materialize(f.row);
     return isObject(f.value) ? f.value : undefined;
   }
 
@@ -843,7 +832,6 @@ export class SessionChecker {
       this.emit("session/answered-after-cancel", origin, dir, `response to ${pending.method} (line ${pending.line}) after its sender cancelled it`, aboutId, pending.method);
     }
     if (pending.method === "initialize" && from === "c2s") {
-      // (A --jobs row carries `{}` for an object result: valueOf re-reads this one message.)
       const result = isError ? undefined : this.valueOf(f)?.result;
       if (isError) this.phase = "failed";
       else if (isObject(result)) this.onInitializeResult(result, origin, dir);
@@ -897,7 +885,6 @@ export class SessionChecker {
       return;
     }
     if (this.era === "unknown") {
-      // (A --jobs row carries `{}` for an object result: re-read this one message.)
       const result = this.valueOf(f)?.result;
       if (!looksLikeDiscoverResult(result) && !(isObject(result) && "resultType" in result)) {
         this.becomeLegacy();
@@ -905,8 +892,7 @@ export class SessionChecker {
       }
       this.era = "stateless";
     }
-    // A DiscoverResult gives the capabilities. (A result with `capabilities` always comes with its
-    // value, never as a --jobs summary row.)
+    // A DiscoverResult gives the capabilities.
     if (this.era === "stateless" && looksLikeDiscoverResult(f.result)) this.onDiscoverResult(f.result);
   }
 
@@ -993,13 +979,8 @@ export class SessionChecker {
     }
   }
 
-  /** Schema issues of `definition` on the message (or its result): the worker's verdict when there is one. */
+  /** Schema issues of `definition` on the message (or its result). */
   private verdict(check: SchemaCheck, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
-    if (f.value === undefined && f.source !== undefined) {
-      const known = f.source.verdict(f.row, check.definition, target, this.version);
-      if (known !== MISS) return known;
-      f.value = f.source.materialize(f.row);
-    }
     return check.run(target === "result" ? (f.value as Json).result : f.value);
   }
 
