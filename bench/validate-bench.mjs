@@ -9,8 +9,8 @@
  *   1. read + split      (chunked reads, our LineSplitter, lines decoded to strings),
  *   2. read + split + JSON.parse of every line,
  *   3. full validation on one thread (validateFiles: parse, schema checks, session rules),
- *   4. read + split + JSON.parse on N worker threads at once (bench/parse-worker.mjs, workers kept
- *      between rounds): the machine's ceiling for parallel work right now,
+ *   4. read + split + JSON.parse of the file on each of N worker threads at once (workers kept
+ *      between rounds): the machine's ceiling for N files on N threads right now,
  *   5. full validation of N files (the file given N times) on one thread,
  *   6. the same N files with `jobs: N` (one file per thread: the calling thread and N - 1 worker
  *      threads; default 2; the workers are kept between runs, as `validateFiles` keeps them),
@@ -244,20 +244,30 @@ async function splitStage(parse) {
 }
 
 /**
- * Split + JSON.parse of the whole file on `threads` worker threads at once, each taking a contiguous
- * share of 1 MiB ranges (read as `--jobs` reads them), worker start-up included: what this machine
- * gives for the parsing alone with that many threads, the ceiling for `--jobs`.
+ * Split + JSON.parse of the whole file on each of `threads` worker threads at once (N files on N
+ * threads, as `--jobs N` splits N files): what this machine gives right now for the parsing alone
+ * with that many threads, the ceiling for `--jobs`. The workers are started once and kept between
+ * rounds (as `--jobs` keeps its workers).
  */
-/** The parse-only workers, started once and kept between rounds (as `--jobs` keeps its workers). */
 let parseWorkers;
 async function parallelParseStage(threads) {
   const { Worker } = await import("node:worker_threads");
-  const size = statSync(file).size;
-  const chunk = 1 << 20;
   if (parseWorkers === undefined) {
+    const body = `
+      const { parentPort, workerData } = await import("node:worker_threads");
+      const { createReadStream } = await import("node:fs");
+      const { LineSplitter } = await import(new URL("validate/index.js", workerData.dist).href);
+      parentPort.on("message", async () => {
+        let lines = 0;
+        const splitter = new LineSplitter((text) => { lines++; JSON.parse(text); });
+        for await (const chunk of createReadStream(workerData.file, { highWaterMark: 1 << 20 })) splitter.push(chunk);
+        splitter.end();
+        parentPort.postMessage(lines);
+      });
+      parentPort.postMessage("ready");`;
     parseWorkers = await Promise.all(
       Array.from({ length: threads }, () => {
-        const w = new Worker(new URL("./parse-worker.mjs", import.meta.url), { workerData: { dist: distBase.href, file, chunk } });
+        const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(body)}`), { workerData: { dist: distBase.href, file } });
         w.unref();
         return new Promise((resolveReady, reject) => {
           w.once("message", () => resolveReady(w));
@@ -266,14 +276,12 @@ async function parallelParseStage(threads) {
       }),
     );
   }
-  const chunks = Math.ceil(size / chunk);
-  const per = Math.ceil(chunks / threads);
   const counts = await Promise.all(
     parseWorkers.map(
-      (w, i) =>
+      (w) =>
         new Promise((resolveRun) => {
           w.once("message", resolveRun);
-          w.postMessage({ start: Math.min(size, i * per * chunk), end: Math.min(size, (i + 1) * per * chunk) });
+          w.postMessage("run");
         }),
     ),
   );
@@ -388,7 +396,7 @@ try {
     ["read + split", () => splitStage(false)],
     ["read + split + JSON.parse", () => splitStage(true)],
     ["full validation, 1 thread", () => fullStage(1)],
-    [`split + JSON.parse, ${jobs} threads`, () => parallelParseStage(jobs)],
+    [`split + JSON.parse, ${jobs} files, ${jobs} threads`, () => parallelParseStage(jobs), jobs],
     [`full, ${jobs} files, 1 thread`, () => fullStage(1, jobs), jobs],
     [`full, ${jobs} files, --jobs ${jobs}`, () => fullStage(jobs, jobs), jobs],
   ];
@@ -432,12 +440,12 @@ try {
       `a second thread gave ${capacityBefore.toFixed(2)}x before and ${capacityAfter.toFixed(2)}x after the stages (2.00x = two free cores)`,
   );
   const one = secs[1] / secs[2];
-  const ceiling = secs[1] / secs[3];
+  const ceiling = (jobs * secs[1]) / secs[3];
   const scaling = secs[4] / secs[5];
   console.log(
     `\nfull validation on one thread runs at ${one.toFixed(2)}x the split+parse rate (target >= 1.0x); ` +
       `${jobs} files with --jobs ${jobs} at ${scaling.toFixed(2)}x the same files on one thread (target >= 1.8x for 2), ` +
-      `where split+parse of one file on ${jobs} threads reached ${ceiling.toFixed(2)}x split+parse on one`,
+      `where split+parse of ${jobs} files on ${jobs} threads reached ${ceiling.toFixed(2)}x split+parse on one`,
   );
   console.log(`messages validated: ${counts[2].toLocaleString("en-US")}`);
   if (!flag("--no-cli")) await cliStages();
