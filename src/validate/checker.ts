@@ -52,10 +52,12 @@ export class SessionChecker {
   private readonly s: SessionState;
   private on!: Handlers;
   private readonly lifecycle: Lifecycle;
+  private readonly current: Subject;
 
   /** @throws Error when `ctx.defaultVersion` (or the forced version) has no validators. */
   constructor(private readonly ctx: CheckerContext) {
     const s = (this.s = new SessionState(ctx));
+    this.current = this.subject(s.facts, { line: 0 }, "c2s", "");
     this.lifecycle = new Lifecycle(s, (e) => {
       for (const h of this.on.version) h(e);
     });
@@ -211,7 +213,13 @@ export class SessionChecker {
   }
 
   private dispatch(f: MessageFacts, origin: Origin, dir: Direction, prefix: string): void {
-    const m = this.subject(f, origin, dir, prefix, wireId(f.id));
+    // (one subject object for every message: handlers do not keep it)
+    const m = this.current;
+    m.facts = f;
+    m.origin = origin;
+    m.dir = dir;
+    m.prefix = prefix;
+    m.aboutId = wireId(f.id);
     const shape = f.shape;
     if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR) {
       for (const h of this.on.message) h(m);

@@ -118,8 +118,8 @@ export interface MessageScratch {
   nullId: SchemaIssue[] | "null-only" | undefined;
 }
 
-/** The scratch of no message yet. */
-const EMPTY_SCRATCH: Readonly<MessageScratch> = {
+/** The scratch of no message yet (a fresh object per message: cheaper than clearing one). */
+const emptyScratch = (): MessageScratch => ({
   info: undefined,
   otherDirection: false,
   envelope: undefined,
@@ -135,7 +135,7 @@ const EMPTY_SCRATCH: Readonly<MessageScratch> = {
   initialized: false,
   batchRejected: false,
   nullId: undefined,
-};
+});
 
 export const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
 export const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
@@ -198,7 +198,7 @@ export class SessionState {
   /** Reused for every message (no per-message allocation). */
   readonly facts: MessageFacts = newFacts();
   /** Reused for every message: see {@link MessageScratch}. */
-  readonly m: MessageScratch = { ...EMPTY_SCRATCH };
+  m: MessageScratch = emptyScratch();
 
   /** The message count at the file's first initialize request (1: it came first), 0 before one. */
   initializeAt = 0;
@@ -211,7 +211,7 @@ export class SessionState {
 
   /** Clears the scratch for the next message. */
   clearScratch(): void {
-    Object.assign(this.m, EMPTY_SCRATCH);
+    this.m = emptyScratch();
   }
 
   /** Starts the state of a new session (a restart): the per-sender tables and the handshake. */
