@@ -34,7 +34,7 @@ export interface WorkerInit {
   progress?: boolean;
 }
 
-/** A file for a worker: its index in the run and its own options (format, direction). */
+/** A file for a worker: its index in the run and its format and direction (the run's, or its own). */
 export interface WorkerRequest {
   index: number;
   path: string;
@@ -73,6 +73,14 @@ function workerScript(): URL | undefined {
 /** True when worker threads can serve `options` (compiled code; built-in or schema validators). */
 export function threadsPossible(options: ValidateOptions): boolean {
   return options.validators === undefined && options.onMessage === undefined && workerScript() !== undefined;
+}
+
+/** The input format and direction of `options`, as a worker takes them per file. */
+function fileOptions(options: ValidateOptions): FileOptions {
+  const file: FileOptions = {};
+  if (options.inputFormat !== undefined) file.inputFormat = options.inputFormat;
+  if (options.direction !== undefined) file.direction = options.direction;
+  return file;
 }
 
 /** The set-up a pool is started with; pools are kept idle only for the same one. */
@@ -259,7 +267,7 @@ export async function validateInParallel(
       slot.busy = index;
       running++;
       threadStats.filesOnWorkers++;
-      slot.worker.postMessage({ index, path: paths[index]!, file: options.perFile?.[index] ?? {} } satisfies WorkerRequest);
+      slot.worker.postMessage({ index, path: paths[index]!, file: fileOptions(optionsForFile(options, index)) } satisfies WorkerRequest);
     }
   };
   pool.onReply = (reply) => {

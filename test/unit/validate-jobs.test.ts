@@ -412,6 +412,42 @@ describe("compiled code with worker threads", () => {
     expect(r.order).toEqual([...inputs.map((p) => `1 ${p}`), ...inputs.map((p) => `3 ${p}`)]);
   });
 
+  it("workers take the run's --input-format and --direction as well as each file's own", async () => {
+    requireBuiltCli();
+    // Regression: the workers got only the per-file options, so a run-wide --direction s2c (or a
+    // forced format) was lost on them and their files were read with the detected ones.
+    const jsonl = join(dir, "server-side.jsonl");
+    const messages = mixedCapture()
+      .slice(1)
+      .split("\n")
+      .flatMap((l) => {
+        try {
+          const msg = (JSON.parse(l) as { msg?: unknown }).msg;
+          return msg === undefined ? [] : [JSON.stringify(msg)];
+        } catch {
+          return [];
+        }
+      });
+    await writeFile(jsonl, `${messages.join("\n")}\n`);
+    const inputs = [jsonl, jsonl, capture];
+    const script = `
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const inputs = JSON.parse(process.env.INPUT);
+      const strip = (r) => ({ findings: r.findings, files: r.summary.files });
+      const out = {};
+      for (const [name, o] of [["direction", { direction: "s2c" }], ["format", { inputFormat: "jsonl", perFile: [undefined, { direction: "c2s" }, { inputFormat: "capture" }] }]]) {
+        out[name] = { one: strip(await lib.validateFiles(inputs, o)), many: strip(await lib.validateFiles(inputs, { ...o, jobs: 3, minThreadBytes: 0 })) };
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const r = JSON.parse(await runScript("run-options.mjs", script, JSON.stringify(inputs))) as Record<string, { one: { findings: Finding[] }; many: unknown }>;
+    for (const [name, { one, many }] of Object.entries(r)) {
+      expect(one.findings.length, name).toBeGreaterThan(10);
+      expect(many, name).toEqual(one);
+    }
+    // (s2c JSONL reads its responses as such: no direction guess, unlike the detected c2s reading)
+    expect(r.direction!.one.findings.some((f) => f.rule === "input/direction-guessed")).toBe(false);
+  });
+
   it("a later file finished before an earlier one waits for its turn: findings stream in input order", async () => {
     requireBuiltCli();
     // A big first file on the calling thread and small ones on a worker: they finish first, and
