@@ -53,8 +53,8 @@ export const IDLE_WORKERS_MS = 5000;
 
 /**
  * New worker threads are started only when the regular files after the first hold at least this
- * many bytes together (16 MiB): a thread's start-up (its code and validators compiled cold, about
- * 0.2 s) costs more than it saves on less. Idle warm workers are used whatever the size.
+ * many bytes together (16 MiB): a thread's start-up (its code and validators compiled cold) costs
+ * more than it saves on less. Idle warm workers are used whatever the size.
  */
 export const MIN_BYTES_FOR_NEW_THREADS = 16 * 1024 * 1024;
 
