@@ -14,7 +14,6 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validatorsFor } from "../../src/mcp/validation.js";
 import {
   CLAIM_BACK,
   CLAIM_FREE,
