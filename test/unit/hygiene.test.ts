@@ -11,6 +11,7 @@ import tseslint from "typescript-eslint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quicLayerImports } from "../../eslint.config.js";
 import { misplacedTestHelpers, oversizedSources, repoFiles } from "../../scripts/check-hygiene.mjs";
+import { MOVES, rewrite } from "../../scripts/move-test-helpers.mjs";
 import { PROJECT_ROOT } from "../helpers/requires.js";
 
 describe("the lint rule keeping @matrixai/quic's JavaScript layer out of src/", () => {
@@ -126,5 +127,49 @@ describe("scripts/check-hygiene.mjs", () => {
     expect(files).toContain("scripts/check-hygiene.mjs");
     expect(files).toContain("src/cli/main.ts");
     expect(files.some((f) => f.startsWith("node_modules/") || f.startsWith("dist/"))).toBe(false);
+  });
+});
+
+describe("scripts/move-test-helpers.mjs", () => {
+  const moves = { "test/e2e/helpers.ts": "test/helpers/cli.ts", "test/unit/fakes.ts": "test/helpers/fakes.ts" };
+
+  it("points a test's imports of a moved file at its new place, and leaves the others", () => {
+    const text = [
+      `import { CLI } from "./helpers.js";`,
+      `import { harness } from "../unit/fakes.js";`,
+      `import { serialize } from "../../src/jsonrpc/serialize.js";`,
+      `const m = await import("./helpers.js");`,
+      `// see test/e2e/helpers.ts`,
+    ].join("\n");
+    expect(rewrite(text, "test/e2e/a.test.ts", "test/e2e/a.test.ts", moves).split("\n")).toEqual([
+      `import { CLI } from "../helpers/cli.js";`,
+      `import { harness } from "../helpers/fakes.js";`,
+      `import { serialize } from "../../src/jsonrpc/serialize.js";`,
+      `const m = await import("../helpers/cli.js");`,
+      `// see test/helpers/cli.ts`,
+    ]);
+  });
+
+  it("rebases a moved file's own relative imports", () => {
+    const text = [
+      `import { CLI } from "../e2e/helpers.js";`,
+      `import { mulberry32 } from "../helpers/prng.js";`,
+      `import { exceedsDepth } from "../../src/jsonrpc/line-scan.js";`,
+      `import "./setup.js";`,
+    ].join("\n");
+    expect(rewrite(text, "test/unit/fakes.ts", "test/helpers/fakes.ts", moves).split("\n")).toEqual([
+      `import { CLI } from "./cli.js";`,
+      `import { mulberry32 } from "./prng.js";`,
+      `import { exceedsDepth } from "../../src/jsonrpc/line-scan.js";`,
+      `import "../unit/setup.js";`,
+    ]);
+  });
+
+  it("moves each file from where it is (or was) into test/helpers/", () => {
+    const files = new Set(repoFiles(PROJECT_ROOT));
+    for (const [from, to] of Object.entries(MOVES)) {
+      expect(to.startsWith("test/helpers/"), to).toBe(true);
+      expect(files.has(from) !== files.has(to), `${from} or ${to}, exactly one`).toBe(true);
+    }
   });
 });
