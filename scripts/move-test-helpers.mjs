@@ -8,7 +8,8 @@
  * test/, bench/ and scripts/ (static `from "…"`, bare `import "…"` and `import("…")`) is
  * rewritten to the new path, the moved file's own relative imports are rebased, and mentions of
  * the old repository path in those files and in docs/ become the new one (CHANGELOG.md and
- * README.md are left alone). Prints what it changed; exit 1 when a source is missing.
+ * README.md are left alone, and so are this script and its test, where the paths are data).
+ * Prints what it changed; exit 1 when a source is missing.
  *
  * Usage: node scripts/move-test-helpers.mjs   (from a clean checkout; commit the result alone)
  */
@@ -28,6 +29,8 @@ export const MOVES = {
   "test/unit/mcp-samples.ts": "test/helpers/mcp-samples.ts",
 };
 
+/** This script and its test: the moved paths there are data, not references. */
+const SELF = new Set(["scripts/move-test-helpers.mjs", "test/unit/hygiene.test.ts"]);
 const CODE = /\.[cm]?[jt]s$/;
 /** Relative module specifiers: `from "./x.js"`, `import "./x.js"`, `import("./x.js")`. */
 const SPECIFIER = /(\bfrom\s*|\bimport\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\2/g;
@@ -83,7 +86,7 @@ function main() {
   const back = Object.fromEntries(Object.entries(MOVES).map(([from, to]) => [to, from]));
   const files = repoFiles(root).filter((f) => (/^(test|bench|scripts)\//.test(f) && CODE.test(f)) || (f.startsWith("docs/") && f.endsWith(".md")));
   for (const file of files) {
-    if (file === "scripts/move-test-helpers.mjs") continue;
+    if (SELF.has(file)) continue;
     const text = readFileSync(path.join(root, file), "utf8");
     const updated = rewrite(text, back[file] ?? file, file, MOVES);
     if (updated !== text) {
