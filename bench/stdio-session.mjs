@@ -69,7 +69,7 @@ export class StdioSession {
       this.child.kill("SIGKILL");
     }, 1000);
     watchdog.unref();
-    this.exited.then(({ code, signal }) => {
+    void this.exited.then(({ code, signal }) => {
       clearInterval(watchdog);
       const err = new Error(`${command} exited (${code ?? signal}) with ${this.pending.size} request(s) unanswered; stderr ends: ${lastLine(this.stderrTail)}\n${this.stderrTail}`);
       for (const w of this.pending.values()) w.reject(err);

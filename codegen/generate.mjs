@@ -415,7 +415,7 @@ function formatsUsed(node, out = new Set()) {
  * then ajv-formats' full definitions — the same precedence as the run-time compiler in
  * src/mcp/validation.ts (ajv-formats, overridden by MCP_FORMATS), so both give the same verdicts.
  *
- * @returns {Map<string, { source: "mcp" | "ajv-formats", check: unknown }>} sorted by name
+ * @returns {Promise<Map<string, { source: "mcp" | "ajv-formats", check: unknown }>>} sorted by name
  * @throws Error for a format neither knows (ajv strict mode would reject it anyway)
  */
 async function resolveFormats(schema, mcpFormats) {

@@ -49,7 +49,7 @@ async function rejection(p: Promise<unknown>): Promise<SenderError> {
     await p;
   } catch (e) {
     if (e instanceof SenderError) return e;
-    throw new Error(`expected a SenderError, got ${String(e)}`);
+    throw new Error(`expected a SenderError, got ${String(e)}`, { cause: e });
   }
   throw new Error("expected the call to fail");
 }

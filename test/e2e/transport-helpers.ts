@@ -109,7 +109,7 @@ export async function mcpError(p: Promise<unknown>): Promise<McpError> {
     await p;
   } catch (e) {
     if (e instanceof McpError) return e;
-    throw new Error(`expected an McpError, got ${String(e)}`);
+    throw new Error(`expected an McpError, got ${String(e)}`, { cause: e });
   }
   throw new Error("expected the request to fail");
 }

@@ -202,19 +202,6 @@ function typesOf(schema: Schema): string[] | undefined {
   return undefined;
 }
 
-function jsonTypeOf(value: Json): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
-  return typeof value;
-}
-
-/** Whether `value` has JSON type `type` (integers are numbers too). */
-function hasType(value: Json, type: string): boolean {
-  const actual = jsonTypeOf(value);
-  return actual === type || (type === "number" && actual === "integer");
-}
-
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -455,8 +442,8 @@ export class SchemaInstanceGenerator {
     if (node === true) return { schema: {}, definition };
     if (!isObject(node)) throw new Error(`unsupported schema node ${JSON.stringify(node)}`);
     for (const k of UNSUPPORTED) if (k in node) throw new Error(`unsupported keyword ${k} in ${definition}`);
-    let schema: Schema = node;
-    let owner = definition;
+    const schema: Schema = node;
+    const owner = definition;
     if (typeof schema["$ref"] === "string") {
       const target = this.resolveRef(schema["$ref"]);
       const siblings = Object.keys(schema).filter((k) => k !== "$ref" && !ANNOTATIONS.has(k));

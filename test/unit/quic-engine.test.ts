@@ -4,7 +4,7 @@
  * idle timeout.
  */
 import dgram from "node:dgram";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   connectQuic,
   PeerResetError,
@@ -283,7 +283,8 @@ describe("QUIC engine", () => {
     const conn = await client(es.port, pki.client, { idleTimeoutMs: 600 });
     // Silence the server: close its socket without telling the client.
     es.server.onConnection = undefined;
-    await (es.server as unknown as { socket: dgram.Socket }).socket.close();
+    const socket = (es.server as unknown as { socket: dgram.Socket }).socket;
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
     (es.server as unknown as { closed: boolean }).closed = true;
     const t0 = Date.now();
     const info = await new Promise((resolve) => (conn.onClose = resolve));

@@ -51,6 +51,7 @@ function assertWellFormedXml(xml: string): void {
     const text = /^[^<]+/.exec(rest);
     expect(text, `unexpected markup at: ${rest.slice(0, 40)}`).not.toBeNull();
     expect(text![0].replace(entity, "")).not.toMatch(/&/);
+    // eslint-disable-next-line no-control-regex -- the assertion: no raw control character in the HTML
     expect(text![0]).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
     if (stack.length === 0) expect(text![0].trim()).toBe("");
     rest = rest.slice(text![0].length);
@@ -94,7 +95,9 @@ describe("text reporter", () => {
     for (const color of [false, true]) {
       const out = renderReport("text", [f], summarize([fileSummary(f.file, 0, 1, { protocolVersions: [evil] })], 1), { color });
       // Only the reporter's own colour codes (ESC [ digits m) may remain, and no stray line breaks.
+      // eslint-disable-next-line no-control-regex -- ESC starts the colour codes being removed
       const stripped = out.replace(/\u001b\[[0-9;]*m/g, "");
+      // eslint-disable-next-line no-control-regex -- the assertion: no raw control character in the text
       expect(stripped).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
       expect(stripped).toContain("\\u001b]0;pwned\\u0007\\u001b[2Jevil\\u007f\\u009b\\u000a");
       expect(stripped.split("\n").filter((l) => l.includes("schema/unknown-method"))).toHaveLength(1);
