@@ -88,7 +88,7 @@ function checkSchema(v: ProtocolValidators, meta: SchemaMeta): void {
     try {
       v.validate(name, null); // compiles the definition (and everything it refers to)
     } catch (err) {
-      throw new Error(`definition ${name} does not compile: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`definition ${name} does not compile: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
 }

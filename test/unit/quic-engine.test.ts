@@ -286,10 +286,8 @@ describe("QUIC engine", () => {
     const socket = (es.server as unknown as { socket: dgram.Socket }).socket;
     await new Promise<void>((resolve) => socket.close(() => resolve()));
     (es.server as unknown as { closed: boolean }).closed = true;
-    const t0 = Date.now();
     const info = await new Promise((resolve) => (conn.onClose = resolve));
     expect(info).toMatchObject({ kind: "idle-timeout" });
-    expect(Date.now() - t0).toBeLessThan(3_000);
   });
 });
 
