@@ -33,7 +33,7 @@ describe("cancellation through serve", () => {
   };
 
   /** Polls the orchestrator's counters until `ok` holds (at most `tries` reads). */
-  const statsUntil = async (ok: (s: Stats) => boolean, tries = 100): Promise<Stats> => {
+  const statsUntil = async (ok: (s: Stats) => boolean, tries = 500): Promise<Stats> => {
     let s = await stats();
     for (let i = 0; i < tries && !ok(s); i++) {
       await sleep(20);
