@@ -25,6 +25,7 @@ import { performance } from "node:perf_hooks";
 import { FrameError, FrameTooLargeError } from "../framing/frame.js";
 import { ALPN, isLoopbackHost, StreamCode, udpPayloadConfig } from "../quic/quic-common.js";
 import { QuicServerEndpoint, type QuicStream } from "../quic/engine/index.js";
+import { FramedStream } from "../quic/framed-stream.js";
 import type { PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { decodeRequest, DEFAULT_MAX_STREAMS, positiveInteger, startServer } from "./rpc-server.js";
 import type { CallFault, CallLink, OrchestratorBaseOptions, RpcCall, RpcServer, RunningOrchestrator } from "./rpc-server.js";
@@ -82,6 +83,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
       idleTimeoutMs,
       keepAliveMs,
       maxStreamsBidi: maxStreams,
+      refusedStreamCode: StreamCode.UNSUPPORTED,
       maxSendUdpPayload: udp.maxSendUdpPayloadSize,
       maxRecvUdpPayload: udp.maxRecvUdpPayloadSize,
       // Stable across restarts with the same key: a restarted orchestrator answers its clients'
@@ -92,7 +94,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
     const fins = new FinWaits();
     server.onConnection = (conn) => {
       rpc.stats.connections++;
-      conn.onStream = (stream) => serveStream(rpc, stream, fins);
+      conn.onStream = (stream) => serveStream(rpc, new FramedStream(stream), fins);
       conn.onClose = (info) => {
         if (info.kind !== "local") log.debug({ reason: info }, "client connection closed");
       };
@@ -115,7 +117,7 @@ export async function startOrchestrator(options: OrchestratorOptions = {}): Prom
 /** One RPC's stream as the core's {@link CallLink}. */
 class StreamLink implements CallLink {
   constructor(
-    private readonly stream: QuicStream,
+    private readonly stream: FramedStream,
     private readonly fins: FinWaits,
   ) {}
 
@@ -134,7 +136,7 @@ class StreamLink implements CallLink {
   }
 
   done(responded: boolean): void {
-    if (responded && !this.stream.readFinished) this.fins.add(this.stream);
+    if (responded && !this.stream.readFinished) this.fins.add(this.stream.stream);
   }
 }
 
@@ -143,7 +145,7 @@ class StreamLink implements CallLink {
  * frame is only allowed during a streaming RPC (`stream_cancel`); the FIN is expected right after
  * the request.
  */
-function serveStream(rpc: RpcServer, stream: QuicStream, fins: FinWaits): void {
+function serveStream(rpc: RpcServer, stream: FramedStream, fins: FinWaits): void {
   const call = rpc.open(new StreamLink(stream, fins));
   stream.onFrame = (payload) => {
     if (stream.framesRead === 1) {
@@ -164,7 +166,7 @@ function serveStream(rpc: RpcServer, stream: QuicStream, fins: FinWaits): void {
   stream.onWriteError = () => call.cancel("client cancelled the stream");
 }
 
-function onExtraFrame(call: RpcCall, stream: QuicStream, payload: Uint8Array): void {
+function onExtraFrame(call: RpcCall, stream: FramedStream, payload: Uint8Array): void {
   if (call.streaming && stream.framesRead === 2 && isStreamCancel(decodeRequest(payload))) {
     call.cancel("client sent stream_cancel");
     return;

@@ -1,6 +1,7 @@
 /**
- * QUIC wire facts shared by the QUIC link (./quic-link.ts), the reference orchestrator's server
- * and the QUIC engine (./engine): ALPN, stream error codes, UDP payload settings.
+ * QUIC wire facts shared by the QUIC link (./quic-link.ts) and the reference orchestrator's
+ * server: ALPN, stream error codes, UDP payload settings. The QUIC engine (./engine) does not
+ * import this module: it takes such numbers through its config.
  *
  * Nothing here loads @matrixai/quic's JavaScript layer (the engine drives quiche's native binding
  * directly); the helpers for driving that layer as an independent test peer are in

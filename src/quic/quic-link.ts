@@ -38,6 +38,7 @@ import {
   type QuicConnection,
   type QuicStream,
 } from "./engine/index.js";
+import { FramedStream } from "./framed-stream.js";
 import { ALPN, StreamCode, streamCodeName, udpPayloadConfig } from "./quic-common.js";
 
 export { formatHostPort, parseHostPort } from "./address.js";
@@ -184,6 +185,7 @@ class QuicDialer extends PeerDialer implements LinkDialer {
         keepAliveMs: o.keepAliveMs,
         connectTimeoutMs: o.connectTimeoutMs,
         maxStreamsBidi: 0, // the protocol has no server-initiated streams
+        refusedStreamCode: StreamCode.UNSUPPORTED,
         ...(o.udpPayloadBytes !== undefined ? { udpPayloadBytes: o.udpPayloadBytes } : {}),
         ...(o.resolver ? { resolver: o.resolver } : {}),
       });
@@ -287,7 +289,7 @@ class QuicLink implements Link {
 
   open(_requestId: string, _multiFrame: boolean, events: CallEvents): LinkCall | undefined {
     const stream = this.qc.tryOpenStream();
-    return stream && new QuicCall(stream, events, this);
+    return stream && new QuicCall(new FramedStream(stream), events, this);
   }
 
   close(): Promise<void> {
@@ -334,7 +336,7 @@ class QuicCall implements LinkCall {
   private released = false;
 
   constructor(
-    private readonly stream: QuicStream,
+    private readonly stream: FramedStream,
     events: CallEvents,
     private readonly link: QuicLink,
   ) {
@@ -378,6 +380,6 @@ class QuicCall implements LinkCall {
 
   release(): void {
     this.released = true;
-    if (!this.stream.readFinished) this.link.awaitFin(this.stream);
+    if (!this.stream.readFinished) this.link.awaitFin(this.stream.stream);
   }
 }

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectQuic, QuicServerEndpoint, type QuicConnection } from "../../src/quic/engine/index.js";
+import { FramedStream } from "../../src/quic/framed-stream.js";
 import { ALPN } from "../../src/quic/quic-common.js";
 import { QuicSender } from "../../src/quic/quic-link.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
@@ -27,7 +28,8 @@ beforeAll(async () => {
   pki = await makePki();
   server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 30_000, maxStreamsBidi: 100 });
   server.onConnection = (c) => {
-    c.onStream = (s) => {
+    c.onStream = (raw) => {
+      const s = new FramedStream(raw);
       s.onFrame = (payload) => s.writeFrame(payload, true); // echo + FIN in one stream_send
     };
   };
@@ -55,12 +57,13 @@ function call(i: number): Promise<void> {
   const text = new TextEncoder().encode(`call-${i}-${"x".repeat(i % 200)}`);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`call ${i} hung`)), CALL_DEADLINE_MS);
-    conn.openStream((s, error) => {
-      if (!s) {
+    conn.openStream((raw, error) => {
+      if (!raw) {
         clearTimeout(timer);
         reject(error);
         return;
       }
+      const s = new FramedStream(raw);
       let got: Uint8Array | undefined;
       s.onFrame = (p) => (got = p);
       s.onReadEnd = (err) => {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectQuic, QuicServerEndpoint, type QuicConnection } from "../../src/quic/engine/index.js";
+import { FramedStream } from "../../src/quic/framed-stream.js";
 import { ALPN } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
 import { waitFor } from "../e2e/transport-helpers.js";
@@ -18,7 +19,8 @@ beforeAll(async () => {
   pki = await makePki();
   server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 20_000 });
   server.onConnection = (conn) => {
-    conn.onStream = (s) => {
+    conn.onStream = (raw) => {
+      const s = new FramedStream(raw);
       s.onFrame = (payload) => s.writeFrame(payload, true);
     };
   };
@@ -37,8 +39,9 @@ function clientSent(): number {
 /** One echo call on a new stream; resolves with the echoed payload. */
 function call(payload: Uint8Array): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    client.openStream((s, error) => {
-      if (!s) return reject(error);
+    client.openStream((raw, error) => {
+      if (!raw) return reject(error);
+      const s = new FramedStream(raw);
       s.onFrame = resolve;
       s.onReadEnd = (e) => e && reject(e);
       s.writeFrame(payload, true);

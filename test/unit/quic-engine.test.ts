@@ -13,9 +13,9 @@ import {
   statelessResetToken,
   UNREACHABLE_CONFIRM_MS,
   type QuicConnection,
-  type QuicStream,
 } from "../../src/quic/engine/index.js";
 import { FrameTooLargeError, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
+import { FramedStream } from "../../src/quic/framed-stream.js";
 import { ALPN, StreamCode } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
 
@@ -39,7 +39,7 @@ interface EchoServer {
   /** Peak concurrently open server streams. */
   peak: number;
   hold: boolean;
-  held: QuicStream[];
+  held: FramedStream[];
 }
 
 /** A server answering each frame with the same frame + FIN (or holding the stream when `hold`). */
@@ -55,7 +55,8 @@ async function echoServer(opts: { maxStreams?: number; idleTimeoutMs?: number; t
   const es: EchoServer = { server, port: server.address.port, errors: [], peak: 0, hold: false, held: [] };
   let open = 0;
   server.onConnection = (conn) => {
-    conn.onStream = (s) => {
+    conn.onStream = (raw) => {
+      const s = new FramedStream(raw);
       open++;
       es.peak = Math.max(es.peak, open);
       s.onFrame = (payload) => {
@@ -95,8 +96,9 @@ async function client(port: number, tls = pki.client, extra: { idleTimeoutMs?: n
 /** Sends one frame + FIN on a new stream; resolves with the response frame or the error. */
 function rpc(conn: QuicConnection, payload: Uint8Array): Promise<Uint8Array | Error> {
   return new Promise((resolve) => {
-    conn.openStream((s, error) => {
-      if (!s) return resolve(error!);
+    conn.openStream((raw, error) => {
+      if (!raw) return resolve(error!);
+      const s = new FramedStream(raw);
       let got: Uint8Array | undefined;
       s.onFrame = (p) => (got = p);
       s.onReadEnd = (err) => resolve(err ?? got ?? new Error("no frame"));
@@ -150,12 +152,27 @@ describe("QUIC engine", () => {
     const es = await echoServer();
     es.hold = true;
     const conn = await client(es.port);
-    const s = conn.tryOpenStream()!;
+    const s = new FramedStream(conn.tryOpenStream()!);
     s.writeFrame(new Uint8Array([9]), false);
     await until(() => es.held.length === 1);
     s.reset(StreamCode.CANCELLED);
     await until(() => es.errors.length === 1);
     expect(es.errors).toEqual([`reset:${StreamCode.CANCELLED}`]);
+  });
+
+  it("resets a peer-initiated stream with the configured refusedStreamCode when there is no onStream", async () => {
+    const es = await echoServer();
+    const conn = await connectQuic({ host: "127.0.0.1", port: es.port, serverName: "localhost", tls: pki.client, alpn: [ALPN], idleTimeoutMs: 10_000, refusedStreamCode: 42 });
+    cleanups.push(() => conn.close());
+    await until(() => es.server.connections().some((c) => c.isEstablished));
+    const serverConn = es.server.connections().find((c) => c.isEstablished)!;
+    const out = await new Promise<Error | undefined>((resolve) => {
+      const s = serverConn.tryOpenStream()!;
+      s.onReadEnd = (e) => resolve(e);
+      s.write(new Uint8Array([1, 2, 3]), false);
+    });
+    expect(out).toBeInstanceOf(PeerResetError);
+    expect((out as PeerResetError).code).toBe(42);
   });
 
   it("survives version negotiation probes and garbage datagrams", async () => {
@@ -210,7 +227,8 @@ describe("QUIC engine", () => {
     expect(server.statelessResetsSent).toBe(1);
     // Connections still work (each gets its own token in its transport parameters).
     server.onConnection = (conn) => {
-      conn.onStream = (st) => {
+      conn.onStream = (raw) => {
+        const st = new FramedStream(raw);
         st.onFrame = (p) => st.writeFrame(p, true);
       };
     };

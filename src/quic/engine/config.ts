@@ -61,6 +61,11 @@ export interface EngineConfig {
   initialMaxData?: number;
   /** `initial_max_stream_data_bidi_*` in bytes (default 1 MiB; quiche auto-tunes upwards). */
   initialMaxStreamData?: number;
+  /**
+   * Application error code (RFC 9000 §20.2) of the RESET_STREAM + STOP_SENDING sent for a
+   * peer-initiated stream when the connection has no `onStream` handler (default 0).
+   */
+  refusedStreamCode?: number;
 }
 
 /** Resolved numeric settings. */
@@ -68,12 +73,13 @@ export interface ResolvedLimits {
   idleTimeoutMs: number;
   keepAliveMs: number;
   maxSendUdpPayload: number;
+  refusedStreamCode: number;
 }
 
 /**
  * Validates `config` and returns the numbers the endpoint uses at run time.
  * @throws RangeError when a value is out of range (idle ≤ 0, keep-alive ≥ idle, payload sizes
- *   outside 1200..65527, a non-positive stream limit)
+ *   outside 1200..65527, a non-positive stream limit, a refused-stream code that is no varint)
  */
 export function resolveLimits(config: EngineConfig): ResolvedLimits {
   const idle = config.idleTimeoutMs;
@@ -92,7 +98,9 @@ export function resolveLimits(config: EngineConfig): ResolvedLimits {
   }
   const streams = config.maxStreamsBidi ?? 100;
   if (!Number.isInteger(streams) || streams < 0) throw new RangeError(`maxStreamsBidi must be a non-negative integer, got ${streams}`);
-  return { idleTimeoutMs: idle, keepAliveMs: keepAlive, maxSendUdpPayload: send };
+  const refused = config.refusedStreamCode ?? 0;
+  if (!Number.isSafeInteger(refused) || refused < 0) throw new RangeError(`refusedStreamCode must be a non-negative integer, got ${refused}`);
+  return { idleTimeoutMs: idle, keepAliveMs: keepAlive, maxSendUdpPayload: send, refusedStreamCode: refused };
 }
 
 const encoder = new TextEncoder();

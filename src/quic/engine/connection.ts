@@ -11,8 +11,7 @@
  * control frames ride along with them.
  */
 import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
-import { StreamCode } from "../quic-common.js";
-import { quiche } from "./config.js";
+import { quiche, type ResolvedLimits } from "./config.js";
 import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
 import { AckDelay, QuicheDeadline } from "./timers.js";
 import { ConnectionClosedError, readCloseInfo, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
@@ -40,7 +39,7 @@ type OpenCallback = (stream: QuicStream | undefined, error?: Error) => void;
  * `onConnection` (server).
  *
  * Callbacks: {@link onStream} (a peer-initiated bidirectional stream; without a handler such
- * streams are reset with `UNSUPPORTED`), {@link onClose} (once, when the connection ends or
+ * streams are reset with the configured `refusedStreamCode`), {@link onClose} (once, when the connection ends or
  * starts draining), {@link onStreamCredit} (after {@link tryOpenStream} returned `undefined`,
  * once the peer granted more streams).
  */
@@ -91,7 +90,7 @@ export class QuicConnection {
     readonly conn: Connection,
     role: "client" | "server",
     recvInfo: RecvInfo,
-    private readonly keepAliveMs: number,
+    private readonly limits: Pick<ResolvedLimits, "keepAliveMs" | "refusedStreamCode">,
     onEstablished?: () => void,
   ) {
     this.isServer = role === "server";
@@ -257,8 +256,8 @@ export class QuicConnection {
       this.established = true;
       // The handshake completed: the peer proved it receives at its address (RFC 9000 §8.1).
       this.amplificationCredit = undefined;
-      if (this.keepAliveMs > 0) {
-        this.keepAlive = setInterval(() => this.ping(), this.keepAliveMs);
+      if (this.limits.keepAliveMs > 0) {
+        this.keepAlive = setInterval(() => this.ping(), this.limits.keepAliveMs);
         this.keepAlive.unref();
       }
       const cb = this.onEstablishedCb;
@@ -463,7 +462,7 @@ export class QuicConnection {
     this.writeOpen++;
     this.streams.set(id, s);
     if (this.onStream) this.onStream(s);
-    else s.reset(StreamCode.UNSUPPORTED);
+    else s.reset(this.limits.refusedStreamCode);
     return s;
   }
 

@@ -213,7 +213,7 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
       reject(new QuicConnectError("tls-local", `cannot start the TLS handshake with server name ${JSON.stringify(options.serverName)}: ${(e as Error).message}`, undefined, { cause: e }));
       return;
     }
-    const conn: QuicConnection = new QuicConnection(ep, qc, "client", recvInfo, limits.keepAliveMs, () => {
+    const conn: QuicConnection = new QuicConnection(ep, qc, "client", recvInfo, limits, () => {
       // Resolve after this turn's flush, so the handshake's last flight leaves before any
       // stream data: some servers (e.g. @matrixai/quic's) mishandle 1-RTT stream data that
       // arrives in the datagram completing their handshake.
@@ -552,7 +552,7 @@ export class QuicServerEndpoint extends UdpEndpoint {
     } catch {
       return;
     }
-    const conn: QuicConnection = new QuicConnection(this, qc, "server", recvInfo, this.limits.keepAliveMs, () => {
+    const conn: QuicConnection = new QuicConnection(this, qc, "server", recvInfo, this.limits, () => {
       this.handshakeEnded(conn);
       if (this.onConnection) this.onConnection(conn);
     });

@@ -2,12 +2,12 @@
  * {@link QuicStream}: one bidirectional QUIC stream (RFC 9000 §2, §3) as a plain object with
  * callbacks. No web streams, no EventTarget, no timers or locks per stream.
  *
- * Reading is frame-oriented: the bytes are cut into `[u32 BE length][payload]` frames
- * (orchestra-protocol.md, "Framing") and each complete payload is handed to {@link onFrame}.
+ * The engine carries bytes only: each chunk read is handed to {@link onData} as it comes out of
+ * quiche, and the end of the read side (FIN, reset) to {@link onReadEnd}. Message boundaries are
+ * the application's (for the Orchestra protocol: src/quic/framed-stream.ts).
  * Writing queues chunks into quiche; the last chunk and the FIN always go in the same
  * `stream_send` call, so they leave in the same packet (quic-notes.md, fault 1).
  */
-import { encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, FrameError, MAX_FRAME_BYTES } from "../../framing/frame.js";
 import type { QuicConnection } from "./connection.js";
 
 /** What ended the read side of a stream early: the peer reset it (RESET_STREAM, RFC 9000 §19.4). */
@@ -40,20 +40,16 @@ const EMPTY = new Uint8Array(0);
  * the connection's `onStream` (peer-initiated).
  *
  * Callbacks (set them synchronously after getting the stream; each fires at most as described):
- * - {@link onFrame}(payload): once per complete frame read (payload is owned by the callee);
- * - {@link onReadEnd}(error?): once, when the read side ends: `undefined` for a FIN at a frame
- *   boundary; `FrameTooLargeError` (header declared more than {@link maxFrameBytes}; nothing of
- *   the body is buffered and reading stops), `FrameTruncatedError` (FIN inside a frame), or
- *   {@link PeerResetError};
+ * - {@link onData}(chunk): per chunk of stream data read, in order. `chunk` is a view into a
+ *   receive buffer shared by all streams, valid only during the call: copy what you keep;
+ * - {@link onReadEnd}(error?): once, when the read side ends: `undefined` for the peer's FIN;
+ *   {@link PeerResetError}, or `ConnectionClosedError` when the connection closed first. Not
+ *   called after {@link abandonRead} or {@link reset};
  * - {@link onWriteError}(error): once, when the peer stops our send side ({@link PeerStopError})
  *   before our FIN was handed to quiche, or the connection closed with data still queued.
  */
 export class QuicStream {
-  /** Complete frames handed to {@link onFrame} so far. */
-  framesRead = 0;
-  /** Largest frame payload accepted (bytes; default 16 MiB). Set before data arrives. */
-  maxFrameBytes = MAX_FRAME_BYTES;
-  onFrame: ((payload: Uint8Array) => void) | undefined = undefined;
+  onData: ((chunk: Uint8Array) => void) | undefined = undefined;
   onReadEnd: ((error?: Error) => void) | undefined = undefined;
   onWriteError: ((error: Error) => void) | undefined = undefined;
   /** Free slot for the user (e.g. the call this stream carries). */
@@ -65,7 +61,6 @@ export class QuicStream {
   /** @internal true once quiche knows the stream (first `stream_send` or peer-initiated). */ committed: boolean;
   /** @internal write queue not yet accepted by quiche (flow control). */ pending: Uint8Array[] | undefined = undefined;
   /** @internal */ finPending = false;
-  private decoder: FrameDecoder | undefined;
   private readEndReported = false;
 
   /** @internal */
@@ -94,23 +89,9 @@ export class QuicStream {
   }
 
   /**
-   * Writes one frame `[u32 BE length][payload]`; with `fin` the FIN goes in the same
-   * `stream_send` call as the frame's last bytes. Data beyond the flow-control window is queued
-   * and sent as the peer grants credit. Sent at the connection's next flush (once per turn).
-   * @throws FrameTooLargeError (before anything is written) when the payload exceeds 16 MiB
-   * @throws StreamClosedError when the send side is already finished
-   */
-  writeFrame(payload: Uint8Array, fin: boolean): void {
-    if (payload.byteLength <= FRAME_COALESCE_BYTES) this.write(encodeFrame(payload), fin);
-    else {
-      const header = encodeFrameHeader(payload.byteLength);
-      this.write(header, false);
-      this.write(payload, fin);
-    }
-  }
-
-  /**
-   * Writes raw bytes (`fin`: and finishes the send side). The caller keeps ownership of
+   * Writes raw bytes (`fin`: and finishes the send side, in the same `stream_send` call as the
+   * last of `bytes`). Data beyond the flow-control window is queued and sent as the peer grants
+   * credit; sent at the connection's next flush (once per turn). The caller keeps ownership of
    * `bytes` but must not modify them until written (quiche copies what it accepts at once).
    * @throws StreamClosedError when the send side is already finished
    */
@@ -138,47 +119,31 @@ export class QuicStream {
     this.connection.streamShutdown(this, code, true, false);
   }
 
+  /**
+   * Ends the read side locally without telling the peer (no STOP_SENDING): {@link onData} and
+   * {@link onReadEnd} are not called any more and data still arriving is dropped. For a reader
+   * that gave up on the bytes (e.g. an oversize frame) and will reset the stream itself.
+   * No-op once the read side ended.
+   */
+  abandonRead(): void {
+    if (this.readDone) return;
+    this.readDone = true;
+    this.readEndReported = true;
+    this.connection.readSideEnded(this);
+  }
+
   /** @internal a chunk read from quiche (a view into a shared buffer, valid during this call). */
   receive(chunk: Uint8Array, fin: boolean): void {
     if (this.readDone) return;
-    if (chunk.byteLength > 0) {
-      const decoder = (this.decoder ??= new FrameDecoder(this.maxFrameBytes));
-      let frames: Uint8Array[];
-      try {
-        frames = decoder.push(chunk);
-      } catch (e) {
-        this.readDone = true;
-        this.connection.readSideEnded(this);
-        this.reportReadEnd(e as Error);
-        return;
-      }
-      for (let i = 0; i < frames.length; i++) {
-        let f = frames[i]!;
-        // Views into the shared receive buffer must be copied before they leave this call.
-        // (Buffer#slice does not copy: copy explicitly.)
-        if (f.buffer === chunk.buffer) {
-          const copy = new Uint8Array(f.byteLength);
-          copy.set(f);
-          f = copy;
-        }
-        this.framesRead++;
-        if (this.onFrame) this.onFrame(f);
-        if (this.readDone) return; // the callback reset the stream
-      }
+    if (chunk.byteLength > 0 && this.onData) {
+      this.onData(chunk);
+      if (this.readDone) return; // the callback reset the stream or gave up reading
     }
     if (fin) {
       this.recvClosed = true;
       this.readDone = true;
       this.connection.readSideEnded(this);
-      let error: Error | undefined;
-      if (this.decoder && !this.decoder.atBoundary) {
-        try {
-          this.decoder.end();
-        } catch (e) {
-          error = e as FrameError;
-        }
-      }
-      this.reportReadEnd(error);
+      this.reportReadEnd(undefined);
     }
   }
 
