@@ -120,15 +120,16 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }] =
+  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }, { DeferredSender }] =
     await Promise.all([
       import("../bridge/stdio-bridge.js"),
       import("../bridge/capture.js"),
       import("../log.js"),
       import("../version.js"),
-      import("../quic/quic-link.js"),
+      import("../quic/address.js"),
       import("../pki/store.js"),
       import("../jsonrpc/line-splitter.js"),
+      import("../transport/deferred-sender.js"),
     ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
@@ -150,7 +151,8 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
           return 2;
         }
         const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
-        sender = opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+        // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
+        sender = new DeferredSender({ address: opts.orchestratorAddr, streams: opts.transport !== "tls", open: () => openSender(opts.transport, senderOptions) });
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
         const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir);
@@ -162,7 +164,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         bridgeOutput = divertStdout();
         // Started in the background: stdin is read and `initialize` answered meanwhile; calls
         // that need the orchestrator wait in the DeferredSender until it is up.
-        const deferred = new (await import("../transport/deferred-sender.js")).DeferredSender({ address: "embedded", streams: opts.transport !== "tls" });
+        const deferred = new DeferredSender({ address: "embedded", streams: opts.transport !== "tls" });
         sender = deferred;
         const started: EmbeddedResources = {};
         let settled = false;
@@ -281,8 +283,12 @@ async function startEmbedded(
       : await (await import("../orchestrator/quic-server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
   started.orchestrator = orchestrator;
   log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
-  const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
-  return opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new (await import("../quic/quic-link.js")).QuicSender(senderOptions);
+  return openSender(opts.transport, { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" });
+}
+
+/** The sender of `transport` to one orchestrator, its module loaded now. */
+async function openSender(transport: Transport, options: import("../quic/quic-link.js").QuicSenderOptions & import("../tls/tls-link.js").TlsSenderOptions): Promise<Sender> {
+  return transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(options) : new (await import("../quic/quic-link.js")).QuicSender(options);
 }
 
 /**

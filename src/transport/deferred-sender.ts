@@ -1,8 +1,10 @@
 /**
- * A {@link Sender} whose orchestrator is still starting: `serve` without `--orchestrator-addr`
- * hands one to the bridge at once, so that stdin is read and `initialize` (answered by the bridge
- * itself) is answered while the embedded orchestrator starts; calls that need the orchestrator
- * wait until {@link DeferredSender.ready} gives the real sender, then go to it.
+ * A {@link Sender} whose real sender does not exist yet: `serve` hands one to the bridge at once,
+ * so that stdin is read and `initialize` (answered by the bridge itself) is answered while the
+ * embedded orchestrator starts, or, with `--orchestrator-addr`, before the transport's code (the
+ * QUIC engine and its native binding, protobuf decoding) is even loaded: `open` makes the real
+ * sender on the first call. Calls that need the orchestrator wait until
+ * {@link DeferredSender.ready} gives the real sender, then go to it.
  *
  * Waiting is bounded: at most `maxWaiting` calls wait (one more fails at once with `connect`),
  * each waits no longer than its own `timeoutMs` (the rest of the deadline goes to the real call)
@@ -23,6 +25,11 @@ export interface DeferredSenderOptions {
   streams: boolean;
   /** Calls that may wait at once (default {@link DEFAULT_MAX_WAITING}). */
   maxWaiting?: number;
+  /**
+   * Makes the real sender, called once, by the first call (then {@link DeferredSender.ready} or,
+   * if it throws, {@link DeferredSender.fail} follow by themselves). Absent: the owner calls them.
+   */
+  open?: () => Promise<Sender>;
 }
 
 interface Waiter {
@@ -35,6 +42,7 @@ export class DeferredSender implements StreamingSender {
   private real: Sender | undefined;
   private failure: SenderError | undefined;
   private closed = false;
+  private opening = false;
   private readonly waiters = new Set<Waiter>();
 
   constructor(private readonly options: DeferredSenderOptions) {
@@ -90,7 +98,16 @@ export class DeferredSender implements StreamingSender {
   private async acquire(options: SendOptions): Promise<{ sender: Sender; rest: SendOptions }> {
     if (this.real) return { sender: this.real, rest: options };
     const started = performance.now();
-    const sender = await this.wait(options);
+    const waited = this.wait(options);
+    const { open } = this.options;
+    if (open && !this.opening && !this.failure && !this.closed) {
+      this.opening = true;
+      open().then(
+        (sender) => this.ready(sender),
+        (err: unknown) => this.fail(err instanceof Error ? err.message : String(err), err),
+      );
+    }
+    const sender = await waited;
     if (options.timeoutMs === undefined || options.timeoutMs <= 0) return { sender, rest: options };
     const left = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
     return { sender, rest: { ...options, timeoutMs: left } };
