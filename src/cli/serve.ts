@@ -99,8 +99,8 @@ const SERVE_HEAP_GROWING_PERCENT = 20;
 async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise<number> {
   setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`);
   // Signals, handled from the start so that the throwaway cert store is always removed:
-  // - during start-up: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
-  // - while serving: stop reading, answer every in-flight call with -32603, clean up, exit 128+n;
+  // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
+  // - while serving (the embedded orchestrator may still be starting; a start still running then is abandoned): stop reading, answer every in-flight call with -32603, clean up, exit 128+n;
   // - a second signal: remove it and exit at once.
   let stopRequested = false;
   let bridgeRef: { interrupt(reason: string): void } | undefined;
@@ -120,18 +120,22 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { QuicSender, parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }] =
+  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }, { DeferredSender }] =
     await Promise.all([
       import("../bridge/stdio-bridge.js"),
       import("../bridge/capture.js"),
       import("../log.js"),
       import("../version.js"),
-      import("../quic/quic-link.js"),
+      import("../quic/address.js"),
       import("../pki/store.js"),
       import("../jsonrpc/line-splitter.js"),
+      import("../transport/deferred-sender.js"),
     ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
+  /** Embedded: settles once the orchestrator is up (undefined) or could not start (the message). */
+  let embeddedStart: Promise<string | undefined> | undefined;
+  let abandoned = false;
   try {
     let sender: Sender;
     let preparedTls: import("../pki/store.js").TlsMaterial | undefined;
@@ -147,7 +151,8 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
           return 2;
         }
         const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
-        sender = opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+        // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
+        sender = new DeferredSender({ address: opts.orchestratorAddr, streams: opts.transport !== "tls", open: () => openSender(opts.transport, senderOptions) });
         log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
       } else {
         const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir);
@@ -157,23 +162,35 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         }
         // Module code runs in this process: from here on only the bridge writes to fd 1.
         bridgeOutput = divertStdout();
-        const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
-        // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
-        // once; a throwaway one, removed at exit, only when that cannot be used.
-        let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;
-        if (certsDir === undefined) {
-          const throwaway = await mkdtemp(join(tmpdir(), "orchestra-stdio-"));
-          throwawayDir = certsDir = throwaway;
-          cleanups.push(() => rm(throwaway, { recursive: true, force: true }));
-        }
-        const orchestrator =
-          opts.transport === "tls"
-            ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
-            : await (await import("../orchestrator/quic-server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
-        cleanups.unshift(() => orchestrator.stop());
-        log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
-        const senderOptions = { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" };
-        sender = opts.transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(senderOptions) : new QuicSender(senderOptions);
+        // Started in the background: stdin is read and `initialize` answered meanwhile; calls
+        // that need the orchestrator wait in the DeferredSender until it is up.
+        const deferred = new DeferredSender({ address: "embedded", streams: opts.transport !== "tls" });
+        sender = deferred;
+        const started: EmbeddedResources = {};
+        let settled = false;
+        embeddedStart = startEmbedded(opts, log, started, (dir) => (throwawayDir = dir)).then(
+          (real) => {
+            settled = true;
+            deferred.ready(real);
+            return undefined;
+          },
+          (err: unknown) => {
+            settled = true;
+            const message = (err as Error).message;
+            deferred.fail(message, err);
+            return message;
+          },
+        );
+        cleanups.push(async () => {
+          // On stdin EOF a start still running is finished first (its log line and its stop, as
+          // when it ran before stdin was read); after a signal it is abandoned: the process exits.
+          if (!settled && stopRequested) abandoned = true;
+          else {
+            await embeddedStart;
+            await started.orchestrator?.stop();
+          }
+          if (started.throwawayDir) await rm(started.throwawayDir, { recursive: true, force: true });
+        });
       }
     } catch (err) {
       log.error((err as Error).message);
@@ -185,6 +202,12 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
     try {
       capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
     } catch (err) {
+      // After the embedded orchestrator's start, as when it ran first.
+      const failure = await embeddedStart;
+      if (failure !== undefined) {
+        log.error(failure);
+        return 1;
+      }
       log.error(`cannot open the capture file: ${(err as Error).message}`);
       return 1;
     }
@@ -210,11 +233,62 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),
     });
     bridgeRef = bridge;
+    let startFailure: string | undefined;
+    void embeddedStart?.then((failure) => {
+      if (failure === undefined) return;
+      startFailure = failure;
+      log.error(failure);
+      bridge.interrupt(`the embedded orchestrator did not start: ${failure}`);
+      process.stdin.destroy();
+    });
     await bridge.run();
+    if (startFailure !== undefined) return 1;
     return stopRequested ? (process.exitCode as number) : 0;
   } finally {
     await runAll(cleanups, log);
+    if (abandoned) emergencyExit(process.exitCode as number);
   }
+}
+
+/** What the embedded orchestrator's start made so far, for the cleanup. */
+interface EmbeddedResources {
+  orchestrator?: { stop(): Promise<void> };
+  /** A throwaway cert store, removed at exit. */
+  throwawayDir?: string;
+}
+
+/**
+ * Starts the embedded reference orchestrator: loads `--tools`, opens the cert store, listens on
+ * an ephemeral loopback port, logs where, and resolves with the sender to it.
+ * @param started filled in as parts are made, so that a failed or abandoned start is cleaned up
+ * @throws whatever the modules, the cert store or the listener throw (the message is the exit 1 message)
+ */
+async function startEmbedded(
+  opts: ServeOptions,
+  log: { info(obj: object, msg: string): void; warn(msg: string): void },
+  started: EmbeddedResources,
+  onThrowaway: (dir: string) => void,
+): Promise<Sender> {
+  const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
+  // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
+  // once; a throwaway one, removed at exit, only when that cannot be used.
+  let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;
+  if (certsDir === undefined) {
+    certsDir = started.throwawayDir = await mkdtemp(join(tmpdir(), "orchestra-stdio-"));
+    onThrowaway(certsDir);
+  }
+  const orchestrator =
+    opts.transport === "tls"
+      ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
+      : await (await import("../orchestrator/quic-server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
+  started.orchestrator = orchestrator;
+  log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
+  return openSender(opts.transport, { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" });
+}
+
+/** The sender of `transport` to one orchestrator, its module loaded now. */
+async function openSender(transport: Transport, options: import("../quic/quic-link.js").QuicSenderOptions & import("../tls/tls-link.js").TlsSenderOptions): Promise<Sender> {
+  return transport === "tls" ? new (await import("../tls/tls-link.js")).TlsSender(options) : new (await import("../quic/quic-link.js")).QuicSender(options);
 }
 
 /**

@@ -4,11 +4,13 @@
  * nothing listens at the address given).
  */
 import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { LOADED_MODULES_HOOK, loadedModules } from "../helpers/loaded-modules.js";
-import { CLI, cliEnvironment, requireBuiltCli, tempDir } from "./helpers.js";
+import { CLI, cliEnvironment, requireBuiltCli, ROOT, tempDir } from "./helpers.js";
 import { GENERATED_VERSIONS } from "../../src/gen/mcp/catalog.js";
 
 /** A loopback port nobody listens on (UDP or TCP): one just released by a TCP listener. */
@@ -123,5 +125,81 @@ describe("serve start-up, embedded orchestrator", () => {
     expect(second.code).toBe(0);
     expect(second.lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
     expect(second.modules.filter((m) => m.includes("/@peculiar/"))).toEqual([]);
+  }, 120_000);
+});
+
+describe("serve start-up, embedded orchestrator still starting", () => {
+  const GATED = join(ROOT, "test/fixtures/tools/gated-tools.mjs");
+  let dir: { path: string; remove: () => Promise<void> };
+  beforeAll(async () => {
+    requireBuiltCli();
+    dir = await tempDir("orchestra-serve-gate-");
+  });
+  afterAll(() => dir?.remove());
+
+  /**
+   * Starts an embedded `serve` whose `--tools` module waits for a gate file, sends initialize and
+   * a tools/call, waits for the initialize answer, checks the call is not answered, opens the gate.
+   */
+  async function gatedSession(name: string, fail: boolean): Promise<{ lines: Array<Record<string, unknown>>; stderr: string; code: number | null; beforeGate: string[] }> {
+    const gate = join(dir.path, `${name}.gate`);
+    const child = spawn(process.execPath, [CLI, "serve", "--no-builtins", "--tools", GATED], {
+      env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn", XDG_CACHE_HOME: join(dir.path, "cache"), GATED_TOOLS_GATE: gate, GATED_TOOLS_FAIL: fail ? "1" : "0" }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const lines = () => stdout.split("\n").filter((l) => l !== "");
+    let onLine: (() => void) | undefined;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      onLine?.();
+    });
+    const answered = (count: number) =>
+      new Promise<void>((resolve, reject) => {
+        onLine = () => lines().length >= count && resolve();
+        onLine();
+        void exited.then(() => reject(new Error(`serve exited with ${lines().length} answers; stderr:\n${stderr}`)));
+      });
+    child.stdin.write(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "gated", arguments: {} } },
+      ]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    await answered(1);
+    // The module's top level is still waiting for the gate: the orchestrator has not started.
+    const beforeGate = lines();
+    await writeFile(gate, "");
+    if (fail) {
+      const code = await exited;
+      return { lines: lines().map((l) => JSON.parse(l) as Record<string, unknown>), stderr, code, beforeGate };
+    }
+    await answered(2);
+    child.stdin.end();
+    const code = await exited;
+    return { lines: lines().map((l) => JSON.parse(l) as Record<string, unknown>), stderr, code, beforeGate };
+  }
+
+  it("answers initialize before the orchestrator is ready; the call waits for it, then goes through", async () => {
+    const { lines, beforeGate, code } = await gatedSession("ok", false);
+    expect(beforeGate.map((l) => (JSON.parse(l) as { id: unknown }).id)).toEqual([1]);
+    expect(lines[0]).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18", capabilities: { tools: { listChanged: true } } } });
+    expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "through the gate" }] } });
+    expect(lines).toHaveLength(2);
+    expect(code).toBe(0);
+  }, 120_000);
+
+  it("a start-up failure after initialize answers the waiting call with -32603 and exits 1 with the module's message", async () => {
+    const { lines, stderr, code } = await gatedSession("fail", true);
+    expect(code).toBe(1);
+    expect(stderr).toContain("deliberate start-up failure");
+    expect(lines.map((l) => l.id)).toEqual([1, 2]);
+    expect(lines[1]).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringContaining("deliberate start-up failure") } });
   }, 120_000);
 });
