@@ -7,7 +7,8 @@
  * Built-in validators (no ../shared needed); captures go through `validateFiles` on stdin.
  */
 import { describe, expect, it } from "vitest";
-import { SESSION_RULES } from "../../src/validate/rules/index.js";
+import { EVENT_ORDER, SESSION_RULES } from "../../src/validate/rules/index.js";
+import type { RuleContext, RuleEvent } from "../../src/validate/rules/rule.js";
 import type { ValidateOptions } from "../../src/validate/index.js";
 import { captureText, err, handshake, init, initialized, initResult, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
@@ -166,7 +167,9 @@ function textOf(records: Case["records"]): string {
 
 describe("every session rule module has a valid/invalid table", () => {
   it("a table with valid and invalid cases per rule of rules/index.ts", () => {
-    expect(Object.keys(TABLES).sort()).toEqual(SESSION_RULES.map((r) => r.meta.id).sort());
+    const ids: readonly string[] = SESSION_RULES.map((r) => r.meta.id);
+    expect(ids.filter((id) => !(id in TABLES)).map((id) => `no valid/invalid table for \`${id}\``)).toEqual([]);
+    expect(Object.keys(TABLES).filter((id) => !ids.includes(id)).map((id) => `a table for \`${id}\`, which is no rule of rules/index.ts`)).toEqual([]);
     for (const [id, t] of Object.entries(TABLES)) {
       expect(t.valid.length, id).toBeGreaterThan(0);
       expect(t.invalid.length, id).toBeGreaterThan(0);
@@ -174,9 +177,34 @@ describe("every session rule module has a valid/invalid table", () => {
   });
 });
 
+describe("EVENT_ORDER lists each rule for exactly the events it has handlers for", () => {
+  it("per rule, the events of its handlers (create() with a stub context) are those EVENT_ORDER lists it under", () => {
+    const context = { meta: undefined, session: undefined, report: () => {}, check: () => undefined } as unknown as RuleContext;
+    const mismatches: string[] = [];
+    for (const rule of SESSION_RULES) {
+      const id = rule.meta.id;
+      const handlers = rule.create({ ...context, meta: rule.meta }) as Record<string, unknown>;
+      for (const event of Object.keys(EVENT_ORDER) as RuleEvent[]) {
+        const listed = (EVENT_ORDER[event] as readonly string[]).includes(id);
+        const handled = typeof handlers[event] === "function";
+        if (handled && !listed) mismatches.push(`\`${id}\` has a ${event} handler that EVENT_ORDER.${event} does not list`);
+        if (listed && !handled) mismatches.push(`EVENT_ORDER.${event} lists \`${id}\`, which has no ${event} handler`);
+      }
+      for (const key of Object.keys(handlers)) if (!(key in EVENT_ORDER)) mismatches.push(`\`${id}\` has a handler for ${key}, which is no event of EVENT_ORDER`);
+    }
+    expect(mismatches).toEqual([]);
+  });
+});
+
 for (const rule of SESSION_RULES) {
   const id = rule.meta.id;
-  const table = TABLES[id]!;
+  const table = TABLES[id];
+  if (table === undefined) {
+    it(`${id}: has a valid/invalid table`, () => {
+      throw new Error(`no valid/invalid table for \`${id}\` in test/unit/validate-rule-tables.test.ts`);
+    });
+    continue;
+  }
   describe(id, () => {
     it.each(table.valid.map((c) => [c.name, c] as const))("valid: %s", async (_name, c) => {
       const { findings } = await validateText(textOf(c.records), c.options);

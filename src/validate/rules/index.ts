@@ -3,8 +3,9 @@
  * the session checker calls their handlers for each event: the order of a message's findings.
  *
  * Adding a rule: write `rules/<id>.ts` (`meta` and the handlers it needs), add it to
- * {@link SESSION_RULES} and to the events it handles in {@link EVENT_ORDER}, and add its row to
- * docs/validate.md's rules table (checked by test/unit/validate-docs.test.ts).
+ * {@link SESSION_RULES} and to the events it handles in {@link EVENT_ORDER} (tsc checks the events
+ * against its handlers), add its valid/invalid table to test/unit/validate-rule-tables.test.ts and
+ * its row to docs/validate.md's rules table (both checked by the tests).
  */
 import jsonParseError from "./json/parse-error.js";
 import jsonrpcInvalid from "./jsonrpc/invalid.js";
@@ -35,7 +36,7 @@ import sessionUnknownProgressToken from "./session/unknown-progress-token.js";
 import sessionProgressNotIncreasing from "./session/progress-not-increasing.js";
 import sessionVersionMismatch from "./session/version-mismatch.js";
 import sessionUnsupportedVersion from "./session/unsupported-version.js";
-import type { RuleHandlers } from "./rule.js";
+import type { RuleEvent, SessionRule } from "./rule.js";
 
 /** Every session rule, in catalogue order (after the `input/*` rules; see `rules.ts`). */
 export const SESSION_RULES = [
@@ -73,10 +74,16 @@ export const SESSION_RULES = [
 /** A session rule id. */
 export type SessionRuleId = (typeof SESSION_RULES)[number]["meta"]["id"];
 
-/** Per event, the rules whose handlers the checker calls, in this order. */
-export const EVENT_ORDER: {
-  readonly [E in keyof RuleHandlers]-?: readonly SessionRuleId[];
-} = {
+/** The ids of the rules of {@link SESSION_RULES} whose `create` returns a handler for event `E`. */
+type HandlersOf<E extends RuleEvent> = (typeof SESSION_RULES)[number] extends infer R ? (R extends SessionRule<infer Id, infer Events> ? (E extends Events ? Id : never) : never) : never;
+
+/**
+ * Per event, the rules whose handlers the checker calls, in this order. tsc checks it against the
+ * rules' handlers: a rule listed for an event it has no handler for fails the `satisfies` below
+ * (naming the event and the rule), and a rule with a handler for an event not listing it fails
+ * {@link everyHandlerListed}.
+ */
+export const EVENT_ORDER = {
   unparsable: ["json/parse-error"],
   message: ["jsonrpc/invalid"],
   invalid: ["jsonrpc/invalid"],
@@ -120,4 +127,9 @@ export const EVENT_ORDER: {
   version: ["session/version-mismatch", "session/unsupported-version"],
   restart: ["session/reinitialize"],
   end: ["session/unanswered-request"],
-};
+} as const satisfies { readonly [E in RuleEvent]-?: readonly HandlersOf<E>[] };
+
+/** Per event, the rules with a handler for it that {@link EVENT_ORDER} leaves out (never, for each). */
+type UnlistedHandlers = { [E in RuleEvent]-?: Exclude<HandlersOf<E>, (typeof EVENT_ORDER)[E][number]> };
+/** A tsc check: an error here names the event and the rule whose handler EVENT_ORDER does not list. */
+export const everyHandlerListed: { [E in RuleEvent]-?: never } = {} as UnlistedHandlers;

@@ -100,13 +100,25 @@ export interface RuleHandlers {
   end?(): void;
 }
 
-/** A session rule: metadata and the factory of its handlers. */
-export interface SessionRule<Id extends string = string> {
+/** An event of the session checker: a key of {@link RuleHandlers}. */
+export type RuleEvent = keyof RuleHandlers;
+
+/**
+ * A session rule: metadata and the factory of its handlers. `E`: the events its handlers cover
+ * (recorded by {@link defineRule}, so that `rules/index.ts` can check `EVENT_ORDER` against them).
+ */
+export interface SessionRule<Id extends string = string, E extends RuleEvent = RuleEvent> {
   readonly meta: RuleInfo & { readonly id: Id };
-  create(context: RuleContext): RuleHandlers;
+  create(context: RuleContext): Pick<RuleHandlers, E>;
 }
 
-/** Declares a rule (keeps its id's literal type). */
-export function defineRule<const Id extends string>(rule: SessionRule<Id>): SessionRule<Id> {
+/**
+ * Declares a rule: keeps its id's literal type and records the events `create` returns handlers
+ * for; a handler key that is no {@link RuleEvent} is a type error.
+ */
+export function defineRule<const Id extends string, H extends RuleHandlers>(rule: {
+  readonly meta: RuleInfo & { readonly id: Id };
+  create(context: RuleContext): H & { [K in Exclude<keyof H, RuleEvent>]: never };
+}): SessionRule<Id, keyof H & RuleEvent> {
   return rule;
 }
