@@ -92,7 +92,7 @@ export function registerValidateCommand(program: Command): void {
     .option("--partial", "the inputs are excerpts: they may begin and end mid-session (no initialize-first, no unmatched-response for requests before the excerpt, no unanswered-request at its end; a cut first or last line is a warning)")
     .option("--protocol-version <version>", "check against this MCP version whatever the session negotiates")
     .option("--schema <file>", "MCP schema.json to compile and check against instead of the built-in schemas")
-    .option("--jobs <n>", "parse and validate on up to N threads (this one and N-1 worker threads); capped at the input's 1 MiB chunks and at the available CPUs", positiveInt, 1)
+    .option("--jobs <n>", "validate up to N files at once, one per thread (this one and N-1 worker threads); capped at the number of files and the available CPUs", positiveInt, 1)
     .option("--list-rules", "print the rule ids, severities and descriptions, and exit")
     .addHelpText(
       "after",

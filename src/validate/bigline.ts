@@ -239,8 +239,7 @@ export class BigLineConsumer {
     }
     const m = h.message;
     if (h.events === 1 && m !== undefined && restoreStrings(m[0], split.strings)) {
-      // The schema checks of this message (now, or after this call returns, in a --jobs worker)
-      // need not scan the payloads again; the declaration lasts until the next line is read
+      // The schema checks of this message need not scan the payloads again; the declaration lasts until the next line is read
       // (`byteLineReader` in file.ts clears it).
       verifiedBase64(split.strings);
       this.out.message(m[0], m[1], m[2], m[3]);

@@ -3,7 +3,7 @@
  * definitions of the version and, per direction and method, the message definition and result
  * definition. The MCP validation facade answers `messageDefinition` with a fresh object on every
  * call; the checker asks for every message, so the answers are cached here (one {@link Defs} per
- * validator set, shared by every checker and by the `--jobs` workers).
+ * validator set, shared by every checker of a thread).
  *
  * Each definition also comes as a {@link SchemaCheck}, which keeps the definition's validator
  * function once resolved, so that checking a valid message costs one call of the generated
@@ -24,14 +24,6 @@ type MessageDef = NonNullable<ReturnType<ProtocolValidators["messageDefinition"]
 export class SchemaCheck {
   /** null: not resolved yet; undefined: no fast path (no `lookup`, or an unknown definition). */
   private fn: ((data: unknown) => boolean) | undefined | null = null;
-  /**
-   * Scratch of the `--jobs` chunk processor (chunk.ts), which numbers the checks each chunk runs:
-   * this check's number in the chunk `chunkGeneration` (chunks are processed one at a time per
-   * thread, and every thread has its own checks).
-   */
-  chunkGeneration = -1;
-  chunkKey = -1;
-
   constructor(
     /** The definition name; "" when the schema lacks it (callers skip the check). */
     readonly definition: string,

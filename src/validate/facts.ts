@@ -1,16 +1,11 @@
 /**
- * The facts about one JSON-RPC message that the session checker acts on, separated from the
- * message itself so that they can also come from a `--jobs` worker as a few numbers (see
- * `chunk.ts`) instead of the parsed message.
+ * The facts about one JSON-RPC message that the session checker and its rules act on.
  *
  * {@link factsOf} classifies a parsed JSON value (JSON-RPC 2.0 §4/§5: request, notification,
  * response, or one of the invalid shapes) and copies out the members the session rules read:
  * ids, the method, progress tokens, cancellation targets, and the initialize handshake fields.
- * Schema checks need the whole message: {@link MessageFacts.value} holds it, or, for facts made
- * from a worker's summary, {@link MessageFacts.source} answers with the worker's verdicts and
- * can re-read the message when it cannot.
+ * Schema checks need the whole message: {@link MessageFacts.value} holds it.
  */
-import type { SchemaIssue } from "../mcp/validation.js";
 
 /** A JSON value that is not an object (array, string, number, boolean, null). */
 export const SHAPE_NOT_OBJECT = 0;
@@ -32,19 +27,6 @@ export const SHAPE_ERROR = 7;
 /** Which value a schema check applies to: the message, or its `result` member. */
 export type CheckTarget = "message" | "result";
 
-/** Returned by {@link VerdictSource.verdict} when the worker did not run that check. */
-export const MISS = Symbol("verdict-miss");
-
-/**
- * Schema verdicts computed elsewhere (a `--jobs` worker) for one message.
- * `verdict` returns the issues (null = valid) of `definition` on `target`, or {@link MISS} when it
- * was not checked under `version`; `materialize` re-reads and parses the message.
- */
-export interface VerdictSource {
-  verdict(row: number, definition: string, target: CheckTarget, version: string): SchemaIssue[] | null | typeof MISS;
-  materialize(row: number): unknown;
-}
-
 type Json = Record<string, unknown>;
 type Id = string | number;
 
@@ -55,11 +37,8 @@ type Id = string | number;
  */
 export interface MessageFacts {
   shape: number;
-  /** The parsed message, when at hand; undefined for facts decoded from a worker row. */
+  /** The parsed message. */
   value: unknown;
-  /** With `value` undefined: where schema verdicts come from, and the row they are stored in. */
-  source: VerdictSource | undefined;
-  row: number;
   /** `kindOf(value)` (SHAPE_NOT_OBJECT) or `kindOf(value.method)` (SHAPE_BAD_METHOD). */
   kind: string;
   /** `jsonrpc === "2.0"`. */
@@ -82,7 +61,7 @@ export interface MessageFacts {
   clientCaps: Json | undefined;
   /** initialize requests: `params.protocolVersion` when a string. */
   requestedVersion: string | undefined;
-  /** Responses: the `result` member (for worker rows: `{}` when it was an object, else null). */
+  /** Responses: the `result` member. */
   result: unknown;
 }
 
@@ -91,8 +70,6 @@ export function newFacts(): MessageFacts {
   return {
     shape: SHAPE_NOT_OBJECT,
     value: undefined,
-    source: undefined,
-    row: -1,
     kind: "",
     jsonrpcOk: false,
     jsonrpc: undefined,
@@ -121,8 +98,6 @@ export function kindOf(v: unknown): string {
 /** Fills `f` from the parsed message `msg` (not a batch: the checker splits those). Returns `f`. */
 export function factsOf(msg: unknown, f: MessageFacts): MessageFacts {
   f.value = msg;
-  f.source = undefined;
-  f.row = -1;
   if (!isObject(msg)) {
     f.shape = SHAPE_NOT_OBJECT;
     f.kind = kindOf(msg);

@@ -3,9 +3,8 @@
  * format, streams it through the {@link LineSplitter} and the format's reader into
  * {@link SessionChecker}s, and returns the file's {@link FileSummary}. Line formats are read in
  * 1 MiB chunks with flat memory; HAR files are read whole (see `readers/har.ts`).
- *
- * {@link FileState} (per-file checkers, reader dispatch and summary) is shared with the `--jobs`
- * pipeline (`pipeline.ts`), which feeds it from worker threads instead.
+ * This is the one path every line takes, on the calling thread or in a `--jobs` worker (one file
+ * per thread, `jobs.ts`).
  */
 import { open } from "node:fs/promises";
 import { SessionChecker } from "./checker.js";
@@ -249,7 +248,7 @@ export class FileState {
 
   /** The checker of `session` (undefined: the file's only session), created on first use. */
   checkerFor(session: string | undefined): SessionChecker {
-    // A message follows a held line (`partial`): that line was not the last (also for --jobs rows).
+    // A message follows a held line (`partial`): that line was not the last.
     if (this.held !== undefined) this.flushHeld();
     const key = session ?? "";
     if (key === this.lastKey && this.lastChecker !== undefined) return this.lastChecker;
@@ -366,13 +365,13 @@ interface Input {
   chunks: AsyncIterable<Buffer | string>;
 }
 
-async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined): Promise<Input> {
+async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined, chunkBytes: number): Promise<Input> {
   if (path === "-") return { size: undefined, live: true, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
   const fh = await open(path, "r");
   try {
     const st = await fh.stat();
     if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
-    return { size: st.size, live: !st.isFile(), chunks: fh.createReadStream({ highWaterMark: CHUNK_BYTES }) };
+    return { size: st.size, live: !st.isFile(), chunks: fh.createReadStream({ highWaterMark: chunkBytes }) };
   } catch (err) {
     await fh.close();
     throw err;
@@ -398,7 +397,7 @@ export async function validateFile(
 
   let input: Input;
   try {
-    input = await openInput(path, options.stdin);
+    input = await openInput(path, options.stdin, Math.max(256, Math.floor(options.chunkBytes ?? CHUNK_BYTES)));
   } catch (err) {
     state.unreadable(err);
     return summary;

@@ -10,16 +10,14 @@
 import { stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { CHUNK_BYTES, validateFile } from "./file.js";
-import { ChunkProcessor } from "./chunk.js";
-import { finishThreads, idleThreadsFor, InlinePool, MIN_CHUNKS_FOR_NEW_THREADS, runPipeline, startThreads, threadsWouldStart } from "./pipeline.js";
-import { loadSchema, prepareValidators, type ValidatorSetup } from "./setup.js";
-import { optionsForFile, ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
+import { idleWorkersFor, MIN_BYTES_FOR_NEW_THREADS, threadsPossible, validateInParallel } from "./jobs.js";
+import { loadSchema, prepareValidators } from "./setup.js";
+import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
 export { LineSplitter } from "./lines.js";
-export { closeIdleWorkers, IDLE_WORKERS_MS, MIN_CHUNKS_FOR_NEW_THREADS } from "./pipeline.js";
+export { closeIdleWorkers, IDLE_WORKERS_MS, MIN_BYTES_FOR_NEW_THREADS } from "./jobs.js";
 export { detectFormat } from "./readers/detect.js";
 export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type ReportFormat, type ReporterOptions } from "./report/index.js";
 
@@ -27,10 +25,9 @@ export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type Repor
  * Validates each of `paths` (`-` = `options.stdin` or process stdin) as its own session.
  *
  * Findings are collected into the result, or streamed to `options.onFinding` (then the result's
- * `findings` is empty). Files are processed in order; with `options.jobs > 1`, `jobs - 1` worker
- * threads and this thread parse and schema-check chunks of the inputs while this thread also
- * applies the session rules in order (see `pipeline.ts`); findings are the same and in the same
- * order as with one thread. The workers stay idle for the next call with the same options for
+ * `findings` is empty). Files are reported in input order; with `options.jobs > 1`, up to that
+ * many files are validated at once, one per thread (see `jobs.ts`), with the same findings in the
+ * same order as with one thread. The workers stay idle for the next call with the same options for
  * `IDLE_WORKERS_MS` without keeping the process alive (`closeIdleWorkers` stops them).
  *
  * @returns all findings (unless streamed) and the run's summary.
@@ -46,76 +43,42 @@ export async function validateFiles(paths: readonly string[], given: ValidateOpt
   const files: FileSummary[] = [];
   // A second `-` would read an exhausted stdin and report it as an empty input.
   if (paths.filter((p) => p === "-").length > 1) throw new ValidateUsageError("- (stdin) can be given only once");
-  // (the timeline needs every message's value, which --jobs rows do not carry)
-  const jobs = options.onMessage !== undefined ? 1 : await usableJobs(paths, options);
-
-  if (jobs > 1) {
-    // The schema file is read once, here: the workers and this thread compile the same text even
-    // if the file changes meanwhile. (Its path stays the label of the findings.)
-    if (options.schemaPath !== undefined && options.schema === undefined) options = { ...options, schema: await loadSchema(options.schemaPath) };
-    // Workers start loading their validators while this thread loads its own.
-    const threads = startThreads(options, jobs);
-    let setup: ValidatorSetup;
-    try {
-      setup = await prepareValidators(options); // rejects bad options before any input is read
-    } catch (err) {
-      await threads?.close();
-      throw err;
-    }
-    threads?.useCallingThread(new ChunkProcessor(setup));
-    try {
-      const onFileDone = (file: FileSummary): void => {
-        files.push(file);
-        options.onFileDone?.(file);
-      };
-      await runPipeline(paths, options, setup, threads ?? new InlinePool(setup), jobs, onFinding, onFileDone, threads !== undefined);
-    } finally {
-      if (threads !== undefined) await finishThreads(threads);
-    }
-  } else {
-    const setup = await prepareValidators(options); // rejects bad options before any input is read
-    for (const [index, path] of paths.entries()) {
-      const file = await validateFile(path, optionsForFile(options, index), setup, onFinding);
-      files.push(file);
-      options.onFileDone?.(file);
-    }
-  }
+  const onFileDone = (file: FileSummary): void => {
+    files.push(file);
+    options.onFileDone?.(file);
+  };
+  const jobs = await usableJobs(paths, options);
+  // The schema file is read once, here: the workers and this thread compile the same text even if
+  // the file changes meanwhile. (Its path stays the label of the findings.)
+  if (jobs > 1 && options.schemaPath !== undefined && options.schema === undefined) options = { ...options, schema: await loadSchema(options.schemaPath) };
+  const setup = await prepareValidators(options); // rejects bad options before any input is read
+  await validateInParallel(paths, options, setup, jobs, onFinding, onFileDone);
   return { findings, summary: summarize(files, performance.now() - started) };
 }
 
 /**
- * The threads worth starting for `options.jobs`: no more than the inputs have chunks (a regular
- * file of S bytes has at most ceil(S / chunkBytes); stdin, pipes and other streams count as
- * unbounded) and no more than `os.availableParallelism()`; at least 1. One when new worker
- * threads would have to be started for inputs of fewer than {@link MIN_CHUNKS_FOR_NEW_THREADS}
- * chunks (idle workers of an earlier run with the same options are used whatever the size).
+ * The threads worth using for `options.jobs`: no more than there are inputs (a file is never
+ * split) and than `os.availableParallelism()`, at least 1; and 1 when new worker threads would
+ * have to be started (see `threadsPossible`) for fewer than `options.minThreadBytes`
+ * ({@link MIN_BYTES_FOR_NEW_THREADS}) bytes of regular files after the first (idle warm workers
+ * of an earlier run are used whatever the size).
  */
 export async function usableJobs(paths: readonly string[], options: ValidateOptions): Promise<number> {
   const wanted = Math.max(1, Math.floor(options.jobs ?? 1));
-  if (wanted === 1) return 1;
-  const chunkBytes = Math.max(256, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
-  // Counted up to what decides: `wanted`, and whether new worker threads would pay off.
-  const enough = Math.max(wanted, MIN_CHUNKS_FOR_NEW_THREADS);
-  let chunks = 0;
-  for (const path of paths) {
-    if (chunks >= enough) break;
-    if (path === "-") {
-      chunks = enough;
-      break;
-    }
+  const jobs = Math.max(1, Math.min(wanted, paths.length, availableParallelism()));
+  if (jobs === 1 || !threadsPossible(options) || idleWorkersFor(options)) return jobs;
+  const minBytes = options.minThreadBytes ?? MIN_BYTES_FOR_NEW_THREADS;
+  let bytes = 0;
+  for (const path of paths.slice(1)) {
+    if (path === "-" || bytes >= minBytes) continue;
     try {
       const st = await stat(path);
-      chunks += st.isFile() ? Math.max(1, Math.ceil(st.size / chunkBytes)) : wanted;
+      if (st.isFile()) bytes += st.size;
     } catch {
-      chunks += 1; // unreadable: reported as such, nothing to share out
+      // unreadable: reported as such, nothing to share out
     }
   }
-  const jobs = Math.max(1, Math.min(wanted, chunks, availableParallelism()));
-  // New worker threads cost ~0.1 s of start-up and compile their code cold: for a smaller input
-  // they make a one-shot run slower than one thread (BENCHMARKS.md, "validate"). Idle warm ones
-  // (an earlier run in this process) are used whatever the size.
-  if (jobs > 1 && chunks < MIN_CHUNKS_FOR_NEW_THREADS && threadsWouldStart(options, jobs) && !idleThreadsFor(options, jobs)) return 1;
-  return jobs;
+  return bytes >= minBytes ? jobs : 1;
 }
 
 /** Adds up per-file summaries. */

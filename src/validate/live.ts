@@ -1,8 +1,7 @@
 /**
  * Live inputs: a pipe whose writer pauses (`tail -f capture | orchestra-stdio validate -`, a
  * recorder still running). Reading waits for more bytes only so long before acting on what has
- * arrived: the format is sniffed from the whole lines there are instead of the full 64 KiB head,
- * and with `--jobs` the whole lines read so far go out as a chunk instead of waiting for 1 MiB, so
+ * arrived: the format is sniffed from the whole lines there are instead of the full 64 KiB head, so
  * that findings come out as the traffic comes in (README: "as it is found").
  */
 

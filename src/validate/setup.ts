@@ -2,8 +2,7 @@
  * Resolves which validators a run uses: the MCP validation facade (`src/mcp/validation.ts`,
  * `src/mcp/versions.ts`), a schema compiled at run time (`--schema`), or injected ones.
  * The facade is imported lazily so that `--schema` runs and embedders with their own
- * validators do not pay for loading the built-in ones; the `--jobs` workers load the built-in
- * ones per protocol revision, when a chunk needs it (`lazy`).
+ * validators do not pay for loading the built-in ones.
  */
 import { readFile } from "node:fs/promises";
 import type { SchemaMeta } from "../mcp/schema-meta.js";
@@ -18,22 +17,14 @@ export interface ValidatorSetup {
   forcedVersion?: string;
   /** With a schema (`--schema`): how messages name it ("the schema FILE") instead of a protocol version. */
   schemaName?: string;
-  /**
-   * Set when `resolve` gives validator sets whose validators load on demand (see
-   * `src/mcp/lazy-validators.ts`): their `validate` throws until `load` has loaded the revision;
-   * `takeRequested` names the revisions that were needed meanwhile.
-   */
-  lazy?: { load(versions: Iterable<string>): Promise<void>; takeRequested(): string[] };
 }
 
 /**
- * Builds the {@link ValidatorSetup} for `options`. With `lazy` (the `--jobs` workers), the
- * generated validators are loaded per protocol revision on demand instead of all at once (see
- * {@link ValidatorSetup.lazy}); schemas and injected validators are unaffected.
+ * Builds the {@link ValidatorSetup} for `options`.
  * @throws ValidateUsageError for an unreadable or non-JSON `schemaPath`, or a
  *   `protocolVersion` that has no validators.
  */
-export async function prepareValidators(options: ValidateOptions, lazy = false): Promise<ValidatorSetup> {
+export async function prepareValidators(options: ValidateOptions): Promise<ValidatorSetup> {
   const forced = options.protocolVersion;
   if (options.validators !== undefined) {
     const { resolve, latest } = options.validators;
@@ -41,11 +32,6 @@ export async function prepareValidators(options: ValidateOptions, lazy = false):
   }
   let schema = options.schema;
   if (schema === undefined && options.schemaPath !== undefined) schema = await loadSchema(options.schemaPath);
-  if (schema === undefined && lazy) {
-    const [loader, versions] = await Promise.all([import("../mcp/lazy-validators.js"), import("../mcp/versions.js")]);
-    const setup = finish(loader.lazyValidatorsFor, forced ?? versions.LATEST_PROTOCOL_VERSION, forced, versions.SUPPORTED_PROTOCOL_VERSIONS);
-    return { ...setup, lazy: { load: loader.loadValidators, takeRequested: loader.takeRequestedVersions } };
-  }
   if (schema !== undefined) {
     // (validator-set.js, not the facade: a schema run needs none of the generated validators)
     const { compileValidatorsFromSchema } = await import("../mcp/validator-set.js");

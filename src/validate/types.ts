@@ -153,18 +153,19 @@ export type ValidatorResolver = (version: string) => ProtocolValidators | undefi
  * - `stdin`: the stream read for the path `-` (default `process.stdin`);
  * - `maxLineBytes`: longer lines become `input/line-too-long` and are skipped (default 64 MiB);
  * - `maxIssuesPerMessage`: schema issues reported per message (default 20);
- * - `jobs`: threads that parse and schema-check chunks of the inputs — the calling thread and
- *   `jobs - 1` worker threads — while the calling thread also runs the session rules in file
- *   order (default 1: no chunking, everything on the calling thread). A regular file is shared
- *   by chunk index: the calling thread validates chunks in order, the workers take chunks
- *   ahead of it. Findings are the same, in the same order, whatever `jobs`. Worker threads are
- *   used from the compiled code only and not with injected `validators`; otherwise the same
- *   chunked processing runs in-process. Finished workers stay idle for `IDLE_WORKERS_MS` for the
- *   next call with the same options (they never keep the process alive; `closeIdleWorkers`).
- *   Capped at the number of chunks of the inputs and at `os.availableParallelism()` (see
- *   `usableJobs`);
- * - `chunkBytes`: size of the chunks handed to `jobs` workers (default 1 MiB, at least 256 bytes;
- *   the first chunk of a file is at least 64 KiB); a tuning and testing knob.
+ * - `jobs`: threads that validate inputs at once — the calling thread and up to `jobs - 1` worker
+ *   threads — one whole file per thread, taken in input order (stdin on the calling thread);
+ *   findings and summaries come out in input order, the same as with one thread (see
+ *   `jobs.ts`). Worker threads are used from the compiled code only and not with injected
+ *   `validators` or `onMessage`; otherwise the files run one after the other. Capped at the number
+ *   of inputs and at `os.availableParallelism()`; new worker threads only for inputs of at least
+ *   `minThreadBytes` (see `usableJobs`). Finished workers stay idle for `IDLE_WORKERS_MS` for the
+ *   next call with the same options (they never keep the process alive; `closeIdleWorkers`);
+ * - `minThreadBytes`: the regular files after the first must hold this many bytes together for
+ *   new worker threads to be started (default `MIN_BYTES_FOR_NEW_THREADS`, 16 MiB); a tuning and
+ *   testing knob;
+ * - `chunkBytes`: size of the reads from an input file (default 1 MiB, at least 256 bytes); a
+ *   tuning and testing knob.
  */
 export interface ValidateOptions {
   inputFormat?: InputFormat;
@@ -183,6 +184,7 @@ export interface ValidateOptions {
   maxLineBytes?: number;
   maxIssuesPerMessage?: number;
   jobs?: number;
+  minThreadBytes?: number;
   chunkBytes?: number;
 }
 

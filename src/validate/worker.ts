@@ -1,96 +1,55 @@
 /**
- * Worker-thread entry for `--jobs` (see `pipeline.ts` and `chunk.ts`): prepares the validators
- * named by its `workerData` ({@link WorkerInit}; the generated ones are loaded per protocol
- * revision when first needed), says `ready`, then answers each chunk it is sent with
- * the chunk's {@link ChunkResult}, sharing its row table (and handing back the chunk's
- * buffer, for chunks sent as bytes). Chunks are processed one at a time, in the order received.
+ * Worker-thread entry for `--jobs` (see `jobs.ts`): prepares the validators its `workerData`
+ * ({@link WorkerInit}) names, then validates each file it is sent on the one line path
+ * (`validateFile`), posting the file's findings in batches as they are found, its progress when
+ * asked, and its summary. Files are validated one at a time, in the order received.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { ChunkProcessor, RangeClaims, rangeTask, releaseRows, type ChunkResult, type ChunkTask, type RangeJob } from "./chunk.js";
-import type { WorkerInit, WorkerReply, WorkerRequest } from "./pipeline.js";
-import { prepareValidators, type ValidatorSetup } from "./setup.js";
-import { ValidateUsageError, type ValidateOptions } from "./types.js";
+import { validateFile } from "./file.js";
+import type { WorkerInit, WorkerReply, WorkerRequest } from "./jobs.js";
+import { prepareValidators } from "./setup.js";
+import { ValidateUsageError, type Finding, type ValidateOptions } from "./types.js";
+
+/** Findings posted per message at most (fewer at the end of a file or of a read). */
+const BATCH = 256;
 
 const port = parentPort;
 if (port === null) throw new Error("validate/worker.js must run in a worker thread");
 const init = workerData as WorkerInit;
-const options: ValidateOptions = { ...init };
-// The generated validators load per protocol revision, when a chunk needs one (lazy).
-const ready = prepareValidators(options, true).then((setup) => ({ setup, processor: new ChunkProcessor(setup) }));
-// Tell the pool when chunks can come; a failed setup is reported with the first chunk instead
-// (and must not become an unhandled rejection before that).
-ready.then(
-  () => port.postMessage({ type: "ready" } satisfies WorkerReply),
-  () => port.postMessage({ type: "ready" } satisfies WorkerReply),
-);
+const base: ValidateOptions = { ...init };
+delete (base as { progress?: boolean }).progress;
+const ready = prepareValidators(base);
+ready.catch(() => undefined); // (reported with the first file)
+const post = (reply: WorkerReply): void => port.postMessage(reply);
 
-/**
- * Processes one chunk. With lazily loaded validators: first loads the revisions the chunk's hints
- * name (the forced one with --protocol-version); when the chunk turns out to need another one
- * (the first chunk, whose initialize exchange names the version; a version change), loads that and
- * processes the chunk again, so that its verdicts are all there (the first pass left them out,
- * which would only have cost the main thread re-validations).
- */
-async function handle(task: ChunkTask, setup: ValidatorSetup, processor: ChunkProcessor): Promise<ChunkResult> {
-  const lazy = setup.lazy;
-  if (lazy === undefined) return processor.process(task);
-  await lazy.load(setup.forcedVersion !== undefined ? [setup.forcedVersion] : task.hints.map(([, v]) => v));
-  lazy.takeRequested();
-  let result = processor.process(task);
-  for (let pass = 0; pass < 3; pass++) {
-    const more = lazy.takeRequested();
-    if (more.length === 0) break;
-    await lazy.load(more);
-    releaseRows(result);
-    result = processor.process(task);
-  }
-  return result;
-}
-
-/**
- * Posts a chunk's result: its row table is shared memory (the main thread releases it), the
- * chunk's buffer (buffer tasks) is transferred back.
- */
-function reply(message: WorkerReply & { result: ChunkResult }): void {
-  const result = message.result;
-  port!.postMessage(message, result.buffer.byteLength > 0 ? [result.buffer] : []);
-}
-
-function failure(err: unknown, id: number, job?: number): WorkerReply {
-  return {
-    type: "failed",
-    id,
-    error: err instanceof Error ? err.message : String(err),
-    usage: err instanceof ValidateUsageError,
-    ...(job === undefined ? {} : { job }),
+async function run(request: WorkerRequest): Promise<void> {
+  const { index, path } = request;
+  const setup = await ready;
+  let batch: Finding[] = [];
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    post({ type: "findings", index, findings: batch });
+    batch = [];
   };
+  const options: ValidateOptions = { ...base, ...request.file };
+  // Findings go out after each read too, so that a long file's findings flow while it is read.
+  options.onProgress = (event) => {
+    flush();
+    if (init.progress === true) post({ type: "progress", index, event });
+  };
+  const summary = await validateFile(path, options, setup, (f) => {
+    batch.push(f);
+    if (batch.length >= BATCH) flush();
+  });
+  flush();
+  post({ type: "done", index, summary });
 }
 
-/** A shared file: takes chunks ahead of the calling thread until none is left (see `RangeJob`). */
-async function shareOf(job: RangeJob, setup: ValidatorSetup, processor: ChunkProcessor): Promise<void> {
-  const claims = new RangeClaims(job);
-  for (;;) {
-    const k = claims.next();
-    if (k < 0) return;
-    reply({ type: "range-result", job: job.id, result: await handle(rangeTask(job, k), setup, processor) });
-  }
-}
-
-// Requests are served one at a time, in the order received.
 let previous: Promise<unknown> = Promise.resolve();
 port.on("message", (request: WorkerRequest) => {
-  if (request.type === "ranges") {
-    const job = request.job;
-    previous = previous
-      .then(() => ready)
-      .then(({ setup, processor }) => shareOf(job, setup, processor))
-      .catch((err: unknown) => port.postMessage(failure(err, -1, job.id)));
-    return;
-  }
-  const task = request.task;
   previous = previous
-    .then(() => ready)
-    .then(({ setup, processor }) => handle(task, setup, processor))
-    .then((result) => reply({ type: "result", result }))
-    .catch((err: unknown) => port.postMessage(failure(err, task.id)));
+    .then(() => run(request))
+    .catch((err: unknown) =>
+      post({ type: "failed", index: request.index, error: err instanceof Error ? err.message : String(err), usage: err instanceof ValidateUsageError }),
+    );
 });

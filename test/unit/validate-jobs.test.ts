@@ -1,42 +1,22 @@
 /**
- * `validate --jobs`: chunked validation (parse + schema checks per chunk, session rules in file
- * order) must report exactly what a single-threaded run reports, whatever the chunk boundaries.
+ * `validate --jobs`: several files validated at once, one whole file per thread, on the one line
+ * path; the findings and summaries must be exactly those of a single-threaded run, in input
+ * order, whatever the read sizes (`chunkBytes`) and however the files are spread over threads.
  *
- * From TypeScript sources the chunks are processed in-process (same code as the worker threads
- * run); the last group runs the compiled CLI (dist/, built by the vitest global setup) so that
- * real worker threads are used. Validators are the built-in generated ones (no ../shared needed).
+ * From TypeScript sources the files run one after the other in-process; the last group runs the
+ * compiled code (dist/, built by the vitest global setup) so that real worker threads are used.
+ * Validators are the built-in generated ones (no ../shared needed).
  */
 import { execFile, spawn } from "node:child_process";
-import { closeSync, openSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validatorsFor } from "../../src/mcp/validation.js";
-import {
-  CLAIM_BACK,
-  CLAIM_FREE,
-  CLAIM_FRONT,
-  claimForWorker,
-  claimFront,
-  ChunkProcessor,
-  ChunkView,
-  KIND_COMPACT,
-  KIND_LOCAL,
-  KIND_TOOLONG,
-  readRange,
-  releaseRows,
-  type ChunkTask,
-} from "../../src/validate/chunk.js";
-import { MISS, newFacts } from "../../src/validate/facts.js";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
-import { IDLE_WORKERS_MS, LineSplitter, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
-import { threadStats } from "../../src/validate/pipeline.js";
-import { prepareValidators } from "../../src/validate/setup.js";
+import { IDLE_WORKERS_MS, LineSplitter, MIN_BYTES_FOR_NEW_THREADS, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { CLI, ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
-import { mulberry32 } from "../helpers/prng.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const OLD = "2025-03-26";
@@ -46,7 +26,7 @@ type Dir = "c2s" | "s2c";
 const rec = (dir: Dir, msg: unknown): string => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir, msg });
 
 /**
- * A capture meant to hit every path of the chunked pipeline: a version switch (2025-03-26), a
+ * A capture meant to hit many paths of the line path and the session rules: a version switch (2025-03-26), a
  * restart with another version, requests answered far away (other chunks), string/null/fractional
  * ids, reused and duplicate ids, progress and cancellation, invalid messages and schema failures
  * (including bad base64), batches, unparsable and malformed records, blank and CRLF lines, a
@@ -113,6 +93,16 @@ function mixedCapture(): string {
   return `\ufeff${out.join("\n")}`; // no final newline
 }
 
+/** Inputs of every format, an unreadable path and stdin. */
+const everyFormat = (): string[] => [
+  capture,
+  join(FIXTURES, "streamable-http.har"),
+  join(dir, "missing.jsonl"),
+  join(FIXTURES, "claude-desktop-mcp.log"),
+  "-",
+  join(FIXTURES, "client.c2s.jsonl"),
+];
+
 const strip = (r: ValidateResult): unknown => ({ findings: r.findings, files: r.summary.files });
 
 let dir = "";
@@ -154,24 +144,12 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
     expect(single.summary.files[0]).toMatchObject({ format: "capture", sessions: 2, protocolVersions: [OLD, V] });
   });
 
-  it.each([256, 700, 4096, 1 << 20])("with chunks of %i bytes", async (chunkBytes) => {
+  it.each([256, 700, 4096, 1 << 20])("with reads of %i bytes", async (chunkBytes) => {
     const many = await validateFiles([capture], { jobs: 2, chunkBytes });
     expect(strip(many)).toEqual(strip(single));
   });
 
-  it("shares a regular file between the calling thread (in order) and the workers (chunks ahead of it)", async () => {
-    // From sources the pool is in-process and takes one chunk, as a worker would, per chunk the
-    // calling thread validates, so both paths are exercised: direct validation and rows from chunks.
-    for (const chunkBytes of [256, 700, 4096]) {
-      const many = await validateFiles([capture], { jobs: 2, chunkBytes });
-      expect(strip(many)).toEqual(strip(single));
-      expect(threadStats.front, `front, chunks of ${chunkBytes}`).toBeGreaterThan(1);
-      expect(threadStats.back, `back, chunks of ${chunkBytes}`).toBeGreaterThan(1);
-      expect(Math.abs(threadStats.front - threadStats.back), `balance, chunks of ${chunkBytes}`).toBeLessThanOrEqual(1);
-    }
-  });
-
-  it("with over-long lines dropped (maxLineBytes smaller than some lines, larger than the chunks)", async () => {
+  it("with over-long lines dropped (maxLineBytes smaller than some lines, larger than the reads)", async () => {
     const opts: ValidateOptions = { maxLineBytes: 2000 };
     const one = await validateFiles([capture], opts);
     expect(one.findings.some((f) => f.rule === "input/line-too-long")).toBe(true);
@@ -190,14 +168,7 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   });
 
   it("for several inputs of every format, stdin and an unreadable path, in input order", async () => {
-    const inputs = [
-      capture,
-      join(FIXTURES, "streamable-http.har"),
-      join(dir, "missing.jsonl"),
-      join(FIXTURES, "claude-desktop-mcp.log"),
-      "-",
-      join(FIXTURES, "client.c2s.jsonl"),
-    ];
+    const inputs = everyFormat();
     const stdinText = mixedCapture();
     const run = (jobs: number) =>
       validateFiles(inputs, { jobs, chunkBytes: 300, direction: "s2c", stdin: Readable.from([Buffer.from(stdinText)]) });
@@ -207,9 +178,9 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
     expect(many.summary.files.map((f) => f.format ?? "unreadable")).toEqual(["capture", "har", "unreadable", "claude-log", "capture", "jsonl"]);
   });
 
-  it("for a stdin that fails with a read error, before and after the format is sniffed and chunks were sent", async () => {
-    // Regression: with --jobs an early error crashed (TypeError, no summary), and a later one lost
-    // the lines read before it. Now both runs check the whole lines read and end unreadable.
+  it("for a stdin that fails with a read error, before and after the format is sniffed", async () => {
+    // Regression (kept from the chunked pipeline): an early error crashed (TypeError, no summary),
+    // and a later one lost the lines read before it. Both runs check the whole lines read and end unreadable.
     const data = Buffer.from(Array.from({ length: 40 }, () => mixedCapture().slice(1)).join("\n"));
     const failing = (at: number): Readable => {
       let pos = 0;
@@ -284,226 +255,7 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   });
 });
 
-describe("chunk processing (what a worker hands the main thread)", () => {
-  it("summarises ordinary messages as compact rows with verdicts, and leaves the rest to the main thread", async () => {
-    const setup = await prepareValidators({});
-    const lines = [
-      rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
-      rec("c2s", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", _meta: { progressToken: "t1" } } }),
-      rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t1", progress: 0.5 } }),
-      rec("s2c", { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text" }] } }),
-      rec("s2c", { jsonrpc: "2.0", id: "far", result: { content: [{ type: "text", text: "z".repeat(20_000) }] } }),
-      rec("s2c", { jsonrpc: "2.0", id: "near", result: { content: [] } }),
-      "not json",
-      "x".repeat(30_001),
-    ];
-    const bytes = Buffer.from(lines.join("\n"));
-    const buffer = new ArrayBuffer(bytes.length);
-    bytes.copy(Buffer.from(buffer));
-    const task: ChunkTask = { id: 1, buffer, length: bytes.length, first: true, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] };
-    const result = new ChunkProcessor(setup).process(task);
-    const view = new ChunkView(result, () => {
-      throw new Error("no re-read expected");
-    });
-    expect(result.lines).toBe(8);
-    expect(Array.from({ length: result.count }, (_, r) => [view.line(r), view.kind(r)])).toEqual([
-      [1, KIND_LOCAL],
-      [2, KIND_COMPACT],
-      [3, KIND_COMPACT],
-      [4, KIND_COMPACT],
-      [5, KIND_COMPACT],
-      [6, KIND_COMPACT],
-      [7, KIND_LOCAL],
-      [8, KIND_TOOLONG],
-    ]);
-    // The request's checks ran in the worker; the answer to id 1 was checked as a CallToolResult.
-    expect(view.verdict(1, "JSONRPCRequest", "message", V)).toBeNull();
-    expect(view.verdict(1, "CallToolRequest", "message", V)).toBeNull();
-    const issues = view.verdict(3, "CallToolResult", "result", V);
-    expect(issues === MISS ? "miss" : issues?.[0]?.pointer).toBe("/content/0");
-    // A large result whose request is elsewhere: the result definitions it passes are recorded;
-    // failed ones, and small results, are left to the main thread.
-    expect(view.verdict(4, "CallToolResult", "result", V)).toBeNull();
-    expect(view.verdict(4, "ListToolsResult", "result", V)).toBe(MISS);
-    expect(view.verdict(5, "EmptyResult", "result", V)).toBe(MISS);
-    expect(view.verdict(5, "JSONRPCResponse", "message", V) === MISS ? "miss" : "checked").toBe("checked");
-    // Another version, or a check the worker did not run: a miss (the main thread re-validates).
-    expect(view.verdict(1, "JSONRPCRequest", "message", OLD)).toBe(MISS);
-    expect(view.verdict(1, "ListToolsRequest", "message", V)).toBe(MISS);
-    expect(view.tooLongBytes(7)).toBe(30_001);
-  });
-});
-
-describe("request methods a worker remembers within a chunk", () => {
-  it("a response gets its result verdict in the worker; after a later request took its id's ring slot, the main thread checks it, with the same findings", async () => {
-    const setup = await prepareValidators({});
-    const head = [
-      rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
-      rec("s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } }),
-      rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" }),
-    ];
-    const body = [
-      rec("c2s", { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "a" } }),
-      rec("c2s", { jsonrpc: "2.0", id: 7, method: "tools/list" }),
-      rec("s2c", { jsonrpc: "2.0", id: 7, result: { tools: "not a list" } }), // answered in the chunk
-      rec("c2s", { jsonrpc: "2.0", id: 5 + 256, method: "tools/list" }), // same slot as id 5
-      rec("s2c", { jsonrpc: "2.0", id: 5, result: { content: "not a list" } }), // its request forgotten
-      rec("s2c", { jsonrpc: "2.0", id: 5 + 256, result: { tools: [] } }),
-    ];
-    const bytes = Buffer.from(body.join("\n"));
-    const buffer = new ArrayBuffer(bytes.length);
-    bytes.copy(Buffer.from(buffer));
-    const result = new ChunkProcessor(setup).process({ id: 1, buffer, length: bytes.length, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] });
-    const view = new ChunkView(result, () => undefined);
-    const failed = view.verdict(2, "ListToolsResult", "result", V);
-    expect(failed === MISS || failed === null ? failed : failed[0]?.pointer).toBe("/tools");
-    expect(view.verdict(4, "CallToolResult", "result", V)).toBe(MISS);
-    expect(view.verdict(5, "ListToolsResult", "result", V)).toBeNull();
-    // Through validateFiles: the same findings with and without --jobs (both results fail).
-    const path = join(dir, "ring.capture.jsonl");
-    await writeFile(path, [...head, ...body].join("\n"));
-    const single = await validateFiles([path], {});
-    expect(single.findings.filter((f) => f.rule === "schema/result").map((f) => f.line)).toEqual([6, 8]);
-    for (const chunkBytes of [200, 4096]) expect(strip(await validateFiles([path], { jobs: 2, chunkBytes }))).toEqual(strip(single));
-  });
-});
-
-describe("row stores (shared between a worker and the main thread)", () => {
-  it("a released store is reused by the next chunk, one still in use is not, and reuse does not change the rows", async () => {
-    const setup = await prepareValidators({});
-    const processor = new ChunkProcessor(setup);
-    const chunk = (first: number): ChunkTask => {
-      const text = Array.from({ length: 50 }, (_, i) => rec("c2s", { jsonrpc: "2.0", id: first + i, method: "ping" })).join("\n");
-      const bytes = Buffer.from(text);
-      const buffer = new ArrayBuffer(bytes.length);
-      bytes.copy(Buffer.from(buffer));
-      return { id: first, buffer, length: bytes.length, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 30_000 }, hints: [["", V]] };
-    };
-    const ids = (r: ReturnType<ChunkProcessor["process"]>): number[] => {
-      const view = new ChunkView(r, () => undefined);
-      const facts = newFacts();
-      return Array.from({ length: r.count }, (_, row) => {
-        view.fill(row, facts);
-        return facts.id as number;
-      });
-    };
-    const a = processor.process(chunk(100));
-    expect(a.rows.buffer).toBeInstanceOf(SharedArrayBuffer);
-    const b = processor.process(chunk(200)); // a not released: another store
-    expect(b.rows.buffer).not.toBe(a.rows.buffer);
-    expect(ids(a)).toEqual(Array.from({ length: 50 }, (_, i) => 100 + i));
-    releaseRows(a);
-    const c = processor.process(chunk(300));
-    expect(c.rows.buffer).toBe(a.rows.buffer);
-    expect(ids(c)).toEqual(Array.from({ length: 50 }, (_, i) => 300 + i));
-    expect(ids(b)).toEqual(Array.from({ length: 50 }, (_, i) => 200 + i)); // untouched by c
-  });
-});
-
-describe("file byte ranges (what a worker reads)", () => {
-  it("re-reads a line of a range task from the file, and says so without a chunk-relative line number when the file shrank", async () => {
-    const setup = await prepareValidators({});
-    const path = join(dir, "shrinks.capture.jsonl");
-    const head = `${rec("c2s", { jsonrpc: "2.0", id: 9, method: "ping" })}\n`;
-    const init = rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } });
-    await writeFile(path, `${head}${head}${init}\n`);
-    const fd = openSync(path, "r");
-    try {
-      // The chunk starting in the second line's range: lines 2 and 3 of the file.
-      const size = statSync(path).size;
-      const task: ChunkTask = { id: 1, range: { fd, start: head.length, end: size, size }, first: false, file: { format: "capture", direction: "c2s", maxLineBytes: 1 << 20 }, hints: [["", V]] };
-      const result = new ChunkProcessor(setup).process(task);
-      const view = new ChunkView(result, () => undefined, fd);
-      expect(view.kind(1)).toBe(KIND_LOCAL); // initialize: the main thread reads it again
-      expect(view.text(1)).toBe(init);
-      await writeFile(path, head); // truncated under the reader
-      expect(() => view.text(1)).toThrow(/^file shrank while being read$/);
-    } finally {
-      closeSync(fd);
-    }
-  });
-
-  it("gives every line to exactly one range, whatever the range size; over-long lines are counted, not kept", async () => {
-    const text = `${"\ufeff"}first\n\nsecond line\r\n${"c".repeat(50)}\nd\n${"e".repeat(30)}\r\nlast, no newline`;
-    const path = join(dir, "ranges.txt");
-    await writeFile(path, text);
-    const fd = openSync(path, "r");
-    try {
-      const size = Buffer.byteLength(text);
-      for (const step of [1, 2, 3, 5, 8, 13, 64, size]) {
-        const kept: Buffer[] = [];
-        const tooLong: number[] = [];
-        for (let start = 0; start < size; start += step) {
-          const r = readRange({ fd, start, end: Math.min(size, start + step), size }, 40);
-          kept.push(Buffer.from(r.buffer.subarray(0, r.length)));
-          if (r.tooLong >= 0) tooLong.push(r.tooLong);
-        }
-        const all = Buffer.concat(kept).toString("utf8");
-        // A line too long to finish within its range is dropped there (the 50 c's); one that
-        // fits in the bytes read is kept (the worker's line loop drops it, as the e's below).
-        expect(all.replace("c".repeat(50) + "\n", "")).toBe(text.replace("c".repeat(50) + "\n", ""));
-        if (all.includes("c".repeat(50))) expect(tooLong).toEqual([]);
-        else expect(tooLong).toEqual([50]);
-      }
-    } finally {
-      closeSync(fd);
-    }
-  });
-});
-
 describe("request id bookkeeping", () => {
-  it("hands every chunk of a shared file to exactly one thread: workers ahead of the calling thread, then from the back", () => {
-    const table = (n: number) => ({ claims: new Int32Array(new SharedArrayBuffer(4 * n)), position: new Int32Array(new SharedArrayBuffer(4)) });
-    // The first free chunk at least `lookahead` ahead, at or after the worker's cursor...
-    const t = table(40);
-    t.position[0] = 3;
-    expect(claimForWorker(t.claims, t.position, 16, 0)).toBe(19);
-    expect(claimForWorker(t.claims, t.position, 16, 20)).toBe(20);
-    expect(claimFront(t.claims, 19)).toBe(false);
-    // ...else the last free one after the calling thread...
-    t.position[0] = 30;
-    expect(claimForWorker(t.claims, t.position, 16, 21)).toBe(39);
-    expect(claimForWorker(t.claims, t.position, 16, 40)).toBe(38);
-    // ...and none at or before its position.
-    for (let j = 31; j < 38; j++) expect(claimFront(t.claims, j)).toBe(true);
-    expect(claimForWorker(t.claims, t.position, 16, 40)).toBe(-1);
-    expect(Atomics.load(t.claims, 30)).toBe(CLAIM_FREE);
-
-    // Random interleavings of the calling thread and 1-3 workers: each chunk is taken once, by
-    // the calling thread exactly when its claim wins, and a worker never takes a chunk the
-    // calling thread has passed.
-    const random = mulberry32(7);
-    for (let trial = 0; trial < 300; trial++) {
-      const n = 1 + Math.floor(random() * 80);
-      const workers = 1 + Math.floor(random() * 3);
-      const lookahead = 1 + Math.floor(random() * 20);
-      const { claims, position } = table(n);
-      const from = new Array<number>(workers).fill(0);
-      const owner = new Array<string>(n).fill("");
-      let k = 0;
-      const done = new Array<boolean>(workers).fill(false);
-      while (k < n) {
-        const w = Math.floor(random() * (workers + 1)) - 1;
-        if (w < 0 || done[w]) {
-          Atomics.store(position, 0, k);
-          if (claimFront(claims, k)) owner[k] = owner[k] === "" ? "front" : "twice";
-          else expect(owner[k]).toMatch(/^w/);
-          k++;
-        } else {
-          const j = claimForWorker(claims, position, lookahead, from[w]!);
-          if (j < 0) done[w] = true;
-          else {
-            expect(j).toBeGreaterThan(Atomics.load(position, 0));
-            owner[j] = owner[j] === "" ? `w${w}` : "twice";
-            from[w] = j + 1;
-          }
-        }
-      }
-      expect(owner.filter((o) => o === "" || o === "twice")).toEqual([]);
-      for (let j = 0; j < n; j++) expect(Atomics.load(claims, j)).toBe(owner[j] === "front" ? CLAIM_FRONT : CLAIM_BACK);
-    }
-  });
-
   it("remembers sequential, large, negative, fractional and string ids with their first line", () => {
     const ids = new IdRegistry();
     const all: Array<string | number> = [0, 1, 2, 5000, 3_000_000_000, -4, 2.5, "a", "2"];
@@ -631,55 +383,117 @@ async function runScript(name: string, script: string, input: string): Promise<s
 }
 
 describe("compiled code with worker threads", () => {
-  it("a pool of worker threads alone (no help from the calling thread) gives the single-threaded findings", async () => {
+  it("worker threads validate files of every format, stdin and an unreadable path: the single-threaded findings, in input order", async () => {
     requireBuiltCli();
+    // Regular files of every format go to the workers (stdin stays on the calling thread); each
+    // input's own options (FILE:OPT) go with it.
+    const inputs = [...everyFormat(), capture, join(FIXTURES, "client.c2s.jsonl")];
     const script = `
-      const dist = new URL("dist/validate/", process.env.ROOT_URL);
-      const pipeline = await import(new URL("pipeline.js", dist));
-      const { prepareValidators } = await import(new URL("setup.js", dist));
-      const setup = await prepareValidators({});
-      const pool = new pipeline.ThreadPool(pipeline.workerScript(), 2, {});
-      const findings = [];
-      const files = await pipeline.runPipeline([process.env.INPUT], { chunkBytes: 4096 }, setup, pool, 3, (f) => findings.push(f), () => {});
-      process.stdout.write(JSON.stringify({ findings, files }));`;
-    const out = await runScript("thread-pool.mjs", script, capture);
-    const threaded = JSON.parse(out) as { findings: Finding[]; files: unknown };
-    const one = await validateFiles([capture], {});
-    expect(threaded.findings.length).toBeGreaterThan(0);
-    expect(threaded.findings).toEqual(one.findings);
-    expect(threaded.files).toEqual(one.summary.files);
+      const { Readable } = await import("node:stream");
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const { threadStats } = await import(new URL("dist/validate/jobs.js", process.env.ROOT_URL));
+      const inputs = JSON.parse(process.env.INPUT);
+      const stdin = () => Readable.from([Buffer.from(${JSON.stringify(mixedCapture())})]);
+      const perFile = inputs.map((p, i) => (i === 7 ? { direction: "s2c" } : undefined));
+      const order = [];
+      const run = (jobs) => lib.validateFiles(inputs, { jobs, minThreadBytes: 0, perFile, stdin: stdin(), onFileDone: (f) => order.push(jobs + " " + f.file) });
+      const one = await run(1);
+      const many = await run(3);
+      process.stdout.write(JSON.stringify({ one: { findings: one.findings, files: one.summary.files }, many: { findings: many.findings, files: many.summary.files }, onWorkers: threadStats.filesOnWorkers, order }));`;
+    const r = JSON.parse(await runScript("thread-pool.mjs", script, JSON.stringify(inputs))) as {
+      one: { findings: Finding[]; files: unknown[] };
+      many: { findings: Finding[]; files: unknown[] };
+      onWorkers: number;
+      order: string[];
+    };
+    expect(r.one.findings.length).toBeGreaterThan(100);
+    expect(r.many).toEqual(r.one);
+    expect(r.onWorkers).toBeGreaterThan(0);
+    expect(r.order).toEqual([...inputs.map((p) => `1 ${p}`), ...inputs.map((p) => `3 ${p}`)]);
   });
 
-  it("shares files with warm workers: reused by the next run, and never keeping the process alive", async () => {
+  it("workers take the run's --input-format and --direction as well as each file's own", async () => {
     requireBuiltCli();
-    // About 5 MB in 16 KiB chunks: a warm worker takes part in every run.
-    const big = join(dir, "warm.capture.jsonl");
-    const body = mixedCapture().slice(1);
-    await writeFile(big, `${Array.from({ length: 30 }, () => body).join("\n")}\n`);
+    // Regression: the workers got only the per-file options, so a run-wide --direction s2c (or a
+    // forced format) was lost on them and their files were read with the detected ones.
+    const jsonl = join(dir, "server-side.jsonl");
+    const messages = mixedCapture()
+      .slice(1)
+      .split("\n")
+      .flatMap((l) => {
+        try {
+          const msg = (JSON.parse(l) as { msg?: unknown }).msg;
+          return msg === undefined ? [] : [JSON.stringify(msg)];
+        } catch {
+          return [];
+        }
+      });
+    await writeFile(jsonl, `${messages.join("\n")}\n`);
+    const inputs = [jsonl, jsonl, capture];
     const script = `
       const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
-      const { threadStats } = await import(new URL("dist/validate/pipeline.js", process.env.ROOT_URL));
-      const strip = (r) => JSON.stringify({ findings: r.findings, files: r.summary.files.map((f) => ({ ...f })) });
-      const one = strip(await lib.validateFiles([process.env.INPUT], {}));
+      const inputs = JSON.parse(process.env.INPUT);
+      const strip = (r) => ({ findings: r.findings, files: r.summary.files });
+      const out = {};
+      for (const [name, o] of [["direction", { direction: "s2c" }], ["format", { inputFormat: "jsonl", perFile: [undefined, { direction: "c2s" }, { inputFormat: "capture" }] }]]) {
+        out[name] = { one: strip(await lib.validateFiles(inputs, o)), many: strip(await lib.validateFiles(inputs, { ...o, jobs: 3, minThreadBytes: 0 })) };
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const r = JSON.parse(await runScript("run-options.mjs", script, JSON.stringify(inputs))) as Record<string, { one: { findings: Finding[] }; many: unknown }>;
+    for (const [name, { one, many }] of Object.entries(r)) {
+      expect(one.findings.length, name).toBeGreaterThan(10);
+      expect(many, name).toEqual(one);
+    }
+    // (s2c JSONL reads its responses as such: no direction guess, unlike the detected c2s reading)
+    expect(r.direction!.one.findings.some((f) => f.rule === "input/direction-guessed")).toBe(false);
+  });
+
+  it("a later file finished before an earlier one waits for its turn: findings stream in input order", async () => {
+    requireBuiltCli();
+    // A big first file on the calling thread and small ones on a worker: they finish first, and
+    // their findings must still come after all of the first file's.
+    const big = join(dir, "first-big.capture.jsonl");
+    await writeFile(big, `${Array.from({ length: 20 }, () => mixedCapture().slice(1)).join("\n")}\n`);
+    const inputs = [big, capture, join(FIXTURES, "client.c2s.jsonl"), capture];
+    const script = `
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const inputs = JSON.parse(process.env.INPUT);
+      const seen = [];
+      const run = async (jobs) => {
+        const events = [];
+        await lib.validateFiles(inputs, { jobs, minThreadBytes: 0, onFinding: (f) => events.push(f), onFileDone: (f) => events.push({ done: f.file }) });
+        return events;
+      };
+      process.stdout.write(JSON.stringify({ one: await run(1), many: await run(2) }));`;
+    const r = JSON.parse(await runScript("in-order.mjs", script, JSON.stringify(inputs))) as { one: unknown[]; many: unknown[] };
+    expect(r.one.length).toBeGreaterThan(1000);
+    expect(r.many).toEqual(r.one);
+  });
+
+  it("keeps warm workers: reused by the next run, and never keeping the process alive", async () => {
+    requireBuiltCli();
+    const script = `
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const { threadStats } = await import(new URL("dist/validate/jobs.js", process.env.ROOT_URL));
+      const inputs = [process.env.INPUT, process.env.INPUT, process.env.INPUT];
+      const strip = (r) => JSON.stringify({ findings: r.findings, files: r.summary.files });
+      const one = strip(await lib.validateFiles(inputs, {}));
       const runs = [];
       for (let i = 0; i < 3; i++) {
-        const many = strip(await lib.validateFiles([process.env.INPUT], { jobs: 2, chunkBytes: 16384 }));
-        runs.push({ same: many === one, front: threadStats.front, back: threadStats.back, started: threadStats.workersStarted });
+        // (the first run starts its worker for small inputs only because it is told to)
+        const many = strip(await lib.validateFiles(inputs, { jobs: 2, ...(i === 0 ? { minThreadBytes: 0 } : {}) }));
+        runs.push({ same: many === one, started: threadStats.workersStarted, onWorkers: threadStats.filesOnWorkers });
       }
       process.stdout.write(JSON.stringify({ runs, findings: JSON.parse(one).findings.length, end: Date.now() }));`;
-    const out = await runScript("warm-pool.mjs", script, big);
+    const out = await runScript("warm-pool.mjs", script, capture);
     const exited = Date.now();
-    const r = JSON.parse(out) as { runs: Array<{ same: boolean; front: number; back: number; started: number }>; findings: number; end: number };
+    const r = JSON.parse(out) as { runs: Array<{ same: boolean; started: number; onWorkers: number }>; findings: number; end: number };
     expect(r.findings).toBeGreaterThan(100);
-    for (const run of r.runs) {
-      expect(run.same).toBe(true);
-      expect(run.front).toBeGreaterThan(0);
-      expect(run.front + run.back).toBe(Math.ceil(statSync(big).size / 16384));
-    }
-    // One worker for all three runs (started by the first, idle and reused by the others)...
+    for (const run of r.runs) expect(run.same).toBe(true);
+    // One worker for all three runs (started by the first, idle and reused by the others, whose
+    // small inputs would not start one)...
     expect(r.runs.map((x) => x.started)).toEqual([1, 1, 1]);
-    // ...which, warm, takes chunks from the back...
-    expect(r.runs[1]!.back + r.runs[2]!.back).toBeGreaterThan(0);
+    expect(r.runs[1]!.onWorkers + r.runs[2]!.onWorkers).toBeGreaterThan(0);
     // ...and does not hold the process until its idle timeout (IDLE_WORKERS_MS, 5 s).
     expect(exited - r.end).toBeLessThan(IDLE_WORKERS_MS - 1000);
   });
@@ -710,15 +524,16 @@ describe("compiled code with worker threads", () => {
 
   it("validate --jobs 2 prints the same report and exit code as without --jobs", async () => {
     requireBuiltCli();
-    // About 1.2 MB: the workers get a 1 MiB chunk and the rest.
+    // Two files and, after the first, more than MIN_BYTES_FOR_NEW_THREADS: a worker takes part.
     const big = join(dir, "big.capture.jsonl");
     const body = mixedCapture().slice(1);
     const copies: string[] = [];
-    for (let k = 0; k < 7; k++) copies.push(body);
+    while (copies.length * body.length < MIN_BYTES_FOR_NEW_THREADS + 65536) copies.push(body);
     await writeFile(big, `${copies.join("\n")}\n`);
     const withoutDuration = (out: string): string => out.replace(/"durationMs":[0-9.e+-]+/, '"durationMs":0');
-    const one = await runCli(["validate", "--format", "json", big]);
-    const many = await runCli(["validate", "--format", "json", "--jobs", "2", big]);
+    const args = ["validate", "--format", "json", capture, big];
+    const one = await runCli(args);
+    const many = await runCli([...args.slice(0, 3), "--jobs", "2", ...args.slice(3)]);
     expect(one.code).toBe(1);
     expect(many.stderr).toBe("");
     expect(many.code).toBe(one.code);

@@ -642,14 +642,15 @@ describe("new-user findings (built-in validators)", () => {
     expect(brief(findings)).toEqual(["6 warning session/reinitialize"]);
   });
 
-  it("--jobs is capped at the input's chunks and the available CPUs", async () => {
+  it("--jobs is capped at the number of inputs (one file per thread) and the available CPUs", async () => {
     const dir = mkdtempSync(join(tmpdir(), "orchestra-validate-cap-"));
     const tiny = join(dir, "tiny.jsonl");
     writeFileSync(tiny, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
     expect(await usableJobs([tiny], { jobs: 100 })).toBe(1);
     expect(await usableJobs([tiny, tiny, tiny], { jobs: 100 })).toBe(Math.min(3, availableParallelism()));
     expect(await usableJobs([tiny], { jobs: 100, chunkBytes: 256 })).toBe(1);
-    expect(await usableJobs(["-"], { jobs: 100 })).toBe(Math.min(100, availableParallelism()));
+    expect(await usableJobs(["-"], { jobs: 100 })).toBe(1);
+    expect(await usableJobs(["-", tiny], { jobs: 100 })).toBe(Math.min(2, availableParallelism()));
     expect(await usableJobs([tiny], { jobs: 1 })).toBe(1);
   });
 });

@@ -120,16 +120,9 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
     }
     out.message(value, origin(line, ts), dir, session);
   };
-  const defer = out.defer;
   return {
     line(text, lineNo) {
       const parsed = claudeLine(text);
-      // Out of order (a --jobs worker): what may belong to a body over several lines, and the
-      // once-per-file finding, are read again in order.
-      if (defer !== undefined && (parsed === undefined || parsed.kind === "bodiless")) {
-        defer();
-        return;
-      }
       if (open !== undefined) {
         if (parsed === undefined) {
           const part = unpasted(text);
@@ -177,10 +170,6 @@ export function claudeLogReader(out: Dispatch): LineConsumer {
         return;
       }
       if (scan.opened) {
-        if (defer !== undefined) {
-          defer();
-          return;
-        }
         open = { line: lineNo, ts: parsed.ts, session: parsed.session, dir: parsed.dir, text: rest.slice(start), scan, lines: 1 };
         return;
       }

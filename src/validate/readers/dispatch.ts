@@ -16,12 +16,6 @@ export interface Dispatch {
   problem(rule: RuleId, origin: Origin, message: string): void;
   /** A line (or HAR entry) that carries no MCP message and was ignored. */
   skip(): void;
-  /**
-   * Present where lines are read out of order (a `--jobs` worker): the line can only be read with
-   * the lines before it (a message body over several lines), so the thread that reads the file in
-   * order reads it again, with a dispatch that has no `defer`.
-   */
-  defer?(): void;
   /** True when origins should carry the time the input gives a message (`Origin.ts`; for the HTML timeline). */
   times?: boolean;
 }

@@ -1,0 +1,112 @@
+/**
+ * The shape of a session rule (`rules/<id>.ts`): `meta` (id, severity, description, spec
+ * reference) and `create(context)`, which returns the rule's handlers for one session; the
+ * session checker (`checker.ts`) calls them, in the order `rules/index.ts` gives per event, over
+ * the shared {@link SessionState}. `context.report` emits a finding of the rule (its id and
+ * severity) about the message being checked.
+ *
+ * Handlers only read the session state and report; the checker keeps the state (lifecycle
+ * phase, era, version, requests in flight, ids, tokens) up to date around them.
+ */
+import type { MessageFacts } from "../facts.js";
+import type { SchemaCheck } from "../defs.js";
+import type { SessionState } from "../session-state.js";
+import type { CheckTarget } from "../facts.js";
+import type { Direction, Severity, WireId } from "../types.js";
+import type { Origin } from "../session-state.js";
+
+/** Metadata of one rule. */
+export interface RuleInfo {
+  readonly id: string;
+  readonly severity: Severity;
+  readonly description: string;
+  readonly spec: string;
+}
+
+/** A version a session's messages name or negotiate (the `version` event), and where. */
+export interface VersionEvent {
+  origin: Origin;
+  dir: Direction;
+  aboutId: WireId | undefined;
+  method: string | undefined;
+  /** Where the version is in the message. */
+  pointer: string;
+  version: string;
+  how: "named" | "negotiated";
+  /** `--protocol-version`, when given (the session keeps it). */
+  forced: string | undefined;
+  /** Without a forced version, why the session could not switch to `version`; undefined when it did. */
+  unsupported: string | undefined;
+}
+
+/** What a handler reports about: the message being checked and where. */
+export interface Subject {
+  facts: MessageFacts;
+  origin: Origin;
+  dir: Direction;
+  /** The message's pointer in its batch ("/3"), "" outside a batch. */
+  prefix: string;
+  /** The message's id as findings carry it. */
+  aboutId: WireId | undefined;
+}
+
+/** A rule's view of the session while it checks a message. */
+export interface RuleContext {
+  /** The rule's own metadata. */
+  readonly meta: RuleInfo;
+  readonly session: SessionState;
+  /** Emits a finding of this rule; `id`, `method` and `pointer` are left out when undefined. */
+  report(origin: Origin, dir: Direction, message: string, id?: WireId, method?: string, pointer?: string): void;
+  /**
+   * Runs a schema check on the subject (or its result) and reports its issues as findings of this
+   * rule, leaving out those at pointers in `reported`. @returns the pointers of the issues.
+   */
+  check(
+    check: SchemaCheck,
+    target: CheckTarget,
+    s: Subject,
+    pointerPrefix: string,
+    id: WireId | undefined,
+    method: string | undefined,
+    reported?: ReadonlySet<string>,
+  ): ReadonlySet<string> | undefined;
+}
+
+/** The handlers of one rule for one session; each event is described at its call in `checker.ts`. */
+export interface RuleHandlers {
+  /** A request, notification or response, before anything else. */
+  message?(s: Subject): void;
+  /** A request (a message with a method and an id), once the lifecycle state is brought up to date. */
+  request?(s: Subject): void;
+  /** A notification (a method, no id). */
+  notification?(s: Subject): void;
+  /** A response (a result or an error), before its request's handshake effects. */
+  response?(s: Subject): void;
+  /** A success response, after the request it answers (its handshake effects applied). */
+  result?(s: Subject): void;
+  /** A JSON value that is no JSON-RPC message shape (not an object, bad method, both or neither). */
+  invalid?(s: Subject): void;
+  /** A line that is not JSON. */
+  unparsable?(s: Subject, raw: string, error: string): void;
+  /** A batch (an array), before its elements. */
+  batch?(s: Subject, items: unknown[]): void;
+  /** An element of a batch, before it is checked as a message. */
+  batchItem?(s: Subject, item: unknown, index: number): void;
+  /** A version named or negotiated. */
+  version?(e: VersionEvent): void;
+  /** A second initialize request restarts the session (before the end of the old one). */
+  restart?(s: Subject): void;
+  /** The end of the session (end of input, or a restart). */
+  end?(): void;
+}
+
+/** A session rule: metadata and the factory of its handlers. */
+export interface SessionRule<Id extends string = string> {
+  readonly meta: RuleInfo & { readonly id: Id };
+  create(context: RuleContext): RuleHandlers;
+}
+
+/** Declares a rule (keeps its id's literal type). */
+export function defineRule<const Id extends string>(rule: SessionRule<Id>): SessionRule<Id> {
+  return rule;
+}
