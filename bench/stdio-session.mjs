@@ -1,5 +1,5 @@
 // The benchmarks' MCP client: JSON-RPC lines written straight to a child process's stdin and read
-// from its stdout with the project's LineSplitter (dist/jsonrpc/line-splitter.js). Lighter than the
+// from its stdout with the project's line splitter (dist/framing/line-splitter.js). Lighter than the
 // SDK's Client (no schema parsing per message), so that the subject, not the client, is what a
 // throughput figure measures; every response is still checked (its id, and the echoed text).
 import { spawn } from "node:child_process";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ROOT, cpuMsOf, lastLine, memoryKiBOf, quantile } from "./common.mjs";
 
-const { LineSplitter } = await import(join(ROOT, "dist/jsonrpc/line-splitter.js"));
+const { stdioLineSplitter } = await import(join(ROOT, "dist/framing/line-splitter.js"));
 
 /** Protocol version the benchmark client asks for in `initialize`. */
 export const PROTOCOL_VERSION = "2025-06-18";
@@ -41,7 +41,7 @@ export class StdioSession {
     this.child.stderr.on("data", (d) => {
       this.stderrTail = (this.stderrTail + d).slice(-STDERR_KEEP);
     });
-    const splitter = new LineSplitter((event) => {
+    const splitter = stdioLineSplitter((event) => {
       if (event.kind !== "line") return void this.unexpected++;
       const at = performance.now();
       let message;

@@ -6,7 +6,7 @@
  *
  * Writes a `serve --capture`-style file of about `sizeMB` MB into os.tmpdir() (or uses `--file`),
  * then measures, in the same run and on the same file:
- *   1. read + split      (chunked reads, our LineSplitter, lines decoded to strings),
+ *   1. read + split      (chunked reads, our line splitter, lines decoded to strings),
  *   2. read + split + JSON.parse of every line,
  *   3. full validation on one thread (validateFiles: parse, schema checks, session rules),
  *   4. read + split + JSON.parse of the file on each of N worker threads at once (workers kept
@@ -65,7 +65,7 @@ try {
   console.error(`cannot load dist/validate/index.js (run npm run build first): ${err.message}`);
   process.exit(2);
 }
-const { LineSplitter, validateFiles } = lib;
+const { textLineSplitter, validateFiles } = lib;
 const { threadStats } = await import(new URL("validate/jobs.js", distBase).href).catch(() => ({ threadStats: undefined }));
 
 // ---- generate ------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ async function generate() {
 async function splitStage(parse) {
   let lines = 0;
   let chars = 0;
-  const splitter = new LineSplitter(
+  const splitter = textLineSplitter(
     parse
       ? (text) => {
           lines++;
@@ -256,10 +256,10 @@ async function parallelParseStage(threads) {
     const body = `
       const { parentPort, workerData } = await import("node:worker_threads");
       const { createReadStream } = await import("node:fs");
-      const { LineSplitter } = await import(new URL("validate/index.js", workerData.dist).href);
+      const { textLineSplitter } = await import(new URL("validate/index.js", workerData.dist).href);
       parentPort.on("message", async () => {
         let lines = 0;
-        const splitter = new LineSplitter((text) => { lines++; JSON.parse(text); });
+        const splitter = textLineSplitter((text) => { lines++; JSON.parse(text); });
         for await (const chunk of createReadStream(workerData.file, { highWaterMark: 1 << 20 })) splitter.push(chunk);
         splitter.end();
         parentPort.postMessage(lines);

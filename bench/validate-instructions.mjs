@@ -55,7 +55,7 @@ writeFileSync(
 const [stage, input, dist] = process.argv.slice(2);
 const lib = await import(dist);
 if (stage === "parse") {
-  const s = new lib.LineSplitter((t) => { JSON.parse(t); });
+  const s = lib.textLineSplitter((t) => { JSON.parse(t); });
   for await (const c of createReadStream(input, { highWaterMark: 1 << 20 })) s.push(c);
   s.end();
 } else {

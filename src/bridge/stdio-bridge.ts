@@ -2,7 +2,7 @@
  * The stdio transport of `orchestra-stdio serve` (MCP 2025-06-18 "Transports / stdio"):
  * newline-delimited JSON-RPC on stdin/stdout, logs on stderr only.
  *
- * stdin bytes → {@link LineSplitter} → {@link McpHandler} → {@link MessageWriter} → stdout.
+ * stdin bytes → {@link stdioLineSplitter} → {@link McpHandler} → {@link MessageWriter} → stdout.
  * A UTF-8 BOM at the very start of stdin is skipped. Backpressure: while the bytes of stdout
  * lines not yet handed to the OS plus the bytes of input lines whose requests are in flight
  * exceed `queueBudgetBytes`, stdin is not read (docs/reliability.md).
@@ -10,7 +10,7 @@
  * failed with `-32603`; everything is flushed before {@link StdioBridge.run} resolves.
  */
 import type { Readable, Writable } from "node:stream";
-import { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "../jsonrpc/line-splitter.js";
+import { stdioLineSplitter, STDIO_MAX_LINE_BYTES, type LineSplitter } from "../framing/line-splitter.js";
 import { MessageWriter } from "../jsonrpc/message-writer.js";
 import { fitOutboundLine } from "../jsonrpc/outbound-limit.js";
 import { serialize } from "../jsonrpc/serialize.js";
@@ -23,7 +23,7 @@ export interface StdioBridgeOptions extends Omit<HandlerOptions, "sink"> {
   input: Readable;
   output: Writable;
   /**
-   * Cap on one line in bytes, both ways (default {@link DEFAULT_MAX_LINE_BYTES}): a longer inbound
+   * Cap on one line in bytes, both ways (default {@link STDIO_MAX_LINE_BYTES}): a longer inbound
    * line gets `-32600`; a longer outbound response is replaced by `-32603` for its id, a longer
    * notification is dropped.
    */
@@ -59,7 +59,7 @@ export class StdioBridge {
     this.writer.onProgress = () => this.regulate();
     this.budget = options.queueBudgetBytes ?? DEFAULT_QUEUE_BUDGET_BYTES;
     const capture = options.capture;
-    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const maxLineBytes = options.maxLineBytes ?? STDIO_MAX_LINE_BYTES;
     this.handler = new McpHandler({
       ...options,
       onSettled: () => this.regulate(),
@@ -74,7 +74,7 @@ export class StdioBridge {
         this.regulate();
       },
     });
-    this.splitter = new LineSplitter((event) => {
+    this.splitter = stdioLineSplitter((event) => {
       if (event.kind === "line") {
         if (capture) capture.record("c2s", event.line.toString("utf8"));
         this.handler.handleLine(event.line);

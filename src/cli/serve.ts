@@ -120,7 +120,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { DEFAULT_MAX_LINE_BYTES }, { DeferredSender }] =
+  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { STDIO_MAX_LINE_BYTES }, { DeferredSender }] =
     await Promise.all([
       import("../bridge/stdio-bridge.js"),
       import("../bridge/capture.js"),
@@ -128,7 +128,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       import("../version.js"),
       import("../quic/address.js"),
       import("../pki/store.js"),
-      import("../jsonrpc/line-splitter.js"),
+      import("../framing/line-splitter.js"),
       import("../transport/deferred-sender.js"),
     ]);
   const log = childLogger("serve");
@@ -227,7 +227,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       toolCallTimeoutMs: opts.callTimeout,
       listTimeoutMs: opts.listTimeout,
       shutdownGraceMs: opts.shutdownGrace,
-      maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+      maxLineBytes: STDIO_MAX_LINE_BYTES,
       capture,
       pageSize: opts.pageSize,
       ...(opts.resourcePrefix ? { resourcePrefixes: opts.resourcePrefix } : {}),

@@ -1,6 +1,6 @@
 /**
  * Keeps every line the bridge writes within the documented line limit (16 MiB by default, the
- * same cap as inbound lines: src/jsonrpc/line-splitter.ts, README "Protocol versions and methods").
+ * same cap as inbound lines: STDIO_MAX_LINE_BYTES in src/framing/line-splitter.ts, README "Protocol versions and methods").
  *
  * A response whose serialized line is too long is replaced by a `-32603` error for the same id
  * ("result of N bytes exceeds the 16 MiB line limit"); a too-long notification is dropped (it

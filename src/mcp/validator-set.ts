@@ -1,9 +1,9 @@
 /**
  * The validation machinery behind the facade in `./validation.ts`: {@link ValidatorSet} (the
  * {@link ProtocolValidators} implementation, with failure explanations) and
- * {@link compileValidatorsFromSchema}. It does not import the generated validators, so that code
- * which loads them per revision on demand (`./lazy-validators.ts`, used by the `validate --jobs`
- * workers) does not load all of them; `./validation.ts` re-exports everything here.
+ * {@link compileValidatorsFromSchema}. It does not import the generated validators: the one
+ * mechanism that does, `validatorsFor` in `./validation.ts`, loads them one revision at a time, on
+ * first use; `./validation.ts` re-exports everything here.
  *
  * Fast path: a valid message costs one generated validator call and allocates nothing. Only a
  * failure builds {@link SchemaIssue}s; for a failed `anyOf` whose data carries a discriminating

@@ -1,6 +1,6 @@
 /**
  * Validates one input (a path, or `-` for stdin) on the calling thread: opens it, sniffs the
- * format, streams it through the {@link LineSplitter} and the format's reader into
+ * format, streams it through the line splitter ({@link textLineSplitter}) and the format's reader into
  * {@link SessionChecker}s, and returns the file's {@link FileSummary}. Line formats are read in
  * 1 MiB chunks with flat memory; HAR files are read whole (see `readers/har.ts`).
  * This is the one path every line takes, on the calling thread or in a `--jobs` worker (one file
@@ -11,7 +11,8 @@ import { SessionChecker } from "./checker.js";
 import { LEGACY_PROTOCOL_VERSIONS } from "../mcp/versions.js";
 import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
-import { LineSplitter } from "./lines.js";
+import type { LineSplitter } from "../framing/line-splitter.js";
+import { textLineSplitter, VALIDATE_MAX_LINE_BYTES, type ByteLineReader } from "./lines.js";
 import { IDLE_INPUT_MS, settlesWithin } from "./live.js";
 import { captureReader } from "./readers/capture.js";
 import { claudeLogReader } from "./readers/claude-log.js";
@@ -28,16 +29,13 @@ import type { Direction, FileSummary, Finding, InputFormat, ValidateOptions } fr
 /** Chunk size for file reads, bytes. */
 export const CHUNK_BYTES = 1 << 20;
 
-/** Default `maxLineBytes`: 64 MiB. */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
-
 /** The line consumer of a line-oriented format (`har` is not one). */
 export function lineReader(format: Exclude<InputFormat, "har">, out: Dispatch, dir: Direction): LineConsumer {
   return format === "capture" ? captureReader(out) : format === "claude-log" ? claudeLogReader(out) : jsonlReader(out, dir);
 }
 
 /**
- * The reading of undecoded lines for a format (see `LineSplitter.byteLines`): long lines with
+ * The reading of undecoded lines for a format (see `ByteLineReader` in `lines.ts`): long lines with
  * base64 payloads parsed without decoding the payloads (`bigline.ts`; capture and JSONL), then the
  * format reader's own fast path (`consumer.bytes`). Undefined when the format has neither.
  */
@@ -46,7 +44,7 @@ export function byteLineReader(
   consumer: LineConsumer,
   out: Dispatch,
   dir: Direction,
-): ((bytes: Buffer, start: number, end: number, lineNo: number) => boolean) | undefined {
+): ByteLineReader | undefined {
   const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((o) => lineReader(format, o, dir), out) : undefined;
   const fast = consumer.bytes === undefined ? undefined : consumer;
   if (big === undefined && fast === undefined) return undefined;
@@ -65,14 +63,13 @@ export function byteLineReader(
  * over-long and invalid UTF-8 lines reported through `state`.
  */
 export function fileLineSplitter(state: FileState, consumer: LineConsumer, format: Exclude<InputFormat, "har">, dir: Direction, maxLine: number): LineSplitter {
-  const splitter = new LineSplitter(
+  return textLineSplitter(
     (text, no) => consumer.line(text, no),
     maxLine,
     (no, bytes) => state.dispatch.problem("input/line-too-long", { line: no }, tooLongMessage(bytes, maxLine)),
     (no) => state.dispatch.problem("input/invalid-utf8", { line: no }, BAD_UTF8_MESSAGE),
+    byteLineReader(format, consumer, state.dispatch, dir),
   );
-  splitter.byteLines = byteLineReader(format, consumer, state.dispatch, dir);
-  return splitter;
 }
 
 /** The `input/invalid-utf8` message. */
@@ -465,7 +462,7 @@ export async function validateFile(
       const guess = format === "jsonl" && options.inputFormat === undefined;
       const direction = guess ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
-      splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+      splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? VALIDATE_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);
       head.length = 0;
       if (!ended) {

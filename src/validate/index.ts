@@ -16,7 +16,7 @@ import { ValidateUsageError, type FileSummary, type Finding, type ValidateOption
 
 export * from "./types.js";
 export { RULES, RULE_LIST, type RuleId, type RuleInfo } from "./rules.js";
-export { LineSplitter } from "./lines.js";
+export { textLineSplitter, VALIDATE_MAX_LINE_BYTES } from "./lines.js";
 export { closeIdleWorkers, IDLE_WORKERS_MS, MIN_BYTES_FOR_NEW_THREADS } from "./jobs.js";
 export { detectFormat } from "./readers/detect.js";
 export { createReporter, renderReport, REPORT_FORMATS, type Reporter, type ReportFormat, type ReporterOptions } from "./report/index.js";

@@ -168,7 +168,7 @@ export function generateInput(seed: number, lines: number): { input: Buffer; int
   return { input: Buffer.concat(parts), intact };
 }
 
-/** Lines as the MCP stdio transport splits them (see src/jsonrpc/line-splitter.ts). */
+/** Lines as the MCP stdio transport splits them (see src/framing/line-splitter.ts). */
 function splitLines(input: Buffer): string[] {
   let start = input.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? 3 : 0;
   const out: string[] = [];

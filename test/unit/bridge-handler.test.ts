@@ -20,7 +20,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { FakeSender, type Reply } from "../helpers/fake-sender.js";
 import { PassThrough } from "node:stream";
 import { StdioBridge } from "../../src/bridge/stdio-bridge.js";
-import { DEFAULT_MAX_LINE_BYTES } from "../../src/jsonrpc/line-splitter.js";
+import { STDIO_MAX_LINE_BYTES } from "../../src/framing/line-splitter.js";
 import { fitOutboundLine } from "../../src/jsonrpc/outbound-limit.js";
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -358,8 +358,8 @@ describe("outgoing line limit", () => {
       result: { content: [{ type: "text" as const, text: JSON.stringify({ blob: big }) }], structuredContent: { blob: big } },
     };
     const text = JSON.stringify(response);
-    expect(Buffer.byteLength(text)).toBeGreaterThan(DEFAULT_MAX_LINE_BYTES);
-    const fitted = fitOutboundLine(response, text, DEFAULT_MAX_LINE_BYTES);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(STDIO_MAX_LINE_BYTES);
+    const fitted = fitOutboundLine(response, text, STDIO_MAX_LINE_BYTES);
     expect(fitted.oversizedBytes).toBe(Buffer.byteLength(text));
     expect(fitted.message).toEqual({
       jsonrpc: "2.0",
@@ -367,7 +367,7 @@ describe("outgoing line limit", () => {
       error: {
         code: -32603,
         message: `Internal error: result of ${Buffer.byteLength(text)} bytes exceeds the 16 MiB line limit`,
-        data: { bytes: Buffer.byteLength(text), maxLineBytes: DEFAULT_MAX_LINE_BYTES },
+        data: { bytes: Buffer.byteLength(text), maxLineBytes: STDIO_MAX_LINE_BYTES },
       },
     });
     expect(fitted.text).toBe(JSON.stringify(fitted.message));

@@ -6,7 +6,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { StdioBridge } from "../../src/bridge/stdio-bridge.js";
-import { LineSplitter, type LineEvent } from "../../src/jsonrpc/line-splitter.js";
+import { stdioLineSplitter, type LineEvent } from "../../src/framing/line-splitter.js";
 import { exceedsDepth, MAX_NESTING_DEPTH, scanLine } from "../../src/jsonrpc/line-scan.js";
 import { ExactId, exactInteger } from "../../src/jsonrpc/request-id.js";
 import { serialize } from "../../src/jsonrpc/serialize.js";
@@ -91,7 +91,7 @@ describe("serialize", () => {
 describe("LineSplitter BOM", () => {
   const split = (chunks: Buffer[], skipBom = true): string[] => {
     const lines: string[] = [];
-    const s = new LineSplitter((e: LineEvent) => e.kind === "line" && lines.push(e.line.toString("utf8")), 1024, skipBom);
+    const s = stdioLineSplitter((e: LineEvent) => e.kind === "line" && lines.push(e.line.toString("utf8")), 1024, skipBom);
     for (const c of chunks) s.push(c);
     s.end();
     return lines;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LineSplitter, type LineEvent } from "../../src/jsonrpc/line-splitter.js";
+import { stdioLineSplitter, type LineEvent } from "../../src/framing/line-splitter.js";
 
 function split(chunks: Array<string | Buffer>, max?: number): LineEvent[] {
   const events: LineEvent[] = [];
-  const splitter = new LineSplitter((e) => events.push(e), max);
+  const splitter = stdioLineSplitter((e) => events.push(e), max);
   for (const c of chunks) splitter.push(typeof c === "string" ? Buffer.from(c) : c);
   splitter.end();
   return events;
@@ -54,7 +54,7 @@ describe("LineSplitter", () => {
   it("handles a line of many chunks in linear time (16 MiB in 64 KiB chunks)", () => {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     const events: LineEvent[] = [];
-    const splitter = new LineSplitter((e) => events.push(e));
+    const splitter = stdioLineSplitter((e) => events.push(e));
     for (let i = 0; i < 256; i++) splitter.push(chunk);
     splitter.push(Buffer.from("\n"));
     expect(events).toHaveLength(1);

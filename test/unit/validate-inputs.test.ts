@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
 import { SNIFF_BYTES } from "../../src/validate/readers/detect.js";
-import { LineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
+import { textLineSplitter, detectFormat, exitCodeFor, validateFiles, type Finding, type ValidateOptions } from "../../src/validate/index.js";
 import { jsonValueEnd } from "../../src/validate/readers/claude-log.js";
 import { MAX_HAR_BYTES, sseData } from "../../src/validate/readers/har.js";
 import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
@@ -33,7 +33,7 @@ const brief = (fs: Finding[]) => fs.map((f) => `${f.line} ${f.severity} ${f.rule
 function split(chunks: Buffer[], max?: number): { lines: Array<[number, string]>; tooLong: Array<[number, number]> } {
   const lines: Array<[number, string]> = [];
   const tooLong: Array<[number, number]> = [];
-  const s = new LineSplitter((t, n) => lines.push([n, t]), max, (n, b) => tooLong.push([n, b]));
+  const s = textLineSplitter((t, n) => lines.push([n, t]), max, (n, b) => tooLong.push([n, b]));
   for (const c of chunks) s.push(c);
   s.end();
   return { lines, tooLong };
@@ -83,7 +83,7 @@ describe("LineSplitter", () => {
     for (const size of [1, 2, 3, 100]) {
       const bad: number[] = [];
       const lines: number[] = [];
-      const s = new LineSplitter((_t, n) => lines.push(n), undefined, undefined, (n) => bad.push(n));
+      const s = textLineSplitter((_t, n) => lines.push(n), undefined, undefined, (n) => bad.push(n));
       for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
       s.end();
       expect(bad).toEqual([2]);

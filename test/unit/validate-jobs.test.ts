@@ -15,7 +15,7 @@ import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
-import { IDLE_WORKERS_MS, LineSplitter, MIN_BYTES_FOR_NEW_THREADS, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
+import { IDLE_WORKERS_MS, textLineSplitter, MIN_BYTES_FOR_NEW_THREADS, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
 import { CLI, ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
@@ -352,7 +352,7 @@ describe("LineSplitter over-long lines", () => {
     for (const size of [1000, 7]) {
       const bytes = Buffer.from(text);
       const seen: Array<[number, string | number]> = [];
-      const s = new LineSplitter((t, n) => seen.push([n, t]), 30, (n, b) => seen.push([n, b]));
+      const s = textLineSplitter((t, n) => seen.push([n, t]), 30, (n, b) => seen.push([n, b]));
       for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
       s.end();
       expect(seen).toEqual([
