@@ -56,6 +56,17 @@ export function optionOrigin(command: Command, longFlag: string): string {
 }
 
 /**
+ * Appends to `err`'s message where the option's value came from when that was its variable
+ * (` (from ORCHESTRA_TOOLS="./t.mjs")`, through {@link optionOrigin}); a flag's value adds nothing.
+ * @returns `err`, for `throw`
+ */
+export function namingVariable(err: unknown, command: Command, longFlag: string): unknown {
+  const origin = optionOrigin(command, longFlag);
+  if (origin !== longFlag && err instanceof Error) err.message += ` (from ${origin})`;
+  return err;
+}
+
+/**
  * The `ORCHESTRA_*` names in `env` that `command` reads no option from, each with the closest
  * name it does read (undefined when none is close).
  */
@@ -72,7 +83,10 @@ function warnUnknownVariables(command: Command, env: NodeJS.ProcessEnv): void {
   if (unknown.length === 0) return;
   const log = childLogger("environment");
   for (const { name, closest } of unknown) {
-    log.warn({ variable: name, closest }, `${name} is set but \`orchestra-stdio ${command.name()}\` reads no such variable (ignored)${closest ? `; did you mean ${closest}?` : ""}`);
+    log.warn(
+      { variable: name, closest },
+      `${name} is set but \`orchestra-stdio ${command.name()}\` reads no such variable (ignored)${closest ? `; did you mean ${closest}?` : ""}`,
+    );
   }
 }
 
@@ -82,7 +96,11 @@ function warnUnknownVariables(command: Command, env: NodeJS.ProcessEnv): void {
  * word matches and the whole names differ in more than a third of their letters.
  */
 function closestName(name: string, candidates: readonly string[]): string | undefined {
-  const words = (n: string) => n.slice(ENV_PREFIX.length).split("_").filter((w) => w !== "");
+  const words = (n: string) =>
+    n
+      .slice(ENV_PREFIX.length)
+      .split("_")
+      .filter((w) => w !== "");
   const own = words(name);
   let best: { name: string; shared: number; distance: number } | undefined;
   for (const candidate of candidates) {
@@ -124,7 +142,10 @@ function applyBooleanVariables(command: Command): void {
       command.setOptionValueWithSource(name, option.negate ? true : option.defaultValue, "default");
       continue;
     }
-    command.error(`error: ${option.envVar}=${JSON.stringify(raw)} is not a boolean: use 1, true or yes to set ${option.long}, or 0, false, no or empty for the default`, { exitCode: 2, code: "orchestra.booleanVariable" });
+    command.error(`error: ${option.envVar}=${JSON.stringify(raw)} is not a boolean: use 1, true or yes to set ${option.long}, or 0, false, no or empty for the default`, {
+      exitCode: 2,
+      code: "orchestra.booleanVariable",
+    });
   }
 }
 

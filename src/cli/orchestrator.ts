@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";
 import type { RunningOrchestrator } from "../orchestrator/quic-server.js";
 import { DEFAULT_MAX_STREAMS } from "../orchestrator/defaults.js";
-import { addLogOptions, withEnvironment } from "./environment.js";
+import { addLogOptions, namingVariable, withEnvironment } from "./environment.js";
 
 /** Default listen address (orchestra-protocol.md: default orchestrator address `localhost:50100`). */
 export const DEFAULT_LISTEN = "127.0.0.1:50100";
@@ -46,30 +46,19 @@ function listenAddress(value: string): string {
 export function registerOrchestratorCommand(program: Command): void {
   const command = withEnvironment(program.command("orchestrator"))
     .description("run the reference orchestrator (QUIC, mutual TLS); prints READY <host:port> on stderr")
-    .addOption(
-      new Option("--listen <host:port>", "UDP address to listen on (port 0 = ephemeral)")
-        .argParser(listenAddress)
-        .default(DEFAULT_LISTEN),
-    )
+    .addOption(new Option("--listen <host:port>", "UDP address to listen on (port 0 = ephemeral)").argParser(listenAddress).default(DEFAULT_LISTEN))
     .option("--certs-dir <dir>", "cert store (created if missing); default ~/.orchestra/certs")
     .option("--tools <module...>", "ES modules exporting tools, prompts and resources (docs/modules.md)")
     .option("--no-builtins", "do not serve the built-in tools, prompts and sample storage entries")
-    .addOption(
-      new Option("--max-streams <n>", "concurrent RPC streams granted to each client")
-        .argParser(positiveInt)
-        .default(DEFAULT_MAX_STREAMS),
-    )
-    .addOption(
-      new Option("--transport <kind>", "quic (UDP, interoperable) or tls (TLS 1.3 over TCP on the same address, our extension)")
-        .choices(["quic", "tls"])
-        .default("quic"),
-    );
-  addLogOptions(command).action(async (opts: OrchestratorCliOptions) => {
-    process.exitCode = await runOrchestrator(opts);
+    .addOption(new Option("--max-streams <n>", "concurrent RPC streams granted to each client").argParser(positiveInt).default(DEFAULT_MAX_STREAMS))
+    .addOption(new Option("--transport <kind>", "quic (UDP, interoperable) or tls (TLS 1.3 over TCP on the same address, our extension)").choices(["quic", "tls"]).default("quic"));
+  addLogOptions(command).action(async (opts: OrchestratorCliOptions, action: Command) => {
+    process.exitCode = await runOrchestrator(opts, action);
   });
 }
 
-async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
+/** @param action the parsed command, for where an option's value came from (its variable or flag) */
+async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): Promise<number> {
   // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
   const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent }, { startOrchestrator }] = await Promise.all([
     import("../log.js"),
@@ -81,9 +70,10 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
   let running: RunningOrchestrator;
   try {
     const { host, port } = parseHostPort(opts.listen);
-    const content = await loadOrchestratorContent(opts.tools ?? [], opts.builtins);
-    const start =
-      opts.transport === "tls" ? (await import("../orchestrator/tls-server.js")).startTlsOrchestrator : startOrchestrator;
+    const content = await loadOrchestratorContent(opts.tools ?? [], opts.builtins).catch((err: unknown) => {
+      throw namingVariable(err, action, "--tools");
+    });
+    const start = opts.transport === "tls" ? (await import("../orchestrator/tls-server.js")).startTlsOrchestrator : startOrchestrator;
     running = await start({
       host,
       port,
@@ -93,7 +83,10 @@ async function runOrchestrator(opts: OrchestratorCliOptions): Promise<number> {
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const hint = code === "EADDRINUSE" ? ` (${opts.listen} is in use, perhaps by another orchestrator: choose another address with --listen or ORCHESTRA_LISTEN, port 0 for an ephemeral one)` : "";
+    const hint =
+      code === "EADDRINUSE"
+        ? ` (${opts.listen} is in use, perhaps by another orchestrator: choose another address with --listen or ORCHESTRA_LISTEN, port 0 for an ephemeral one)`
+        : "";
     log.error(`${(err as Error).message}${hint}`);
     return 1;
   }

@@ -10,14 +10,14 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
-import { addLogOptions, optionOrigin, withEnvironment } from "./environment.js";
+import { addLogOptions, namingVariable, optionOrigin, withEnvironment } from "./environment.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -53,32 +53,40 @@ export function registerServeCommand(program: Command): void {
   const command = withEnvironment(program.command("serve"))
     .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
     .addOption(new Option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator").argParser(orchestratorAddress))
-    .option("--certs-dir <dir>", "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, the user's embedded store in the cache directory without")
+    .option(
+      "--certs-dir <dir>",
+      "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, the user's embedded store in the cache directory without",
+    )
     .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
     .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
     .addOption(new Option("--idle-timeout <ms>", "QUIC: fail pending calls and reconnect after this long without packets (default 15000)").argParser(positiveInt))
     .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
     .addOption(new Option("--shutdown-grace <ms>", "on stdin EOF, how long in-flight calls may still take").argParser(positiveInt).default(30_000))
     .addOption(new Option("--server-name <name>", "TLS server name expected in the orchestrator's certificate").default("localhost").argParser(serverNameOption))
-    .addOption(
-      new Option("--transport <kind>", "transport to the orchestrator: quic (interoperable) or tls (TLS 1.3 over TCP, our extension)")
-        .choices(TRANSPORTS)
-        .default("quic"),
-    )
+    .addOption(new Option("--transport <kind>", "transport to the orchestrator: quic (interoperable) or tls (TLS 1.3 over TCP, our extension)").choices(TRANSPORTS).default("quic"))
     .addOption(new Option("--page-size <n>", "items per page of tools/prompts/resources lists").argParser(positiveInt).default(100))
     .option("--resource-prefix <prefix...>", "storage path prefixes exposed as MCP resources (default: everything)")
     // The embedded orchestrator's content: the same option and module shape as `orchestrator --tools`.
-    .option("--tools <module...>", "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md; give absolute paths: MCP clients choose the working directory)")
+    .option(
+      "--tools <module...>",
+      "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md; give absolute paths: MCP clients choose the working directory)",
+    )
     .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries");
   addLogOptions(command).action(async (opts: ServeOptions, action: Command) => {
     if (opts.orchestratorAddr !== undefined && (opts.tools !== undefined || !opts.builtins)) {
-      const embeddedOnly = [opts.tools !== undefined ? optionOrigin(action, "--tools") : undefined, opts.builtins ? undefined : optionOrigin(action, "--no-builtins")].filter(Boolean);
+      const embeddedOnly = [opts.tools !== undefined ? optionOrigin(action, "--tools") : undefined, opts.builtins ? undefined : optionOrigin(action, "--no-builtins")].filter(
+        Boolean,
+      );
       const given = [...embeddedOnly, optionOrigin(action, "--orchestrator-addr")].join(", ");
-      action.error(`error: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ${given})`, { exitCode: 2, code: "orchestra.conflictingOptions" });
+      action.error(`error: --tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ${given})`, {
+        exitCode: 2,
+        code: "orchestra.conflictingOptions",
+      });
     }
     // Logged and used as an absolute path: the client's working directory is rarely obvious.
+    const certsDirGiven = opts.certsDir;
     if (opts.certsDir !== undefined) opts.certsDir = resolve(opts.certsDir);
-    process.exitCode = await serve(opts, { certsDir: optionOrigin(action, "--certs-dir") });
+    process.exitCode = await serve(opts, { certsDir: optionOrigin(action, "--certs-dir"), certsDirGiven, action });
   });
 }
 
@@ -93,10 +101,11 @@ const SERVE_HEAP_GROWING_PERCENT = 20;
 
 /**
  * Runs the bridge until stdin EOF or a signal.
- * @param origins how the user gave options, for messages (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
+ * @param origins how the user gave options, for messages: `certsDir` (`--certs-dir` or
+ *   `ORCHESTRA_CERTS_DIR="/x"`), `certsDirGiven` (the value before it was resolved) and the parsed command
  * @returns the exit status (docs/cli.md "Exit status")
  */
-async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise<number> {
+async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGiven: string | undefined; action: Command }): Promise<number> {
   setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`);
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
@@ -120,17 +129,25 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [{ StdioBridge }, { CaptureWriter }, { childLogger }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore }, { STDIO_MAX_LINE_BYTES }, { DeferredSender }] =
-    await Promise.all([
-      import("../bridge/stdio-bridge.js"),
-      import("../bridge/capture.js"),
-      import("../log.js"),
-      import("../version.js"),
-      import("../quic/address.js"),
-      import("../pki/store.js"),
-      import("../framing/line-splitter.js"),
-      import("../transport/deferred-sender.js"),
-    ]);
+  const [
+    { StdioBridge },
+    { CaptureWriter },
+    { childLogger },
+    { PACKAGE_NAME, PACKAGE_VERSION },
+    { parseHostPort },
+    { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeHint },
+    { STDIO_MAX_LINE_BYTES },
+    { DeferredSender },
+  ] = await Promise.all([
+    import("../bridge/stdio-bridge.js"),
+    import("../bridge/capture.js"),
+    import("../log.js"),
+    import("../version.js"),
+    import("../quic/address.js"),
+    import("../pki/store.js"),
+    import("../framing/line-splitter.js"),
+    import("../transport/deferred-sender.js"),
+  ]);
   const log = childLogger("serve");
   const cleanups: Array<() => Promise<void>> = [];
   /** Embedded: settles once the orchestrator is up (undefined) or could not start (the message). */
@@ -150,15 +167,32 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
           log.error((err as Error).message);
           return 2;
         }
-        const senderOptions = { host, port, tls: preparedTls, certsDir: opts.certsDir ?? defaultCertsDir(), serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) };
+        const senderOptions = {
+          host,
+          port,
+          tls: preparedTls,
+          certsDir: opts.certsDir ?? defaultCertsDir(),
+          serverName: opts.serverName,
+          ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}),
+        };
         // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
         sender = new DeferredSender({ address: opts.orchestratorAddr, streams: opts.transport !== "tls", open: () => openSender(opts.transport, senderOptions) });
-        log.info({ orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`);
+        log.info(
+          { orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir },
+          `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`,
+        );
       } else {
-        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir);
+        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, tildeHint);
         if (refusal) {
           log.error(refusal);
           return 2;
+        }
+        // A named store without an address is most often a missing or misspelt address: the demo must not pass for it.
+        if (opts.certsDir !== undefined) {
+          log.error(
+            `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR) but a cert store was given (${origins.certsDir}): serving the EMBEDDED DEMO ORCHESTRATOR (its sample tools), not yours. ` +
+              `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the demo alone, leave out the cert store`,
+          );
         }
         // Module code runs in this process: from here on only the bridge writes to fd 1.
         bridgeOutput = divertStdout();
@@ -168,7 +202,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
         sender = deferred;
         const started: EmbeddedResources = {};
         let settled = false;
-        embeddedStart = startEmbedded(opts, log, started, (dir) => (throwawayDir = dir)).then(
+        embeddedStart = startEmbedded(opts, origins.action, log, started, (dir) => (throwawayDir = dir)).then(
           (real) => {
             settled = true;
             deferred.ready(real);
@@ -224,6 +258,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       output: bridgeOutput,
       sender,
       serverInfo: { name: PACKAGE_NAME, version: PACKAGE_VERSION },
+      ...(opts.orchestratorAddr === undefined && opts.certsDir !== undefined ? { instructions: NAMED_STORE_DEMO_INSTRUCTIONS } : {}),
       toolCallTimeoutMs: opts.callTimeout,
       listTimeoutMs: opts.listTimeout,
       shutdownGraceMs: opts.shutdownGrace,
@@ -242,6 +277,8 @@ async function serve(opts: ServeOptions, origins: { certsDir: string }): Promise
       process.stdin.destroy();
     });
     await bridge.run();
+    // stdin may end before a failing start settles: its failure is still the exit status.
+    if (!stopRequested) await embeddedStart;
     if (startFailure !== undefined) return 1;
     return stopRequested ? (process.exitCode as number) : 0;
   } finally {
@@ -260,16 +297,20 @@ interface EmbeddedResources {
 /**
  * Starts the embedded reference orchestrator: loads `--tools`, opens the cert store, listens on
  * an ephemeral loopback port, logs where, and resolves with the sender to it.
+ * @param action the parsed command (an error caused by `ORCHESTRA_TOOLS` names it)
  * @param started filled in as parts are made, so that a failed or abandoned start is cleaned up
  * @throws whatever the modules, the cert store or the listener throw (the message is the exit 1 message)
  */
 async function startEmbedded(
   opts: ServeOptions,
+  action: Command,
   log: { info(obj: object, msg: string): void; warn(msg: string): void },
   started: EmbeddedResources,
   onThrowaway: (dir: string) => void,
 ): Promise<Sender> {
-  const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins);
+  const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins).catch((err: unknown) => {
+    throw namingVariable(err, action, "--tools");
+  });
   // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
   // once; a throwaway one, removed at exit, only when that cannot be used.
   let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;
@@ -282,7 +323,10 @@ async function startEmbedded(
       ? await (await import("../orchestrator/tls-server.js")).startTlsOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content })
       : await (await import("../orchestrator/quic-server.js")).startOrchestrator({ host: "127.0.0.1", port: 0, certsDir, ...content });
   started.orchestrator = orchestrator;
-  log.info({ orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) }, `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`);
+  log.info(
+    { orchestrator: orchestrator.address, transport: opts.transport, ...(opts.certsDir ? { certsDir } : {}) },
+    `MCP on stdin/stdout, bridged to the embedded reference orchestrator at ${orchestrator.address} (${opts.transport}; no --orchestrator-addr)`,
+  );
   return openSender(opts.transport, { host: "127.0.0.1", port: orchestrator.port, certsDir, serverName: "localhost" });
 }
 
@@ -298,12 +342,16 @@ async function openSender(transport: Transport, options: import("../quic/quic-li
  * meant for another orchestrator (its `ca.crt`, no `ca.key`) would then trust the wrong CA:
  * most often the address was meant to be given and is missing or misspelt.
  * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
+ * @param given the path as given (a literal `~` gets the cert store's `~` hint, and the advice names the home directory)
+ * @param tildeHint src/pki/store.ts's `~` hint (loaded with the store's module)
  */
-function embeddedStoreRefusal(dir: string, origin: string): string | undefined {
+function embeddedStoreRefusal(dir: string, origin: string, given: string, tildeHint: (given: string) => string): string | undefined {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
+  const hint = tildeHint(given);
+  const advised = hint === "" ? dir : join(homedir(), given.slice(1));
   return (
-    `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
-    `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${dir}\``
+    `${hint}no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
+    `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${advised}\``
   );
 }
 
@@ -339,6 +387,13 @@ function divertStdout(): Writable {
 // `--transport quic|tls`: which Sender (and embedded orchestrator) `serve` uses.
 const TRANSPORTS = ["quic", "tls"] as const;
 type Transport = (typeof TRANSPORTS)[number];
+
+/**
+ * `instructions` of the `initialize` result when the embedded orchestrator serves on a cert store
+ * the user named without an address: the client (and its model) can tell the demo from the real thing.
+ */
+export const NAMED_STORE_DEMO_INSTRUCTIONS =
+  "This is the embedded demo orchestrator of orchestra-stdio (sample tools only): no orchestrator address was given (--orchestrator-addr / ORCHESTRA_ORCHESTRATOR_ADDR), although a cert store was.";
 
 /** Printed on stderr when stdin is a terminal: `serve` is meant to be started by an MCP client. */
 export const TERMINAL_HINT =

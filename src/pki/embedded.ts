@@ -8,10 +8,11 @@
  * Before each use the store is checked: a directory (not a link) owned by this user with no
  * group/other access, a CA certificate that is valid for at least {@link CA_MIN_REMAINING_DAYS}
  * more days and whose key is `ca.key`, and both parties' pairs (issued again by
- * {@link ensureCertStore} when missing or expired). A store that fails is moved aside and created
- * anew, under a lock beside it (`.embedded-certs.lock`), so that bridges starting together
- * replace it once. A store that belongs to another user is never touched: {@link openEmbeddedStore}
- * then answers undefined and the caller uses a throwaway store of its own.
+ * {@link ensureCertStore} when missing or expired). A store that fails is deleted and created
+ * anew (one warning naming what was wrong), under a lock beside it (`.embedded-certs.lock`), so
+ * that bridges starting together replace it once. A store that belongs to another user is never
+ * touched: {@link openEmbeddedStore} warns and answers undefined, and the caller uses a throwaway
+ * store of its own.
  */
 import { createPublicKey, randomBytes, X509Certificate } from "node:crypto";
 import { promises as fs } from "node:fs";
@@ -42,30 +43,45 @@ export interface EmbeddedStore {
 /**
  * The embedded orchestrator's store, checked and, when missing or unusable, (re)created.
  * @param cacheDir where it lives (default {@link userCacheDir}); the store is `<cacheDir>/embedded-certs`
+ * @param warn called once for each fallback (another user's store, an unusable cache directory)
+ *   and each replacement (with what was wrong)
  * @returns the store, or undefined when it cannot be used here (another user's directory, or a
  *   cache directory that cannot be created or written): the caller then uses a throwaway store
  */
 export async function openEmbeddedStore(cacheDir: string = userCacheDir(), warn: (message: string) => void = () => {}): Promise<EmbeddedStore | undefined> {
   const dir = path.join(cacheDir, "embedded-certs");
+  const foreign = async () => {
+    const owner = (await fs.lstat(dir)).uid;
+    warn(
+      `the embedded orchestrator's cert store ${dir} belongs to another user (uid ${owner}), so it is left alone and a throwaway store (a new CA) is made on every start: ` +
+        `remove it, or set XDG_CACHE_HOME to a directory of your own`,
+    );
+    return undefined;
+  };
   try {
-    await ensureDir(cacheDir, warn);
+    await ensureDir(cacheDir, warn, {
+      what: `the cache directory of the embedded orchestrator's cert store ${dir},`,
+      advice: `run chmod go-w ${cacheDir}, or set XDG_CACHE_HOME to a private directory`,
+    });
     const problem = await storeProblem(dir);
-    if (problem === "foreign") return undefined;
+    if (problem === "foreign") return await foreign();
     if (problem === undefined) {
       const opened = await openPairs(dir);
-      if (opened !== undefined) return { dir, createdCa: opened };
+      if (typeof opened === "boolean") return { dir, createdCa: opened };
     }
     // Replaced under a lock beside it: the first bridge replaces it, the others find it sound.
     return await withLock(cacheDir, "embedded-certs", async () => {
-      const again = await storeProblem(dir);
-      if (again === "foreign") return undefined;
+      let again = await storeProblem(dir);
+      if (again === "foreign") return await foreign();
       if (again === undefined) {
         const opened = await openPairs(dir);
-        if (opened !== undefined) return { dir, createdCa: opened };
+        if (typeof opened === "boolean") return { dir, createdCa: opened };
+        again = opened;
       }
-      await moveAside(dir);
+      await removeStore(dir);
+      warn(`the embedded orchestrator's cert store ${dir} was unusable (${again}): it was deleted and a new one with a new CA is made`);
       const created = await openPairs(dir);
-      return created === undefined ? undefined : { dir, createdCa: created };
+      return typeof created === "boolean" ? { dir, createdCa: created } : undefined;
     });
   } catch (err) {
     if (err instanceof CertStoreError || isFsError(err)) {
@@ -113,22 +129,22 @@ async function storeProblem(dir: string): Promise<string | "foreign" | undefined
 
 /**
  * Opens both parties' pairs (creating the CA and the pairs as needed, issuing expired or missing
- * pairs again). Resolves with whether the CA was created, or undefined when the store is unusable
+ * pairs again). Resolves with whether the CA was created, or with why the store is unusable
  * (a pair the CA did not sign, unreadable files): it is then replaced.
  */
-async function openPairs(dir: string): Promise<boolean | undefined> {
+async function openPairs(dir: string): Promise<boolean | string> {
   try {
     const orchestrator = await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
     await ensureCertStore(dir, BRIDGE_CERT_NAME);
     return orchestrator.created.ca;
   } catch (err) {
-    if (err instanceof CertStoreError) return undefined;
+    if (err instanceof CertStoreError) return err.message;
     throw err;
   }
 }
 
-/** Renames `dir` out of the way (atomic: no reader sees half a store) and removes it. */
-async function moveAside(dir: string): Promise<void> {
+/** Renames `dir` out of the way (atomic: no reader sees half a store) and deletes it. */
+async function removeStore(dir: string): Promise<void> {
   const aside = `${dir}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
     await fs.rename(dir, aside);

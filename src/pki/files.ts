@@ -114,8 +114,14 @@ function processAlive(pid: number): boolean {
 /**
  * Creates `dir` with mode 0700 when it is missing; an existing directory keeps its mode (a
  * warning when group/others can write to it: they could replace the CA).
+ * @param warning what the warning calls `dir` and its remedy (default: a cert store; `chmod go-w`,
+ *   or a private `--certs-dir`)
  */
-export async function ensureDir(dir: string, warn: (message: string) => void): Promise<void> {
+export async function ensureDir(
+  dir: string,
+  warn: (message: string) => void,
+  warning: { what: string; advice: string } = { what: "cert store", advice: `run chmod go-w ${dir} or use a private --certs-dir` },
+): Promise<void> {
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
   try {
     await fs.mkdir(dir, { mode: 0o700 });
@@ -130,7 +136,7 @@ export async function ensureDir(dir: string, warn: (message: string) => void): P
   if (!st.isDirectory()) throw new CertStoreError(`${dir} is not a directory`);
   const mode = st.mode & 0o7777;
   if ((mode & 0o022) !== 0) {
-    warn(`cert store ${dir} is writable by group/others (mode ${octal(mode)}): anyone who can write there can replace its CA; run chmod go-w ${dir} or use a private --certs-dir`);
+    warn(`${warning.what} ${dir} is writable by group/others (mode ${octal(mode)}): anyone who can write there can replace its CA; ${warning.advice}`);
   }
 }
 

@@ -82,7 +82,7 @@ export function noCaHint(root: string, given: string): string {
 }
 
 /** A sentence for a store path given with a literal `~` (no shell expanded it), else `""`. */
-function tildeHint(given: string): string {
+export function tildeHint(given: string): string {
   return given === "~" || given.startsWith("~/")
     ? `the path was given as ${JSON.stringify(given)} and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path. Otherwise, `
     : "";
@@ -99,9 +99,7 @@ export function defaultCertsDir(): string {
  */
 export function validatePartyName(name: string): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/.test(name) || name === "ca") {
-    throw new CertStoreError(
-      `invalid certificate name ${JSON.stringify(name)}: use letters, digits, '.', '-', '_' (not "ca")`,
-    );
+    throw new CertStoreError(`invalid certificate name ${JSON.stringify(name)}: use letters, digits, '.', '-', '_' (not "ca")`);
   }
 }
 
@@ -191,9 +189,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
       caPem = await readOptional(paths.ca);
       if (caPem !== undefined) return;
       if ((await readOptional(paths.caKey)) !== undefined) {
-        throw new CertStoreError(
-          `${paths.caKey} exists but ${paths.ca} is missing: restore the ca.crt that belongs to it, or remove ca.key to have a new CA created`,
-        );
+        throw new CertStoreError(`${paths.caKey} exists but ${paths.ca} is missing: restore the ca.crt that belongs to it, or remove ca.key to have a new CA created`);
       }
       const ca = await buildCa();
       // Key first: a reader that finds ca.crt always finds its key.
@@ -300,9 +296,7 @@ export async function loadTlsMaterial(paths: { ca: string; cert: string; key: st
  * tools that need a throw-away identity; same profile as {@link ensureCertStore}.
  * @param names leaf party names to issue
  */
-export async function createEphemeralPki(
-  names: string[],
-): Promise<{ caPem: string; caKeyPem: string; leaves: Record<string, { certPem: string; keyPem: string }> }> {
+export async function createEphemeralPki(names: string[]): Promise<{ caPem: string; caKeyPem: string; leaves: Record<string, { certPem: string; keyPem: string }> }> {
   const ca = await buildCa();
   const leaves: Record<string, { certPem: string; keyPem: string }> = {};
   for (const name of names) {

@@ -6,7 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { relative } from "node:path";
+import { homedir } from "node:os";
+import { join, relative } from "node:path";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { envVarName } from "../../src/cli/environment.js";
@@ -119,7 +120,9 @@ describe("environment variables", () => {
     const conflict = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9"], INITIALIZE, { ORCHESTRA_TOOLS: "./tools.mjs" });
     expect(conflict.code).toBe(2);
     expect(conflict.stdout).toBe("");
-    expect(conflict.stderr).toContain('--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ORCHESTRA_TOOLS="./tools.mjs", --orchestrator-addr)');
+    expect(conflict.stderr).toContain(
+      '--tools and --no-builtins configure the embedded orchestrator; they cannot be used with --orchestrator-addr (given: ORCHESTRA_TOOLS="./tools.mjs", --orchestrator-addr)',
+    );
     expect(conflict.stderr).toContain("see `orchestra-stdio serve --help`");
     expect(conflict.stderr).not.toContain("Usage:");
   });
@@ -146,7 +149,9 @@ describe("environment variables", () => {
       const { stdout, stderr, code } = await runCli(["serve"], INITIALIZE, { ORCHESTRA_CERTS_DIR: store.path, ORCHESTRA_LOG_FORMAT: "json" });
       expect(code).toBe(2);
       expect(stdout).toBe("");
-      expect(jsonLogLines(stderr).map((l) => [l.level, l.msg])).toEqual([[50, expect.stringContaining(`the embedded reference orchestrator would create a new CA in ${store.path} (ORCHESTRA_CERTS_DIR=`)]]);
+      expect(jsonLogLines(stderr).map((l) => [l.level, l.msg])).toEqual([
+        [50, expect.stringContaining(`the embedded reference orchestrator would create a new CA in ${store.path} (ORCHESTRA_CERTS_DIR=`)],
+      ]);
       expect(await readdir(store.path)).toEqual([]);
       // A store with its CA's key (certs init) is the embedded orchestrator's to use.
       expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
@@ -158,13 +163,78 @@ describe("environment variables", () => {
     }
   });
 
+  it("without an address, a cert store given with a literal ~ gets the ~ hint, and the advice names the home directory, not ./~", async () => {
+    for (const [args, env] of [
+      [["serve", "--certs-dir", "~/.orchestra/certs"], {}],
+      [["serve"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
+    ] as const) {
+      const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      const [line, ...rest] = jsonLogLines(stderr);
+      expect(rest).toEqual([]);
+      expect(line!.level).toBe(50);
+      expect(line!.msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
+      expect(line!.msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
+      expect(line!.msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
+    }
+  });
+
+  it("without an address, a named cert store with a CA and its key serves the embedded demo: an error line says so and initialize's instructions too", async () => {
+    const store = await tempDir();
+    try {
+      expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
+      const { stdout, stderr, code } = await runCli(["serve"], INITIALIZE, { ORCHESTRA_CERTS_DIR: store.path, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(code).toBe(0);
+      const errors = jsonLogLines(stderr).filter((l) => l.level === 50);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.msg).toContain(`a cert store was given (ORCHESTRA_CERTS_DIR=${JSON.stringify(store.path)})`);
+      expect(errors[0]!.msg).toContain("EMBEDDED DEMO ORCHESTRATOR");
+      expect(errors[0]!.msg).toContain("ORCHESTRA_ORCHESTRATOR_ADDR");
+      const answer = JSON.parse(stdout.trim().split("\n")[0]!) as { result: { instructions?: string } };
+      expect(answer.result.instructions).toMatch(/embedded demo orchestrator/);
+      // Without a named store the embedded orchestrator is what was asked for: no error, no instructions.
+      const plain = await runCli(["serve"], INITIALIZE, { ORCHESTRA_LOG_FORMAT: "json" });
+      expect(plain.code).toBe(0);
+      expect(jsonLogLines(plain.stderr).filter((l) => l.level === 50)).toEqual([]);
+      expect((JSON.parse(plain.stdout.trim().split("\n")[0]!) as { result: { instructions?: string } }).result.instructions).toBeUndefined();
+    } finally {
+      await store.remove();
+    }
+  });
+
+  it("a module that cannot be loaded from ORCHESTRA_TOOLS names the variable (serve and orchestrator); from --tools it does not", async () => {
+    const store = await tempDir();
+    try {
+      const missing = join(store.path, "no-such-module.mjs");
+      const fromEnv = await runCli(["serve"], INITIALIZE, { ORCHESTRA_TOOLS: missing, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(fromEnv.code).toBe(1);
+      expect(
+        jsonLogLines(fromEnv.stderr)
+          .filter((l) => l.level === 50)
+          .map((l) => l.msg),
+      ).toEqual([expect.stringMatching(new RegExp(`^cannot load tool module .* \\(from ORCHESTRA_TOOLS=${JSON.stringify(missing).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\)$`))]);
+      const fromFlag = await runCli(["serve", "--tools", missing], INITIALIZE, { ORCHESTRA_LOG_FORMAT: "json" });
+      expect(fromFlag.code).toBe(1);
+      expect(fromFlag.stderr).toContain("cannot load tool module");
+      expect(fromFlag.stderr).not.toContain("ORCHESTRA_TOOLS");
+      const orchestrator = await runCli(["orchestrator", "--listen", "127.0.0.1:0", "--certs-dir", store.path], "", { ORCHESTRA_TOOLS: missing, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(orchestrator.code).toBe(1);
+      expect(jsonLogLines(orchestrator.stderr).map((l) => l.msg)).toContainEqual(expect.stringContaining(`(from ORCHESTRA_TOOLS=${JSON.stringify(missing)})`));
+    } finally {
+      await store.remove();
+    }
+  });
+
   it("start-up failures are JSON log lines when stderr is not a terminal", async () => {
     const { stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], INITIALIZE);
     expect(code).toBe(1);
-    expect(stderr.trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string })).toEqual([
-      expect.objectContaining({ level: 30 }),
-      expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") }),
-    ]);
+    expect(
+      stderr
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { level: number; msg: string }),
+    ).toEqual([expect.objectContaining({ level: 30 }), expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") })]);
   });
 
   describe("serve and orchestrator configured only through variables", () => {
@@ -187,7 +257,10 @@ describe("environment variables", () => {
       });
       expect(code).toBe(0);
       expect(jsonLogLines(stderr).map((l) => [l.level, l.msg])).toEqual([[30, `MCP on stdin/stdout, bridged to the orchestrator at ${orchestrator.address} (quic)`]]);
-      const lines = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: number; result?: unknown });
+      const lines = stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { id: number; result?: unknown });
       expect(lines).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ protocolVersion: "2025-06-18" }) })]);
     });
 
@@ -208,7 +281,9 @@ describe("environment variables", () => {
     });
 
     it("orchestrator listens on ORCHESTRA_LISTEN", async () => {
-      const child = spawn(process.execPath, [CLI, "orchestrator"], { env: { ...cliEnvironment(), ORCHESTRA_LISTEN: "127.0.0.1:0", ORCHESTRA_CERTS_DIR: certs.path, ORCHESTRA_LOG_FORMAT: "json" } });
+      const child = spawn(process.execPath, [CLI, "orchestrator"], {
+        env: { ...cliEnvironment(), ORCHESTRA_LISTEN: "127.0.0.1:0", ORCHESTRA_CERTS_DIR: certs.path, ORCHESTRA_LOG_FORMAT: "json" },
+      });
       let stderr = "";
       const ready = await new Promise<string>((resolve, reject) => {
         child.stderr.setEncoding("utf8").on("data", (d: string) => {

@@ -5,7 +5,7 @@
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openEmbeddedStore, userCacheDir } from "../../src/pki/embedded.js";
 import { BRIDGE_CERT_NAME, ORCHESTRATOR_CERT_NAME } from "../../src/pki/store.js";
 import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
@@ -51,15 +51,25 @@ describe("embedded cert store", () => {
   });
 
   it.each([
-    ["a ca.crt that is no certificate", (dir: string) => writeFile(path.join(dir, "ca.crt"), "not a certificate\n")],
-    ["a ca.key that is not the CA's", (dir: string) => writeFile(path.join(dir, "ca.key"), "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n-----END PRIVATE KEY-----\n")],
-    ["a missing ca.key", (dir: string) => rm(path.join(dir, "ca.key"))],
-    ["a directory others can read", (dir: string) => chmod(dir, 0o755)],
-  ])("is made anew on %s", async (_what, spoil) => {
+    ["a ca.crt that is no certificate", (dir: string) => writeFile(path.join(dir, "ca.crt"), "not a certificate\n"), /ca\.crt is not a PEM certificate/],
+    [
+      "a ca.key that is not the CA's",
+      (dir: string) =>
+        writeFile(path.join(dir, "ca.key"), "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n-----END PRIVATE KEY-----\n"),
+      /ca\.key is not the key of ca\.crt/,
+    ],
+    ["a missing ca.key", (dir: string) => rm(path.join(dir, "ca.key")), /ca\.crt or ca\.key is missing/],
+    ["a directory others can read", (dir: string) => chmod(dir, 0o755), /accessible by group\/others/],
+  ])("is made anew on %s, with one warning saying what was wrong", async (_what, spoil, reason) => {
     const { dir } = (await openEmbeddedStore(cache))!;
     const ca = await caOf(dir);
     await spoil(dir);
-    expect(await openEmbeddedStore(cache)).toEqual({ dir, createdCa: true });
+    const warnings: string[] = [];
+    expect(await openEmbeddedStore(cache, (m) => warnings.push(m))).toEqual({ dir, createdCa: true });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(dir);
+    expect(warnings[0]).toMatch(reason);
+    expect(warnings[0]).toMatch(/deleted/);
     expect(await caOf(dir)).not.toBe(ca);
     await expectSoundStore(dir, NAMES);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
@@ -71,6 +81,40 @@ describe("embedded cert store", () => {
     const warnings: string[] = [];
     expect(await openEmbeddedStore(path.join(file, "orchestra-stdio"), (m) => warnings.push(m))).toBeUndefined();
     expect(warnings.join("\n")).toMatch(/cannot be used .*throwaway/);
+  });
+
+  it("warns nothing when it makes the store for the first time or reuses it", async () => {
+    const warnings: string[] = [];
+    await openEmbeddedStore(cache, (m) => warnings.push(m));
+    await openEmbeddedStore(cache, (m) => warnings.push(m));
+    expect(warnings).toEqual([]);
+  });
+
+  it("leaves another user's store alone and warns once that a throwaway store is used", async () => {
+    const { dir } = (await openEmbeddedStore(cache))!;
+    const ca = await caOf(dir);
+    const uid = vi.spyOn(process, "getuid").mockReturnValue((process.getuid?.() ?? 0) + 1);
+    try {
+      const warnings: string[] = [];
+      expect(await openEmbeddedStore(cache, (m) => warnings.push(m))).toBeUndefined();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(dir);
+      expect(warnings[0]).toMatch(/another user.*throwaway.*XDG_CACHE_HOME/);
+    } finally {
+      uid.mockRestore();
+    }
+    expect(await caOf(dir)).toBe(ca);
+  });
+
+  it("names the cache directory, chmod go-w and XDG_CACHE_HOME when others can write to it", async () => {
+    await chmod(cache, 0o777);
+    const warnings: string[] = [];
+    await openEmbeddedStore(cache, (m) => warnings.push(m));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`cert store ${path.join(cache, "embedded-certs")}, ${cache} is writable`);
+    expect(warnings[0]).toContain(`chmod go-w ${cache},`);
+    expect(warnings[0]).toContain("XDG_CACHE_HOME");
+    expect(warnings[0]).not.toContain("--certs-dir");
   });
 
   it("lives under $XDG_CACHE_HOME, else ~/.cache", () => {
