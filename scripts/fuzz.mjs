@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run fuzz -- --seed N --lines N`: a longer run of the seeded `serve` fuzzer
-// (test/fuzz/serve-fuzz.ts), through vitest so that the TypeScript runs as in `npm test`.
+// (test/helpers/serve-fuzz.ts), through vitest so that the TypeScript runs as in `npm test`.
 import { spawnSync } from "node:child_process";
 import { Command, InvalidArgumentError } from "commander";
 

@@ -1,7 +1,7 @@
 /**
  * Builds dist/ (the compiled CLI that e2e tests spawn) once, so they always run the current
  * source. A failed build does not stop unit tests; it is handed to e2e tests through
- * `inject("distBuildError")`, which fail with the compiler output (see test/e2e/helpers).
+ * `inject("distBuildError")`, which fail with the compiler output (see test/helpers/cli.ts).
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";

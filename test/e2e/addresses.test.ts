@@ -13,8 +13,8 @@ import { resolveAddresses, type ResolvedAddress } from "../../src/quic/address.j
 import { QuicSender } from "../../src/quic/quic-link.js";
 import { TlsSender } from "../../src/tls/tls-link.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
-import { requireBuiltCli, startOrchestratorProcess, tempDir } from "./helpers.js";
-import { connectBridge } from "./transport-helpers.js";
+import { requireBuiltCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { connectBridge } from "../helpers/transport.js";
 
 let pki: TestPki;
 const cleanups = cleanupsAfterEach();

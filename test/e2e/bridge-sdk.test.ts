@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
-import { CLI, requireBuiltCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 
 type TextBlock = { type: string; text: string };
 

@@ -6,8 +6,8 @@
  * (progress token → `stream_start`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli } from "./helpers.js";
-import { LineClient } from "./mcp-lines.js";
+import { requireBuiltCli } from "../helpers/cli.js";
+import { LineClient } from "../helpers/mcp-lines.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

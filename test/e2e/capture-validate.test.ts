@@ -16,8 +16,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import ajvFormats from "ajv-formats";
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { CLI, requireBuiltCli, runCli, tempDir } from "./helpers.js";
-import { PinnedVersionTransport } from "./mcp-lines.js";
+import { CLI, requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
+import { PinnedVersionTransport } from "../helpers/mcp-lines.js";
 import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;

@@ -10,8 +10,8 @@ import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { existsSync } from "node:fs";
 import { createSocket } from "node:dgram";
 import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
-import { requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
-import { connectBridge, textOf, waitFor } from "./transport-helpers.js";
+import { requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { connectBridge, textOf, waitFor } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 const cleanups = cleanupsAfterEach();

@@ -14,7 +14,7 @@ import { envVarName } from "../../src/cli/environment.js";
 import { registerOrchestratorCommand } from "../../src/cli/orchestrator.js";
 import { registerServeCommand } from "../../src/cli/serve.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
-import { CLI, cliEnvironment, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { CLI, cliEnvironment, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 

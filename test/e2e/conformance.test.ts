@@ -10,7 +10,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpHttpGateway, type RunningGateway } from "../helpers/mcp-http-gateway.js";
-import { CLI, requireBuiltCli, ROOT, startOrchestratorProcess, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, ROOT, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 
 /** The server scenarios that must pass (issue #12, item 7, and two more). */
 export const REQUIRED_SCENARIOS = [

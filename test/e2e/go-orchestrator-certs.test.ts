@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { expectSoundStore } from "../helpers/cert-store.js";
 import { GO_PEER_BIN, requireGoPeer, requireShared, sharedPath } from "../helpers/requires.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { connectBridge, textOf } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { connectBridge, textOf } from "../helpers/transport.js";
 
 const skip = requireShared("go-peer/run-orchestrator.sh") ?? requireGoPeer();
 const cleanups = cleanupsAfterEach();

@@ -16,9 +16,9 @@
  * concurrently; the idle session and the stop case have their own.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { LineClient } from "./mcp-lines.js";
-import { spawnOrchestrator, type OrchestratorProcess } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { LineClient } from "../helpers/mcp-lines.js";
+import { spawnOrchestrator, type OrchestratorProcess } from "../helpers/transport.js";
 import { GO_BRIDGE, goPeerSkipReason, HARD_TEXT, IDLE_MS, methodsOf } from "../helpers/go-peer.js";
 
 const skip = goPeerSkipReason();

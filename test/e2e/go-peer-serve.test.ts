@@ -13,9 +13,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { LineClient } from "./mcp-lines.js";
-import { connectBridge, mcpError, textOf, type Bridge } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { LineClient } from "../helpers/mcp-lines.js";
+import { connectBridge, mcpError, textOf, type Bridge } from "../helpers/transport.js";
 import { goPeerSkipReason, HARD_TEXT, IDLE_MS, methodsOf, startGoOrchestrator, type GoOrchestrator } from "../helpers/go-peer.js";
 
 const skip = goPeerSkipReason();

@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
 import {
   connectBridge,
   PROBE_TOOLS,
@@ -22,7 +22,7 @@ import {
   waitFor,
   type Bridge,
   type OrchestratorProcess,
-} from "./transport-helpers.js";
+} from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
 import {
   connectBridge,
   mcpError,
@@ -23,7 +23,7 @@ import {
   type Bridge,
   type OrchestratorProcess,
   type TransportKind,
-} from "./transport-helpers.js";
+} from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

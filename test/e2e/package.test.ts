@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUICK_START_ANSWERS, quickStart, quickStartAnswers } from "../helpers/readme.js";
 import { PROJECT_ROOT } from "../helpers/requires.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
 
 const run = promisify(execFile);
 /** npm on a shared, loaded machine, fetching from the registry: minutes, not seconds. */

@@ -14,7 +14,7 @@ import { buildQuicheConfig, CONN_ID_BYTES, quiche } from "../../src/quic/engine/
 import { ALPN } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
 import { UdpLossProxy } from "../helpers/udp-loss-proxy.js";
-import { waitFor } from "./transport-helpers.js";
+import { waitFor } from "../helpers/transport.js";
 
 let pki: TestPki;
 const cleanups = cleanupsAfterEach();

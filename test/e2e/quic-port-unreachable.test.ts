@@ -10,8 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { goPeerSkipReason, startGoOrchestrator } from "../helpers/go-peer.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge } from "../helpers/transport.js";
 
 const BRIDGE_ARGS = ["--idle-timeout", "60000", "--call-timeout", "120000"];
 const CAUSE = /connection lost: peer unreachable: ICMP port unreachable \(ECONNREFUSED\)/;

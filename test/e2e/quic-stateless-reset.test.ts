@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge, type OrchestratorProcess } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge, type OrchestratorProcess } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

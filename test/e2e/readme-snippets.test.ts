@@ -11,8 +11,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configuredServer, QUICK_START_ANSWERS, quickStart, quickStartAnswers, readmeSnippets, SNIPPET_CERTS_DIR, SNIPPET_ORCHESTRATOR_ADDR } from "../helpers/readme.js";
 import { PROJECT_ROOT } from "../helpers/requires.js";
-import { requireBuiltCli, startOrchestratorProcess, tempDir } from "./helpers.js";
-import { textOf } from "./transport-helpers.js";
+import { requireBuiltCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { textOf } from "../helpers/transport.js";
 
 const run = promisify(execFile);
 const clients = readmeSnippets().filter((s) => s.kind === "client-snippet");

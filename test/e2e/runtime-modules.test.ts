@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { LOADED_MODULES_HOOK, loadedModules } from "../helpers/loaded-modules.js";
-import { ROOT, requireBuiltCli } from "./helpers.js";
+import { ROOT, requireBuiltCli } from "../helpers/cli.js";
 
 describe("runtime modules", () => {
   it("the QUIC sender, bridge streams and orchestrator server load only the native binding of @matrixai/quic", () => {

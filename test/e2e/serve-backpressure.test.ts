@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLI, requireBuiltCli } from "./helpers.js";
+import { CLI, requireBuiltCli } from "../helpers/cli.js";
 
 const CALLS = 200;
 const TEXT_BYTES = 1024 * 1024;

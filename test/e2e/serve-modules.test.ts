@@ -6,8 +6,8 @@
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, ROOT, runCli } from "./helpers.js";
-import { connectBridge, waitFor, type Bridge } from "./transport-helpers.js";
+import { requireBuiltCli, ROOT, runCli } from "../helpers/cli.js";
+import { connectBridge, waitFor, type Bridge } from "../helpers/transport.js";
 
 const IMAGE_TOOL = join(ROOT, "examples/image-tool.mjs");
 const FIXTURES = join(ROOT, "examples/conformance-fixtures.mjs");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
 import { LOADED_MODULES_HOOK, loadedModules } from "../helpers/loaded-modules.js";
-import { CLI, cliEnvironment, requireBuiltCli, ROOT, tempDir } from "./helpers.js";
+import { CLI, cliEnvironment, requireBuiltCli, ROOT, tempDir } from "../helpers/cli.js";
 import { GENERATED_VERSIONS } from "../../src/gen/mcp/catalog.js";
 
 /** A loopback port nobody listens on (UDP or TCP): one just released by a TCP listener. */

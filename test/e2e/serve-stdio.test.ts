@@ -7,7 +7,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLI, requireBuiltCli, runCli, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
 
 const PROBE_TOOLS = fileURLToPath(new URL("../fixtures/tools/probe-tools.mjs", import.meta.url));
 

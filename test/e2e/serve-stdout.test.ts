@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
-import { CLI, requireBuiltCli, ROOT, runCli, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, ROOT, runCli, tempDir } from "../helpers/cli.js";
 
 const NOISY = join(ROOT, "test/fixtures/tools/noisy-tools.mjs");
 

@@ -4,7 +4,7 @@
  * MCP SDK client, for both transports. After each fault the connection must stay usable.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
 import {
   connectBridge,
   FAULTY_TOOLS,
@@ -14,7 +14,7 @@ import {
   type Bridge,
   type OrchestratorProcess,
   type TransportKind,
-} from "./transport-helpers.js";
+} from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

@@ -17,8 +17,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import type { Tool } from "../../src/orchestrator/registry.js";
-import { CLI, requireBuiltCli, tempDir } from "./helpers.js";
-import { PinnedVersionTransport } from "./mcp-lines.js";
+import { CLI, requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { PinnedVersionTransport } from "../helpers/mcp-lines.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,7 +9,7 @@ import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TlsSender } from "../../src/tls/tls-link.js";
 import { healthRequest, makePki, type TestPki } from "../helpers/quic/index.js";
-import { waitFor } from "./transport-helpers.js";
+import { waitFor } from "../helpers/transport.js";
 
 let pki: TestPki;
 const cleanups = cleanupsAfterEach();

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { connectBridge, mcpError, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { connectBridge, mcpError, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

@@ -1,6 +1,6 @@
 /** The compiled CLI: `-:OPT` (stdin with per-file options) and `--list-rules --format json`. */
 import { beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, runCli } from "./helpers.js";
+import { requireBuiltCli, runCli } from "../helpers/cli.js";
 
 describe("validate CLI arguments", () => {
   beforeAll(() => requireBuiltCli());

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { CHROMIUM, requireChromium } from "../helpers/requires.js";
-import { requireBuiltCli, runCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
 
 const skip = requireChromium();
 const rec = (ts: string, dir: string, msg: object) => JSON.stringify({ ts: `2025-06-18T10:00:${ts}Z`, dir, msg });

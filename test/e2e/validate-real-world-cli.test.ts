@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, runCli, tempDir } from "./helpers.js";
+import { requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
 
 describe("validate CLI on excerpts and per-file options", () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;

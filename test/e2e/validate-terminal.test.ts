@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROGRESS_MIN_BYTES } from "../../src/validate/progress.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
-import { CLI, requireBuiltCli, tempDir } from "./helpers.js";
+import { CLI, requireBuiltCli, tempDir } from "../helpers/cli.js";
 
 const scriptMissing = requireCommand("script", ["--version"]);
 /** cli-progress's clear-line sequence, written when the bar stops. */

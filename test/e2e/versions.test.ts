@@ -14,8 +14,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_VERSION_SUPPORT } from "../../src/mcp/negotiation.js";
-import { CLI, requireBuiltCli, runCli } from "./helpers.js";
-import { PinnedVersionTransport } from "./mcp-lines.js";
+import { CLI, requireBuiltCli, runCli } from "../helpers/cli.js";
+import { PinnedVersionTransport } from "../helpers/mcp-lines.js";
 
 const INITIALIZE_FAMILY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const STATELESS = "2026-07-28";

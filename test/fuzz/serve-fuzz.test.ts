@@ -1,11 +1,11 @@
 /**
- * The bounded fuzz run of `npm test` (test/fuzz/serve-fuzz.ts has the generator and oracle).
+ * The bounded fuzz run of `npm test` (test/helpers/serve-fuzz.ts has the generator and oracle).
  * `npm run fuzz -- --seed N --lines N` runs a longer one (scripts/fuzz.mjs sets FUZZ_SEED and
  * FUZZ_LINES). The seed is printed, and named in the failure.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli } from "../e2e/helpers.js";
-import { runServeFuzz } from "./serve-fuzz.js";
+import { requireBuiltCli } from "../helpers/cli.js";
+import { runServeFuzz } from "../helpers/serve-fuzz.js";
 
 const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : 20261201;
 const lines = process.env.FUZZ_LINES !== undefined ? Number(process.env.FUZZ_LINES) : 3000;

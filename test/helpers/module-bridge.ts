@@ -4,7 +4,7 @@
  */
 import { dispatchStream, dispatchUnary, EventBus, refusal, type OrchestratorServices } from "../../src/orchestrator/dispatch.js";
 import { loadOrchestratorContent } from "../../src/orchestrator/load-tools.js";
-import { FakeStreamingSender, harness } from "../unit/bridge-fakes.js";
+import { FakeStreamingSender, harness } from "./bridge-fakes.js";
 
 /** A {@link harness} whose orchestrator serves `modulePaths` (and the built-ins when `builtins`). */
 export async function moduleBridge(modulePaths: string[], builtins = false) {

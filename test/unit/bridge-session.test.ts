@@ -11,7 +11,7 @@ import { serialize } from "../../src/jsonrpc/serialize.js";
 import { childLogger } from "../../src/log.js";
 import { MethodRegistry, type RequestScope } from "../../src/bridge/methods/context.js";
 import { McpSession, type SessionOptions } from "../../src/bridge/session.js";
-import { modernMeta } from "./bridge-fakes.js";
+import { modernMeta } from "../helpers/bridge-fakes.js";
 
 type Answer = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } };
 

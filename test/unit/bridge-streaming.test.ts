@@ -12,7 +12,7 @@ import { StreamUnsupportedError } from "../../src/transport/sender.js";
 import { ToolArgumentChecker } from "../../src/bridge/tool-args.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { PROGRESS_CONTENT_TYPE } from "../../src/translate/streams.js";
-import { answer, FakeStreamingSender, harness, modernMeta, scripted, type StreamReply } from "./bridge-fakes.js";
+import { answer, FakeStreamingSender, harness, modernMeta, scripted, type StreamReply } from "../helpers/bridge-fakes.js";
 import type { Reply } from "../helpers/fake-sender.js";
 
 /** {@link scripted}, whose tool list also holds `extra` while `grown.value` is set (a tool-set change). */
@@ -226,7 +226,7 @@ describe("tool-set changes", () => {
   });
 
   it("advertises listChanged false when the sender cannot stream", async () => {
-    const { FakeSender } = await import("./bridge-fakes.js");
+    const { FakeSender } = await import("../helpers/bridge-fakes.js");
     const { init } = harness(new FakeSender(scripted));
     expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: false } });
   });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { answer, ECHO_SCHEMA, FakeSender, harness, modernMeta, scripted } from "./bridge-fakes.js";
+import { answer, ECHO_SCHEMA, FakeSender, harness, modernMeta, scripted } from "../helpers/bridge-fakes.js";
 
 const V = "2025-06-18";
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { DEFAULT_VERSION_SUPPORT } from "../../src/mcp/negotiation.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { answer, FakeSender, harness, modernMeta, scripted } from "./bridge-fakes.js";
+import { answer, FakeSender, harness, modernMeta, scripted } from "../helpers/bridge-fakes.js";
 
 const LEGACY = [...DEFAULT_VERSION_SUPPORT.legacy];
 const MODERN = DEFAULT_VERSION_SUPPORT.modern[0];

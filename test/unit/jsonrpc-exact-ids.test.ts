@@ -11,7 +11,7 @@ import { exceedsDepth, MAX_NESTING_DEPTH, scanLine } from "../../src/jsonrpc/lin
 import { ExactId, exactInteger } from "../../src/jsonrpc/request-id.js";
 import { serialize } from "../../src/jsonrpc/serialize.js";
 import type { PluginRequest } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { answer, FakeSender, FakeStreamingSender, scripted } from "./bridge-fakes.js";
+import { answer, FakeSender, FakeStreamingSender, scripted } from "../helpers/bridge-fakes.js";
 import type { Reply } from "../helpers/fake-sender.js";
 
 const INIT = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}';

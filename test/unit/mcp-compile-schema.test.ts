@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { GENERATED_PROTOCOLS } from "../../src/gen/mcp/index.js";
 import { compileValidatorsFromSchema, type ProtocolValidators } from "../../src/mcp/validation.js";
-import { mutations, SAMPLES } from "./mcp-samples.js";
+import { mutations, SAMPLES } from "../helpers/mcp-samples.js";
 import { firstReason, requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

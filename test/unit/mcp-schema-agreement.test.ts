@@ -31,7 +31,7 @@ import { describe, expect, it } from "vitest";
 import { GENERATED_PROTOCOLS, GENERATED_VERSIONS } from "../../src/gen/mcp/index.js";
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
-import { SAMPLES } from "./mcp-samples.js";
+import { SAMPLES } from "../helpers/mcp-samples.js";
 import {
   SchemaInstanceGenerator,
   structuralMutations,

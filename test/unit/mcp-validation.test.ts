@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { GENERATED_PROTOCOLS, GENERATED_VERSIONS } from "../../src/gen/mcp/index.js";
 import { formatIssue, validatorsFor, type SchemaIssue } from "../../src/mcp/validation.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
-import { SAMPLES } from "./mcp-samples.js";
+import { SAMPLES } from "../helpers/mcp-samples.js";
 
 const v = validatorsFor("2025-06-18");
 if (!v) throw new Error("no generated validators for 2025-06-18");

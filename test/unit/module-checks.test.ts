@@ -6,10 +6,10 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadModule, loadOrchestratorContent } from "../../src/orchestrator/load-tools.js";
-import { tempDir } from "../e2e/helpers.js";
+import { tempDir } from "../helpers/cli.js";
 import { moduleBridge } from "../helpers/module-bridge.js";
 import { SenderError } from "../../src/transport/sender.js";
-import { answer, FakeSender, harness } from "./bridge-fakes.js";
+import { answer, FakeSender, harness } from "../helpers/bridge-fakes.js";
 import { ToolRegistry, type ToolChunk, type ToolContext } from "../../src/orchestrator/registry.js";
 import { LOG_CONTENT_TYPE } from "../../src/translate/streams.js";
 

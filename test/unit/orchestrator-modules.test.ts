@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadModule, loadOrchestratorContent } from "../../src/orchestrator/load-tools.js";
 import { MemoryStorage } from "../../src/orchestrator/storage.js";
 import { isUriPath, storagePathToUri, uriToStoragePath } from "../../src/translate/resources.js";
-import { ROOT, tempDir } from "../e2e/helpers.js";
+import { ROOT, tempDir } from "../helpers/cli.js";
 
 const FIXTURES = join(ROOT, "examples/conformance-fixtures.mjs");
 const text = (bytes: Uint8Array | undefined) => (bytes ? new TextDecoder().decode(bytes) : undefined);

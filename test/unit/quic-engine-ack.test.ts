@@ -9,7 +9,7 @@ import { connectQuic, QuicServerEndpoint, type QuicConnection } from "../../src/
 import { FramedStream } from "../../src/quic/framed-stream.js";
 import { ALPN } from "../../src/quic/quic-common.js";
 import { makePki, type TestPki } from "../helpers/quic/index.js";
-import { waitFor } from "../e2e/transport-helpers.js";
+import { waitFor } from "../helpers/transport.js";
 
 let pki: TestPki;
 let server: QuicServerEndpoint;

@@ -14,7 +14,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { featuresOf } from "../../src/translate/features.js";
 import { LOG_CONTENT_TYPE, PROGRESS_CONTENT_TYPE, RESULT_CONTENT_TYPE, StreamAccumulator } from "../../src/translate/streams.js";
 import { CONTENT_URI_PREFIX, isCallToolResult, toolResponseToCallToolResult, toolResultToCallToolResult } from "../../src/translate/tools.js";
-import { answer, FakeStreamingSender, harness, scripted, type StreamReply } from "./bridge-fakes.js";
+import { answer, FakeStreamingSender, harness, scripted, type StreamReply } from "../helpers/bridge-fakes.js";
 
 /** Every supported revision (src/mcp/versions.ts): each result is checked against each one's schema. */
 const VERSIONS = SUPPORTED_PROTOCOL_VERSIONS;

@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
 import { IDLE_WORKERS_MS, textLineSplitter, MIN_BYTES_FOR_NEW_THREADS, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
-import { CLI, ROOT, requireBuiltCli, runCli } from "../e2e/helpers.js";
+import { CLI, ROOT, requireBuiltCli, runCli } from "../helpers/cli.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const OLD = "2025-03-26";

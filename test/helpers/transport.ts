@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { CLI, ROOT } from "./helpers.js";
+import { CLI, ROOT } from "./cli.js";
 
 export type TransportKind = "quic" | "tls";
 

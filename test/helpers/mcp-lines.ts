@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { CLI } from "./helpers.js";
+import { CLI } from "./cli.js";
 
 export type Line = Record<string, unknown> | Array<Record<string, unknown>>;
 

@@ -13,8 +13,8 @@
  */
 import { spawn } from "node:child_process";
 import { exceedsDepth } from "../../src/jsonrpc/line-scan.js";
-import { mulberry32 } from "../helpers/prng.js";
-import { CLI } from "../e2e/helpers.js";
+import { mulberry32 } from "./prng.js";
+import { CLI } from "./cli.js";
 
 export interface FuzzOptions {
   seed: number;

@@ -13,7 +13,7 @@ import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
 import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/transport/sender.js";
 import type { OutboundLine } from "../../src/jsonrpc/message.js";
 import { SenderError, type SendOptions } from "../../src/transport/sender.js";
-import { FakeSender, type Reply } from "../helpers/fake-sender.js";
+import { FakeSender, type Reply } from "./fake-sender.js";
 
 export type ResponseValue = MessageInitShape<typeof PluginResponseSchema>["response"];
 
