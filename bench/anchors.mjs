@@ -213,7 +213,9 @@ async function throughputOnce(pair) {
 async function throughputPass() {
   const pairs = throughputPairs();
   const { samples, errors } = await interleaved(pairs, CONFIG.rounds, throughputOnce, (pair, cases, round) =>
-    log(`round ${round}/${CONFIG.rounds} ${pair.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.callsPerSec.toFixed(0)} calls/s${c.failures ? ` (${c.failures} FAILED)` : ""}`).join(", ")}`),
+    log(
+      `round ${round}/${CONFIG.rounds} ${pair.id.padEnd(14)} ${cases.map((c) => `x${c.inFlight}: ${c.callsPerSec.toFixed(0)} calls/s${c.failures ? ` (${c.failures} FAILED)` : ""}`).join(", ")}`,
+    ),
   );
   return pairs.map((p) => {
     const none = notMeasured(p, errors);
@@ -274,7 +276,10 @@ async function startPass() {
     subjects,
     CONFIG.startSpawns,
     startOnce,
-    (s, r, round) => log(`spawn ${round}/${CONFIG.startSpawns} ${s.id.padEnd(14)} initialize ${r.initializeMs.toFixed(1)} ms, first call ${r.firstCallMs.toFixed(1)} ms, RSS ${(r.rssKiB / 1024).toFixed(1)} MiB`),
+    (s, r, round) =>
+      log(
+        `spawn ${round}/${CONFIG.startSpawns} ${s.id.padEnd(14)} initialize ${r.initializeMs.toFixed(1)} ms, first call ${r.firstCallMs.toFixed(1)} ms, RSS ${(r.rssKiB / 1024).toFixed(1)} MiB`,
+      ),
     { unmeasuredFirst: true },
   );
   return subjects.map((s) => {
@@ -331,7 +336,12 @@ async function heapPass() {
     if (none) return none;
     const runs = samples.get(s.id);
     const of = (key) => median(runs.map((r) => r[key]));
-    return { id: s.id, label: s.label, spawns: runs.length, ...Object.fromEntries(["heapUsed", "heapUsedAfterGc", "heapTotal", "external", "arrayBuffers", "rss"].map((k) => [k, of(k)])) };
+    return {
+      id: s.id,
+      label: s.label,
+      spawns: runs.length,
+      ...Object.fromEntries(["heapUsed", "heapUsedAfterGc", "heapTotal", "external", "arrayBuffers", "rss"].map((k) => [k, of(k)])),
+    };
   });
 }
 
@@ -410,7 +420,15 @@ async function syscallsOnce(p) {
     await Promise.all(counters.map((c) => c.start()));
     const r = await driveEcho(session, { payload: PAYLOAD, inFlight: CONFIG.syscallInFlight, calls: CONFIG.syscallCalls });
     const [b, s] = await Promise.all(counters.map((c) => c.stop()));
-    return { inFlight: CONFIG.syscallInFlight, calls: r.calls, failures: r.failures, bridge: syscallKinds(b, r.calls), orchestrator: syscallKinds(s, r.calls), bridgeCounts: b, orchestratorCounts: s };
+    return {
+      inFlight: CONFIG.syscallInFlight,
+      calls: r.calls,
+      failures: r.failures,
+      bridge: syscallKinds(b, r.calls),
+      orchestrator: syscallKinds(s, r.calls),
+      bridgeCounts: b,
+      orchestratorCounts: s,
+    };
   } finally {
     for (const c of counters) c.abort();
     await session.close();
@@ -454,15 +472,69 @@ function lookups({ throughput, start, datagrams }) {
 function targets(summary) {
   const { cps, st, dg, skip } = lookups(summary);
   const rows = [
-    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 1 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 1), cps("go-upstream", 1)), skipped: skip("throughput", "ours-upstream", "go-upstream") },
-    { target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 64 in flight", op: "≥", bound: 1.2, measured: pairedRatio(cps("ours-upstream", 64), cps("go-upstream", 64)), skipped: skip("throughput", "ours-upstream", "go-upstream") },
-    { target: "chain over QUIC ÷ over TLS calls/s, our bridge → our orchestrator, 64 in flight", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("ours-ours-tls", 64)), skipped: skip("throughput", "ours-ours", "ours-ours-tls") },
-    { target: "QUIC datagrams per call, bridge → orchestrator, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "bridgeToOrchestrator"), skipped: skip("datagrams", "ours-ours") },
-    { target: "QUIC datagrams per call, orchestrator → bridge, 64 in flight (ours → ours)", op: "≤", bound: 0.25, measured: dg("ours-ours", 64, "orchestratorToBridge"), skipped: skip("datagrams", "ours-ours") },
-    { target: "chain (QUIC, our orchestrator) ÷ SDK in-process server calls/s, 64 in flight (long-range aim)", op: "≥", bound: 1.0, measured: pairedRatio(cps("ours-ours", 64), cps("sdk", 64)), skipped: skip("throughput", "ours-ours", "sdk") },
-    { target: "spawn → initialize answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "initializeMs"), st("bare", "initializeMs")), skipped: skip("start", "ours-remote", "bare") },
-    { target: "spawn → first tools/call answered, our bridge (remote) ÷ bare Node", op: "≤", bound: 2.5, measured: pairedRatio(st("ours-remote", "firstCallMs"), st("bare", "firstCallMs")), skipped: skip("start", "ours-remote", "bare") },
-    { target: "RSS after 1,000 calls, our bridge (remote) ÷ bare Node", op: "≤", bound: 1.5, measured: pairedRatio(st("ours-remote", "rssKiB"), st("bare", "rssKiB")), skipped: skip("start", "ours-remote", "bare") },
+    {
+      target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 1 in flight",
+      op: "≥",
+      bound: 1.2,
+      measured: pairedRatio(cps("ours-upstream", 1), cps("go-upstream", 1)),
+      skipped: skip("throughput", "ours-upstream", "go-upstream"),
+    },
+    {
+      target: "our bridge ÷ Go bridge calls/s, upstream orchestrator, 64 in flight",
+      op: "≥",
+      bound: 1.2,
+      measured: pairedRatio(cps("ours-upstream", 64), cps("go-upstream", 64)),
+      skipped: skip("throughput", "ours-upstream", "go-upstream"),
+    },
+    {
+      target: "chain over QUIC ÷ over TLS calls/s, our bridge → our orchestrator, 64 in flight",
+      op: "≥",
+      bound: 1.0,
+      measured: pairedRatio(cps("ours-ours", 64), cps("ours-ours-tls", 64)),
+      skipped: skip("throughput", "ours-ours", "ours-ours-tls"),
+    },
+    {
+      target: "QUIC datagrams per call, bridge → orchestrator, 64 in flight (ours → ours)",
+      op: "≤",
+      bound: 0.25,
+      measured: dg("ours-ours", 64, "bridgeToOrchestrator"),
+      skipped: skip("datagrams", "ours-ours"),
+    },
+    {
+      target: "QUIC datagrams per call, orchestrator → bridge, 64 in flight (ours → ours)",
+      op: "≤",
+      bound: 0.25,
+      measured: dg("ours-ours", 64, "orchestratorToBridge"),
+      skipped: skip("datagrams", "ours-ours"),
+    },
+    {
+      target: "chain (QUIC, our orchestrator) ÷ SDK in-process server calls/s, 64 in flight (long-range aim)",
+      op: "≥",
+      bound: 1.0,
+      measured: pairedRatio(cps("ours-ours", 64), cps("sdk", 64)),
+      skipped: skip("throughput", "ours-ours", "sdk"),
+    },
+    {
+      target: "spawn → initialize answered, our bridge (remote) ÷ bare Node",
+      op: "≤",
+      bound: 1.5,
+      measured: pairedRatio(st("ours-remote", "initializeMs"), st("bare", "initializeMs")),
+      skipped: skip("start", "ours-remote", "bare"),
+    },
+    {
+      target: "spawn → first tools/call answered, our bridge (remote) ÷ bare Node",
+      op: "≤",
+      bound: 2.5,
+      measured: pairedRatio(st("ours-remote", "firstCallMs"), st("bare", "firstCallMs")),
+      skipped: skip("start", "ours-remote", "bare"),
+    },
+    {
+      target: "RSS after 1,000 calls, our bridge (remote) ÷ bare Node",
+      op: "≤",
+      bound: 1.5,
+      measured: pairedRatio(st("ours-remote", "rssKiB"), st("bare", "rssKiB")),
+      skipped: skip("start", "ours-remote", "bare"),
+    },
   ];
   return rows.map((r) => ({ ...r, met: r.measured === undefined || Number.isNaN(r.measured) ? undefined : r.op === "≥" ? r.measured >= r.bound : r.measured <= r.bound }));
 }
@@ -492,7 +564,9 @@ const noFigures = (r) => (r.skipped ? skipped(r.skipped) : r.error ? `FAILED: ${
 
 function printReport(summary) {
   const { throughput, start, datagrams } = summary;
-  console.log(`\nAnchors benchmark (${quick ? "quick" : "full"}), 100-byte echo, Node ${process.version}, ${cpus().length} CPUs, load average ${summary.loadavg.start.map((l) => l.toFixed(2)).join(" ")} → ${summary.loadavg.end.map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `\nAnchors benchmark (${quick ? "quick" : "full"}), 100-byte echo, Node ${process.version}, ${cpus().length} CPUs, load average ${summary.loadavg.start.map((l) => l.toFixed(2)).join(" ")} → ${summary.loadavg.end.map((l) => l.toFixed(2)).join(" ")}`,
+  );
   if (goMissing) console.log(`Go rows skipped: ${goMissing}`);
   if (throughput) {
     console.log(`\nThroughput (medians of ${CONFIG.rounds} interleaved round(s); CPU ms per call from /proc):`);
@@ -504,7 +578,9 @@ function printReport(summary) {
         continue;
       }
       for (const c of r.cases) {
-        console.log(`| ${r.label} | ${c.inFlight} | ${f(c.callsPerSec, 0)} | ${f(c.p50Ms, 3)} | ${f(c.p99Ms, 3)} | ${f(c.bridgeCpuMsPerCall, 3)} | ${f(c.orchestratorCpuMsPerCall, 3)} | ${c.failures} |`);
+        console.log(
+          `| ${r.label} | ${c.inFlight} | ${f(c.callsPerSec, 0)} | ${f(c.p50Ms, 3)} | ${f(c.p99Ms, 3)} | ${f(c.bridgeCpuMsPerCall, 3)} | ${f(c.orchestratorCpuMsPerCall, 3)} | ${c.failures} |`,
+        );
       }
     }
   }
@@ -514,11 +590,16 @@ function printReport(summary) {
     console.log("| --- | --- | --- | --- | --- | --- |");
     for (const r of start) {
       if (noFigures(r)) console.log(`| ${r.label} | ${noFigures(r)} | | | | |`);
-      else console.log(`| ${r.label} | ${f(r.initializeMs, 1)} (${f(r.initializeMsMin, 1)}) | ${f(r.firstCallMs, 1)} (${f(r.firstCallMsMin, 1)}) | ${f(r.cpuMsToFirstCall, 0)} | ${mib(r.rssKiB)} | ${mib(r.peakRssKiB)} |`);
+      else
+        console.log(
+          `| ${r.label} | ${f(r.initializeMs, 1)} (${f(r.initializeMsMin, 1)}) | ${f(r.firstCallMs, 1)} (${f(r.firstCallMsMin, 1)}) | ${f(r.cpuMsToFirstCall, 0)} | ${mib(r.rssKiB)} | ${mib(r.peakRssKiB)} |`,
+        );
     }
   }
   if (summary.heap) {
-    console.log(`\nJavaScript heap after ${CONFIG.callsBeforeRss} calls at 1 in flight (process.memoryUsage() through bench/startup/memory-probe.mjs; medians of ${CONFIG.heapSpawns} spawn(s)), MiB:`);
+    console.log(
+      `\nJavaScript heap after ${CONFIG.callsBeforeRss} calls at 1 in flight (process.memoryUsage() through bench/startup/memory-probe.mjs; medians of ${CONFIG.heapSpawns} spawn(s)), MiB:`,
+    );
     console.log("| subject | heap used | heap used after a full GC | heap total | external | array buffers | RSS |");
     console.log("| --- | --- | --- | --- | --- | --- | --- |");
     for (const r of summary.heap) {
@@ -532,7 +613,9 @@ function printReport(summary) {
     console.log("| --- | --- | --- | --- | --- | --- | --- |");
     for (const r of datagrams) {
       if (noFigures(r)) console.log(`| ${r.label} | – | ${noFigures(r)} | | | | |`);
-      else for (const c of r.cases) console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.bridgeSockets} | ${c.failures} |`);
+      else
+        for (const c of r.cases)
+          console.log(`| ${r.label} | ${c.inFlight} | ${c.calls} | ${f(c.bridgeToOrchestrator)} | ${f(c.orchestratorToBridge)} | ${c.bridgeSockets} | ${c.failures} |`);
     }
   }
   if (summary.syscalls) {
@@ -562,7 +645,15 @@ function printReport(summary) {
 
 // ---- main ----------------------------------------------------------------------------------
 const started = performance.now();
-const summary = { date: new Date().toISOString(), quick, node: process.version, cpus: cpus().length, config: CONFIG, goPeer: goMissing ? { skipped: goMissing } : { bin: GO_PEER_BIN }, loadavg: { start: loadavg() } };
+const summary = {
+  date: new Date().toISOString(),
+  quick,
+  node: process.version,
+  cpus: cpus().length,
+  config: CONFIG,
+  goPeer: goMissing ? { skipped: goMissing } : { bin: GO_PEER_BIN },
+  loadavg: { start: loadavg() },
+};
 try {
   await startOrchestrators();
   if (only.has("throughput")) summary.throughput = await throughputPass();
@@ -582,11 +673,7 @@ summary.errors = [
   ...(upstreamFailure ? [{ id: "upstream-orchestrator", error: upstreamFailure }] : []),
   ...rowsOfAllPasses.filter((r) => r.error).map((r) => ({ id: r.id, error: r.error })),
 ];
-summary.failures =
-  summary.errors.length +
-  rowsOfAllPasses
-    .flatMap((r) => r.cases ?? (r.failures !== undefined ? [r] : []))
-    .reduce((s, c) => s + (c.failures ?? 0), 0);
+summary.failures = summary.errors.length + rowsOfAllPasses.flatMap((r) => r.cases ?? (r.failures !== undefined ? [r] : [])).reduce((s, c) => s + (c.failures ?? 0), 0);
 summary.seconds = (performance.now() - started) / 1000;
 printReport(summary);
 console.log(`\ntotal time ${f(summary.seconds, 1)} s; JSON summary: ${jsonOut}`);

@@ -141,11 +141,9 @@ export async function provisionBridgeCert(certsDir, dist = join(ROOT, "dist")) {
  * Returns { port, pids, stop() } (`pids`: the processes that do the orchestrator's work).
  */
 export async function startOurOrchestrator({ dist = join(ROOT, "dist"), transport = "quic", certsDir, nodeArgs = [] }) {
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, join(dist, "cli/main.js"), "orchestrator", "--transport", transport, "--listen", "127.0.0.1:0", "--certs-dir", certsDir],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
+  const child = spawn(process.execPath, [...nodeArgs, join(dist, "cli/main.js"), "orchestrator", "--transport", transport, "--listen", "127.0.0.1:0", "--certs-dir", certsDir], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   const port = await readyPort(child, "our orchestrator");
   return { kind: "ours", transport, port, pids: [child.pid], stop: () => stopChild(child) };
 }

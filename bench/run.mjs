@@ -64,7 +64,9 @@ for (const subject of ["baseline", "bridge", "bridgeTls"]) {
   for (const c of CASES) {
     const r = await runCase(client, c);
     results.push({ subject, ...c, ...r });
-    process.stderr.write(`${subject.padEnd(8)} ${String(c.payload).padStart(6)} B  x${String(c.inFlight).padStart(2)}: ${r.callsPerSecond.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms\n`);
+    process.stderr.write(
+      `${subject.padEnd(8)} ${String(c.payload).padStart(6)} B  x${String(c.inFlight).padStart(2)}: ${r.callsPerSecond.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms\n`,
+    );
   }
   await client.close();
 }

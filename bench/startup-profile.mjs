@@ -184,9 +184,13 @@ try {
     }
     const m = (list, key) => median(list.map((r) => r[key]));
     console.log(`\n## serve, ${label}: medians of ${runs} spawns`);
-    console.log(`spawn → initialize answered ${f(m(plain, "initializeMs"))} ms, → first tools/call ${f(m(plain, "firstCallMs"))} ms (under --cpu-prof: ${f(m(cpu, "initializeMs"))} / ${f(m(cpu, "firstCallMs"))} ms; with the loader hooks: ${f(m(modules, "initializeMs"))} / ${f(m(modules, "firstCallMs"))} ms)`);
+    console.log(
+      `spawn → initialize answered ${f(m(plain, "initializeMs"))} ms, → first tools/call ${f(m(plain, "firstCallMs"))} ms (under --cpu-prof: ${f(m(cpu, "initializeMs"))} / ${f(m(cpu, "firstCallMs"))} ms; with the loader hooks: ${f(m(modules, "initializeMs"))} / ${f(m(modules, "firstCallMs"))} ms)`,
+    );
     console.log(`inside the process (--cpu-prof run): Node bootstrap until --import ${f(m(cpu, "bootstrapMs"))} ms, first response written at ${f(m(cpu, "firstLineMs"))} ms`);
-    console.log(`modules loaded before the first response (loader-hook run; main.js at ${f(m(modules, "mainAt"))} ms, first response at ${f(m(modules, "firstLineMs"))} ms): ${f(m(modules, "modulesBefore"), 0)} (${f(m(modules, "bytesBefore") / 1024 / 1024, 2)} MiB of source); after it, up to the exit: ${f(m(modules, "modulesAfter"), 0)}`);
+    console.log(
+      `modules loaded before the first response (loader-hook run; main.js at ${f(m(modules, "mainAt"))} ms, first response at ${f(m(modules, "firstLineMs"))} ms): ${f(m(modules, "modulesBefore"), 0)} (${f(m(modules, "bytesBefore") / 1024 / 1024, 2)} MiB of source); after it, up to the exit: ${f(m(modules, "modulesAfter"), 0)}`,
+    );
     const groupNames = [...new Set([...modules.flatMap((r) => [...r.groups.keys()]), ...cpu.flatMap((r) => [...r.cpu.keys()])])];
     const rows = groupNames.map((g) => ({
       g,
@@ -205,7 +209,9 @@ try {
   console.log("| --- | --- |");
   for (const c of importCosts()) console.log(`| ${c.what} | ${f(c.ms)} |`);
   const certs = certStoreCost();
-  console.log(`\n## cert store (fresh process, medians of ${runs}): import dist/pki/store.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`);
+  console.log(
+    `\n## cert store (fresh process, medians of ${runs}): import dist/pki/store.js ${f(certs.importMs)} ms; CA + orchestrator certificate ${f(certs.caAndOrchestratorMs)} ms; bridge certificate ${f(certs.bridgeLeafMs)} ms; reusing the store ${f(certs.reuseMs)} ms`,
+  );
 } finally {
   await orch.stop();
   rmSync(work, { recursive: true, force: true });

@@ -90,18 +90,73 @@ const WORDS =
   );
 
 const TOOLS = [
-  { name: "read_file", title: "Read file", description: "Read a text file from the workspace and return its contents.", inputSchema: { type: "object", properties: { path: { type: "string", description: "Path relative to the workspace root" }, offset: { type: "integer" }, limit: { type: "integer" } }, required: ["path"] }, annotations: { readOnlyHint: true, openWorldHint: false } },
-  { name: "write_file", description: "Write text to a file, creating it if needed.", inputSchema: { type: "object", properties: { path: { type: "string" }, text: { type: "string" } }, required: ["path", "text"] }, annotations: { destructiveHint: true, idempotentHint: true } },
-  { name: "search", title: "Search code", description: "Full-text search over the workspace; returns matching lines with locations.", inputSchema: { type: "object", properties: { query: { type: "string" }, glob: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 500 } }, required: ["query"] }, outputSchema: { type: "object", properties: { matches: { type: "array" }, truncated: { type: "boolean" } }, required: ["matches"] } },
-  { name: "run_tests", description: "Run the project's test suite and summarise failures.", inputSchema: { type: "object", properties: { filter: { type: "string" }, timeoutSeconds: { type: "number" } } } },
-  { name: "screenshot", title: "Take screenshot", description: "Capture the current screen as a PNG image.", inputSchema: { type: "object", properties: { display: { type: "integer" }, scale: { type: "number" } } }, annotations: { readOnlyHint: true } },
-  { name: "speak", description: "Synthesise speech for a short text and return WAV audio.", inputSchema: { type: "object", properties: { text: { type: "string" }, voice: { type: "string", enum: ["alto", "tenor"] } }, required: ["text"] } },
-  { name: "http_get", description: "Fetch a URL and return the response body as text.", inputSchema: { type: "object", properties: { url: { type: "string", format: "uri" }, headers: { type: "object" } }, required: ["url"] }, annotations: { openWorldHint: true, readOnlyHint: true } },
-  { name: "sql_query", title: "Query database", description: "Run a read-only SQL query and return the rows as JSON.", inputSchema: { type: "object", properties: { sql: { type: "string" }, params: { type: "array" } }, required: ["sql"] }, outputSchema: { type: "object", properties: { rows: { type: "array" }, rowCount: { type: "integer" } }, required: ["rows"] } },
+  {
+    name: "read_file",
+    title: "Read file",
+    description: "Read a text file from the workspace and return its contents.",
+    inputSchema: {
+      type: "object",
+      properties: { path: { type: "string", description: "Path relative to the workspace root" }, offset: { type: "integer" }, limit: { type: "integer" } },
+      required: ["path"],
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: "write_file",
+    description: "Write text to a file, creating it if needed.",
+    inputSchema: { type: "object", properties: { path: { type: "string" }, text: { type: "string" } }, required: ["path", "text"] },
+    annotations: { destructiveHint: true, idempotentHint: true },
+  },
+  {
+    name: "search",
+    title: "Search code",
+    description: "Full-text search over the workspace; returns matching lines with locations.",
+    inputSchema: {
+      type: "object",
+      properties: { query: { type: "string" }, glob: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 500 } },
+      required: ["query"],
+    },
+    outputSchema: { type: "object", properties: { matches: { type: "array" }, truncated: { type: "boolean" } }, required: ["matches"] },
+  },
+  {
+    name: "run_tests",
+    description: "Run the project's test suite and summarise failures.",
+    inputSchema: { type: "object", properties: { filter: { type: "string" }, timeoutSeconds: { type: "number" } } },
+  },
+  {
+    name: "screenshot",
+    title: "Take screenshot",
+    description: "Capture the current screen as a PNG image.",
+    inputSchema: { type: "object", properties: { display: { type: "integer" }, scale: { type: "number" } } },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "speak",
+    description: "Synthesise speech for a short text and return WAV audio.",
+    inputSchema: { type: "object", properties: { text: { type: "string" }, voice: { type: "string", enum: ["alto", "tenor"] } }, required: ["text"] },
+  },
+  {
+    name: "http_get",
+    description: "Fetch a URL and return the response body as text.",
+    inputSchema: { type: "object", properties: { url: { type: "string", format: "uri" }, headers: { type: "object" } }, required: ["url"] },
+    annotations: { openWorldHint: true, readOnlyHint: true },
+  },
+  {
+    name: "sql_query",
+    title: "Query database",
+    description: "Run a read-only SQL query and return the rows as JSON.",
+    inputSchema: { type: "object", properties: { sql: { type: "string" }, params: { type: "array" } }, required: ["sql"] },
+    outputSchema: { type: "object", properties: { rows: { type: "array" }, rowCount: { type: "integer" } }, required: ["rows"] },
+  },
 ];
 
 const PROMPTS = [
-  { name: "code_review", title: "Code review", description: "Review a change for bugs and style.", arguments: [{ name: "diff", description: "Unified diff", required: true }, { name: "focus" }] },
+  {
+    name: "code_review",
+    title: "Code review",
+    description: "Review a change for bugs and style.",
+    arguments: [{ name: "diff", description: "Unified diff", required: true }, { name: "focus" }],
+  },
   { name: "summarise", description: "Summarise a document.", arguments: [{ name: "text", required: true }] },
   { name: "explain_error", description: "Explain a stack trace.", arguments: [{ name: "trace", required: true }, { name: "language" }] },
 ];
@@ -139,8 +194,26 @@ async function generate() {
     buf += `${JSON.stringify({ ts: new Date((t += 1 + Math.floor(rand() * 40))).toISOString(), dir, msg })}\n`;
   };
   const V = "2025-06-18";
-  rec("c2s", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} }, clientInfo: { name: "bench-client", title: "Bench Client", version: "1.4.2" } } });
-  rec("s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: { listChanged: true }, prompts: { listChanged: false }, logging: {}, completions: {} }, serverInfo: { name: "bench-server", version: "0.9.0" }, instructions: "Use read_file before write_file. Searches are case-insensitive." } });
+  rec("c2s", {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: V,
+      capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} },
+      clientInfo: { name: "bench-client", title: "Bench Client", version: "1.4.2" },
+    },
+  });
+  rec("s2c", {
+    jsonrpc: "2.0",
+    id: 0,
+    result: {
+      protocolVersion: V,
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: false }, logging: {}, completions: {} },
+      serverInfo: { name: "bench-server", version: "0.9.0" },
+      instructions: "Use read_file before write_file. Searches are case-insensitive.",
+    },
+  });
   rec("c2s", { jsonrpc: "2.0", method: "notifications/initialized" });
 
   let id = 1; // client request ids
@@ -158,7 +231,17 @@ async function generate() {
         rec("s2c", { jsonrpc: "2.0", id: n, result: { prompts: PROMPTS } });
       } else if (n % 331 === 0) {
         rec("c2s", { jsonrpc: "2.0", id: n, method: "prompts/get", params: { name: "code_review", arguments: { diff: sentence(40), focus: "errors" } } });
-        rec("s2c", { jsonrpc: "2.0", id: n, result: { description: "Review", messages: [{ role: "user", content: { type: "text", text: sentence(60) } }, { role: "assistant", content: { type: "text", text: sentence(20) } }] } });
+        rec("s2c", {
+          jsonrpc: "2.0",
+          id: n,
+          result: {
+            description: "Review",
+            messages: [
+              { role: "user", content: { type: "text", text: sentence(60) } },
+              { role: "assistant", content: { type: "text", text: sentence(20) } },
+            ],
+          },
+        });
       } else if (r < 0.05) {
         rec("c2s", { jsonrpc: "2.0", id: n, method: "ping" });
         rec("s2c", { jsonrpc: "2.0", id: n, result: {} });
@@ -170,19 +253,28 @@ async function generate() {
         // tools/call
         const tool = pick(TOOLS);
         const token = rand() < 0.4 ? `tok-${n}` : undefined;
-        const params = { name: tool.name, arguments: tool.name === "write_file" ? { path: `src/module${n % 97}.ts`, text: sentence(80) } : { path: `src/file${n % 113}.ts`, query: sentence(4), maxResults: 50 } };
+        const params = {
+          name: tool.name,
+          arguments: tool.name === "write_file" ? { path: `src/module${n % 97}.ts`, text: sentence(80) } : { path: `src/file${n % 113}.ts`, query: sentence(4), maxResults: 50 },
+        };
         if (token !== undefined) params._meta = { progressToken: token };
         rec("c2s", { jsonrpc: "2.0", id: n, method: "tools/call", params });
         if (token !== undefined) {
           const steps = 1 + Math.floor(rand() * 3);
-          for (let p = 1; p <= steps; p++) rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: p, total: steps, message: `step ${p} of ${steps}` } });
+          for (let p = 1; p <= steps; p++)
+            rec("s2c", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: p, total: steps, message: `step ${p} of ${steps}` } });
         }
         const kind = rand();
         let result;
         if (kind < 0.0015) {
           const data = pick(images);
           base64Bytes += data.length;
-          result = { content: [{ type: "image", data, mimeType: "image/png" }, { type: "text", text: "Screenshot taken." }] };
+          result = {
+            content: [
+              { type: "image", data, mimeType: "image/png" },
+              { type: "text", text: "Screenshot taken." },
+            ],
+          };
         } else if (kind < 0.0017) {
           const data = pick(audios);
           base64Bytes += data.length;
@@ -196,10 +288,18 @@ async function generate() {
         } else if (kind < 0.06) {
           result = { content: [{ type: "text", text: `Error: ${sentence(12)}` }], isError: true };
         } else if (kind < 0.12) {
-          result = { content: [{ type: "text", text: JSON.stringify({ matches: [sentence(8), sentence(8)], truncated: false }) }], structuredContent: { matches: [sentence(8), sentence(8)], truncated: false } };
+          result = {
+            content: [{ type: "text", text: JSON.stringify({ matches: [sentence(8), sentence(8)], truncated: false }) }],
+            structuredContent: { matches: [sentence(8), sentence(8)], truncated: false },
+          };
         } else if (kind < 0.15) {
           base64Bytes += smallBlob.length;
-          result = { content: [{ type: "resource_link", uri: `file:///workspace/src/file${n % 113}.ts`, name: `file${n % 113}.ts`, mimeType: "text/typescript" }, { type: "resource", resource: { uri: `file:///workspace/assets/icon${n % 7}.png`, mimeType: "image/png", blob: smallBlob } }] };
+          result = {
+            content: [
+              { type: "resource_link", uri: `file:///workspace/src/file${n % 113}.ts`, name: `file${n % 113}.ts`, mimeType: "text/typescript" },
+              { type: "resource", resource: { uri: `file:///workspace/assets/icon${n % 7}.png`, mimeType: "image/png", blob: smallBlob } },
+            ],
+          };
         } else {
           const blocks = [{ type: "text", text: sentence(20 + Math.floor(rand() * 150)) }];
           if (rand() < 0.3) blocks.push({ type: "text", text: sentence(30), annotations: { audience: ["assistant"], priority: 0.2 } });
@@ -299,11 +399,16 @@ async function cliStages() {
   const once = (jobCount) =>
     new Promise((resolveRun, reject) => {
       const t0 = performance.now();
-      execFile(process.execPath, [cli.pathname, "validate", "--format", "json", "--input-format", "capture", "--jobs", String(jobCount), ...Array(jobs).fill(file)], { maxBuffer: 256 << 20 }, (err) => {
-        // Exit code 1: the planted faults were found.
-        if (err !== null && err.code !== 1) reject(err);
-        else resolveRun((performance.now() - t0) / 1000);
-      });
+      execFile(
+        process.execPath,
+        [cli.pathname, "validate", "--format", "json", "--input-format", "capture", "--jobs", String(jobCount), ...Array(jobs).fill(file)],
+        { maxBuffer: 256 << 20 },
+        (err) => {
+          // Exit code 1: the planted faults were found.
+          if (err !== null && err.code !== 1) reject(err);
+          else resolveRun((performance.now() - t0) / 1000);
+        },
+      );
     });
   const one = [];
   const many = [];
@@ -389,7 +494,9 @@ try {
   const bytes = statSync(file).size;
   console.log(
     `node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"})` +
-      (info.messages === undefined ? "" : `\n${info.messages.toLocaleString("en-US")} messages, ${((100 * info.base64Bytes) / bytes).toFixed(0)}% of bytes in base64 blocks, ${info.faults} planted faults`),
+      (info.messages === undefined
+        ? ""
+        : `\n${info.messages.toLocaleString("en-US")} messages, ${((100 * info.base64Bytes) / bytes).toFixed(0)}% of bytes in base64 blocks, ${info.faults} planted faults`),
   );
 
   const stages = [
@@ -436,8 +543,9 @@ try {
   if (threadStats !== undefined) console.log(`--jobs ${jobs}, last run: the workers validated ${threadStats.filesOnWorkers} of the ${jobs} files`);
   const capacityAfter = await parallelCapacity();
   console.log(
-    `machine: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}; ` +
-      `a second thread gave ${capacityBefore.toFixed(2)}x before and ${capacityAfter.toFixed(2)}x after the stages (2.00x = two free cores)`,
+    `machine: load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}; ` + `a second thread gave ${capacityBefore.toFixed(2)}x before and ${capacityAfter.toFixed(2)}x after the stages (2.00x = two free cores)`,
   );
   const one = secs[1] / secs[2];
   const ceiling = (jobs * secs[1]) / secs[3];

@@ -66,9 +66,13 @@ if (stage === "parse") {
 
 async function instructions(stage, input) {
   const entry = pathToFileURL(join(dist, "validate/index.js")).href;
-  const { stderr } = await run("valgrind", ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded", "--predictable", stageScript, stage, input, entry], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stderr } = await run(
+    "valgrind",
+    ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, "--single-threaded", "--predictable", stageScript, stage, input, entry],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const m = /Collected : (\d+)/.exec(stderr);
   if (m === null) throw new Error(`no instruction count from valgrind:\n${stderr.slice(-2000)}`);
   return Number(m[1]);

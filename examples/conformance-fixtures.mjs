@@ -76,9 +76,7 @@ export const tools = [
     description: "Returns an embedded text resource",
     inputSchema: noArguments,
     handler: async () => ({
-      content: [
-        { type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } },
-      ],
+      content: [{ type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } }],
     }),
   },
   {

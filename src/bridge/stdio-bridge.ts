@@ -74,16 +74,20 @@ export class StdioBridge {
         this.regulate();
       },
     });
-    this.splitter = stdioLineSplitter((event) => {
-      if (event.kind === "line") {
-        if (capture) capture.record("c2s", event.line.toString("utf8"));
-        this.handler.handleLine(event.line);
-      } else {
-        capture?.dropped("c2s", event.bytes, maxLineBytes); // before the -32600 reply it explains
-        this.handler.handleOversizedLine(event.head, event.bytes, maxLineBytes);
-      }
-      this.regulate();
-    }, maxLineBytes, true);
+    this.splitter = stdioLineSplitter(
+      (event) => {
+        if (event.kind === "line") {
+          if (capture) capture.record("c2s", event.line.toString("utf8"));
+          this.handler.handleLine(event.line);
+        } else {
+          capture?.dropped("c2s", event.bytes, maxLineBytes); // before the -32600 reply it explains
+          this.handler.handleOversizedLine(event.head, event.bytes, maxLineBytes);
+        }
+        this.regulate();
+      },
+      maxLineBytes,
+      true,
+    );
   }
 
   private readonly budget: number;

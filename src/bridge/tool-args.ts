@@ -128,12 +128,7 @@ function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Di
 }
 
 async function loadAjv(): Promise<AjvFactory> {
-  const [core, y2019, y2020, formats] = await Promise.all([
-    import("ajv"),
-    import("ajv/dist/2019.js"),
-    import("ajv/dist/2020.js"),
-    import("ajv-formats"),
-  ]);
+  const [core, y2019, y2020, formats] = await Promise.all([import("ajv"), import("ajv/dist/2019.js"), import("ajv/dist/2020.js"), import("ajv-formats")]);
   // CJS modules: `default` is module.exports, the class / plugin function (library boundary).
   const classes = { "draft-07": core.default, "2019-09": y2019.default, "2020-12": y2020.default } as unknown as Record<
     Dialect,

@@ -83,7 +83,10 @@ export class ToolWatch {
             if (err instanceof StreamUnsupportedError) {
               this.refused = true;
               // Expected of upstream Go orchestrators (the main deployment target): info, not a warning; once per session.
-              this.options.log.info({ err: err.message }, "the orchestrator does not serve tool-change subscriptions (upstream Go orchestrators do not): clients see new tools at their next tools/list, without notifications/tools/list_changed");
+              this.options.log.info(
+                { err: err.message },
+                "the orchestrator does not serve tool-change subscriptions (upstream Go orchestrators do not): clients see new tools at their next tools/list, without notifications/tools/list_changed",
+              );
               return;
             }
             retry((err as Error).message);

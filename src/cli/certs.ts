@@ -24,9 +24,7 @@ function certsDirOption(): Option {
 }
 
 export function registerCertsCommand(program: Command): void {
-  const certs = program
-    .command("certs")
-    .description("create or inspect the cert store (ca.crt, ca.key, <name>.crt/.key) used for mutual TLS");
+  const certs = program.command("certs").description("create or inspect the cert store (ca.crt, ca.key, <name>.crt/.key) used for mutual TLS");
   certs
     .command("init")
     .description("create the CA and party certificates that are missing (nothing existing is replaced unless broken and ours to repair)")

@@ -77,9 +77,7 @@ export function positiveInt(value: string): number {
 export function registerValidateCommand(program: Command): void {
   program
     .command("validate")
-    .description(
-      "check recorded MCP traffic (serve --capture files, JSONL, Claude Desktop mcp*.log, HAR) against the MCP schema and session rules",
-    )
+    .description("check recorded MCP traffic (serve --capture files, JSONL, Claude Desktop mcp*.log, HAR) against the MCP schema and session rules")
     .argument(
       "[files...]",
       "input files, each its own session; - reads stdin (the default when stdin is not a terminal); FILE:s2c, FILE:c2s, FILE:jsonl (etc., comma-separated) set --direction / --input-format for that file",
@@ -87,17 +85,19 @@ export function registerValidateCommand(program: Command): void {
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("text"))
     .addOption(new Option("--input-format <format>", "input format (default: detected per file)").choices(INPUT_FORMATS))
     .addOption(
-      new Option("--direction <dir>", "direction of plain JSONL input (default: c2s; s2c, with a warning, when the first message is a response or a server notification)").choices(DIRECTIONS),
+      new Option("--direction <dir>", "direction of plain JSONL input (default: c2s; s2c, with a warning, when the first message is a response or a server notification)").choices(
+        DIRECTIONS,
+      ),
     )
-    .option("--partial", "the inputs are excerpts: they may begin and end mid-session (no initialize-first, no unmatched-response for requests before the excerpt, no unanswered-request at its end; a cut first or last line is a warning)")
+    .option(
+      "--partial",
+      "the inputs are excerpts: they may begin and end mid-session (no initialize-first, no unmatched-response for requests before the excerpt, no unanswered-request at its end; a cut first or last line is a warning)",
+    )
     .option("--protocol-version <version>", "check against this MCP version whatever the session negotiates")
     .option("--schema <file>", "MCP schema.json to compile and check against instead of the built-in schemas")
     .option("--jobs <n>", "validate up to N files at once, one per thread (this one and N-1 worker threads); capped at the number of files and the available CPUs", positiveInt, 1)
     .option("--list-rules", "print the rule ids, severities and descriptions, and exit")
-    .addHelpText(
-      "after",
-      "\nExit status: 0 no errors, 1 errors found, 2 unreadable input (or one with no MCP message) or bad options.\nRules: --list-rules.",
-    )
+    .addHelpText("after", "\nExit status: 0 no errors, 1 errors found, 2 unreadable input (or one with no MCP message) or bad options.\nRules: --list-rules.")
     // `-:s2c` (stdin with per-file options) looks like an option to commander: unknown options are
     // let through as operands, and all but `-:OPT[,OPT]` are refused here as commander would.
     .allowUnknownOption()

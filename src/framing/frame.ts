@@ -55,9 +55,7 @@ export class FrameTruncatedError extends FrameError {
     readonly expected: number | undefined,
   ) {
     super(
-      expected === undefined
-        ? `stream ended inside a frame header (${received} of ${FRAME_HEADER_BYTES} bytes)`
-        : `stream ended inside a frame (${received} of ${expected} bytes)`,
+      expected === undefined ? `stream ended inside a frame header (${received} of ${FRAME_HEADER_BYTES} bytes)` : `stream ended inside a frame (${received} of ${expected} bytes)`,
     );
   }
 }

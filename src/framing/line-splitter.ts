@@ -88,7 +88,10 @@ export class LineSplitter {
   /** While the stream's first bytes may still be a BOM: those bytes, held until decided. */
   private bomHead: Buffer | undefined;
 
-  constructor(private readonly sink: LineSink, options: LineSplitterOptions) {
+  constructor(
+    private readonly sink: LineSink,
+    options: LineSplitterOptions,
+  ) {
     this.max = options.maxLineBytes;
     this.countCr = options.countCr ?? false;
     this.slack = this.countCr ? 0 : 1;

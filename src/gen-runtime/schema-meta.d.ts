@@ -83,10 +83,7 @@ export declare function schemaDefinitions(schema: object): {
  * it, otherwise `EmptyResult` (the spec's reply to ping, logging/setLevel, resources/subscribe…),
  * otherwise `Result`.
  */
-export declare function resultDefinitionFor(
-  defs: Readonly<Record<string, unknown>>,
-  requestDefinition: string,
-): string;
+export declare function resultDefinitionFor(defs: Readonly<Record<string, unknown>>, requestDefinition: string): string;
 /**
  * Derive methods, directions, result definitions and union discriminators from an MCP schema.
  *

@@ -56,11 +56,7 @@ function unionMembers(defs, name, refPrefix, seen = new Set()) {
   seen.add(name);
   const def = defs[name];
   if (!def) return [];
-  const branches = Array.isArray(def["anyOf"])
-    ? def["anyOf"]
-    : Array.isArray(def["oneOf"])
-      ? def["oneOf"]
-      : undefined;
+  const branches = Array.isArray(def["anyOf"]) ? def["anyOf"] : Array.isArray(def["oneOf"]) ? def["oneOf"] : undefined;
   const refs = [];
   if (branches) {
     for (const b of branches) if (isObject(b) && typeof b["$ref"] === "string") refs.push(b["$ref"]);
@@ -119,17 +115,13 @@ export function deriveSchemaMeta(schema) {
     for (const member of unionMembers(defs, union, refPrefix)) {
       const method = constOf(defs[member], "method");
       if (method === undefined) continue;
-      tables[direction][method] =
-        kind === "request"
-          ? { definition: member, kind, resultDefinition: resultDefinitionFor(defs, member) }
-          : { definition: member, kind };
+      tables[direction][method] = kind === "request" ? { definition: member, kind, resultDefinition: resultDefinitionFor(defs, member) } : { definition: member, kind };
     }
   }
   const disc = {};
   forEachUnion(defs, (branches) => {
     for (const branch of branches) {
-      if (!isObject(branch) || typeof branch["$ref"] !== "string" || !branch["$ref"].startsWith(refPrefix))
-        continue;
+      if (!isObject(branch) || typeof branch["$ref"] !== "string" || !branch["$ref"].startsWith(refPrefix)) continue;
       const name = branch["$ref"].slice(refPrefix.length);
       for (const key of DISCRIMINATOR_KEYS) {
         const value = constOf(defs[name], key);
@@ -147,9 +139,7 @@ export function deriveSchemaMeta(schema) {
   const discriminators = {};
   for (const key of Object.keys(disc).sort()) {
     const byValue = disc[key];
-    discriminators[key] = sortRecord(
-      Object.fromEntries(Object.entries(byValue).map(([v, s]) => [v, [...s].sort()])),
-    );
+    discriminators[key] = sortRecord(Object.fromEntries(Object.entries(byValue).map(([v, s]) => [v, [...s].sort()])));
   }
   return {
     refPrefix,

@@ -3,13 +3,7 @@
  * response constructors. The message shapes are the generated MCP types; this module only
  * tells them apart and builds error responses.
  */
-import type {
-  JSONRPCError,
-  JSONRPCNotification,
-  JSONRPCRequest,
-  JSONRPCResponse,
-  RequestId,
-} from "../gen/mcp/2025-06-18/types.js";
+import type { JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId } from "../gen/mcp/2025-06-18/types.js";
 import type { ErrorCode } from "./errors.js";
 import { ExactId } from "./request-id.js";
 

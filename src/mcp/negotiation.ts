@@ -22,13 +22,7 @@
  * Legacy revisions: MCP 2025-06-18 Basic › Lifecycle › "Version Negotiation" and "Initialization"
  * (only pings before the initialize response).
  */
-import type {
-  ClientCapabilities,
-  DiscoverResult,
-  Implementation,
-  LoggingLevel,
-  ServerCapabilities,
-} from "../gen/mcp/2026-07-28/types.js";
+import type { ClientCapabilities, DiscoverResult, Implementation, LoggingLevel, ServerCapabilities } from "../gen/mcp/2026-07-28/types.js";
 import { ErrorCode, McpErrorCode, type JsonRpcErrorObject } from "../jsonrpc/errors.js";
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -58,14 +52,7 @@ export type CacheScope = "public" | "private";
  * `cacheScope` (changelog 2026-07-28, minor change 5, and Server › Discovery: "This operation
  * supports caching"). The test suite checks this list against the schema's `required` members.
  */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
-  "prompts/list",
-  "resources/list",
-  "resources/read",
-  "resources/templates/list",
-  "server/discover",
-  "tools/list",
-]);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(["prompts/list", "resources/list", "resources/read", "resources/templates/list", "server/discover", "tools/list"]);
 
 /** Log severities in increasing order (RFC 5424 §6.2.1, as MCP's LoggingLevel). */
 const LOG_SEVERITY: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
@@ -88,10 +75,7 @@ const LOG_SEVERITY: readonly LoggingLevel[] = ["debug", "info", "notice", "warni
  * @returns a member of `support.legacy`
  * @throws RangeError when `support.legacy` is empty (a modern-only server must reject initialize)
  */
-export function negotiateInitializeVersion(
-  requested: unknown,
-  support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT,
-): string {
+export function negotiateInitializeVersion(requested: unknown, support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT): string {
   if (typeof requested === "string" && support.legacy.includes(requested)) return requested;
   const newest = support.legacy[0];
   if (newest === undefined) throw new RangeError("no initialize-based (legacy) protocol version is supported");
@@ -112,10 +96,7 @@ export type McpErrorObject = JsonRpcErrorObject;
  * @param requested the version the request named
  * @param supported the versions a client may name per request (default: the modern ones we serve)
  */
-export function unsupportedProtocolVersionError(
-  requested: string,
-  supported: readonly string[] = DEFAULT_VERSION_SUPPORT.modern,
-): McpErrorObject {
+export function unsupportedProtocolVersionError(requested: string, supported: readonly string[] = DEFAULT_VERSION_SUPPORT.modern): McpErrorObject {
   return {
     code: McpErrorCode.UnsupportedProtocolVersion,
     message: `Unsupported protocol version: ${JSON.stringify(requested)} (supported: ${supported.join(", ") || "none"})`,
@@ -163,9 +144,7 @@ export type LegacyVersionSource =
 
 /** What {@link requestProtocolVersion} decides for one request. */
 export type RequestVersionDecision =
-  | { ok: true; era: "modern"; version: string }
-  | { ok: true; era: "legacy"; version: string; source: LegacyVersionSource }
-  | { ok: false; error: McpErrorObject };
+  { ok: true; era: "modern"; version: string } | { ok: true; era: "legacy"; version: string; source: LegacyVersionSource } | { ok: false; error: McpErrorObject };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -224,11 +203,7 @@ function metaPointer(key: string): string {
  * @param support versions on offer (default: the generated ones)
  * @returns the governing version and era, or the JSON-RPC error to answer with
  */
-export function requestProtocolVersion(
-  message: unknown,
-  sessionVersion: string | undefined,
-  support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT,
-): RequestVersionDecision {
+export function requestProtocolVersion(message: unknown, sessionVersion: string | undefined, support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT): RequestVersionDecision {
   const method = isRecord(message) ? message["method"] : undefined;
   if (method === "initialize") {
     const params = isRecord(message) && isRecord(message["params"]) ? message["params"] : {};
@@ -306,10 +281,7 @@ export function requestProtocolVersion(
  * @param support versions on offer (default: the generated ones)
  * @returns the version, or undefined when neither a session nor a modern version exists
  */
-export function notificationProtocolVersion(
-  sessionVersion: string | undefined,
-  support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT,
-): string | undefined {
+export function notificationProtocolVersion(sessionVersion: string | undefined, support: ProtocolVersionSupport = DEFAULT_VERSION_SUPPORT): string | undefined {
   return sessionVersion ?? support.modern[0];
 }
 
@@ -446,8 +418,7 @@ export function decorateResult<T extends object>(version: string, method: string
   if (typeof out["resultType"] !== "string") out["resultType"] = "complete";
   if (options.serverInfo !== undefined) {
     const meta = isRecord(source["_meta"]) ? source["_meta"] : undefined;
-    if (!meta || !Object.hasOwn(meta, SERVER_INFO_META_KEY))
-      out["_meta"] = { ...meta, [SERVER_INFO_META_KEY]: options.serverInfo };
+    if (!meta || !Object.hasOwn(meta, SERVER_INFO_META_KEY)) out["_meta"] = { ...meta, [SERVER_INFO_META_KEY]: options.serverInfo };
   }
   if (CACHEABLE_METHODS.has(method) && out["resultType"] === "complete") {
     if (!Object.hasOwn(out, "ttlMs")) out["ttlMs"] = options.ttlMs ?? 0;

@@ -54,4 +54,3 @@ export function validatorsFor(version: string): ProtocolValidators | undefined {
   generatedCache.set(version, set);
   return set;
 }
-

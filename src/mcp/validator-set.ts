@@ -13,14 +13,7 @@
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import { MCP_FORMATS } from "./formats.js";
-import {
-  deriveSchemaMeta,
-  type Direction,
-  type DiscriminatorTable,
-  type GeneratedValidator,
-  type MethodEntry,
-  type MethodTable,
-} from "./schema-meta.js";
+import { deriveSchemaMeta, type Direction, type DiscriminatorTable, type GeneratedValidator, type MethodEntry, type MethodTable } from "./schema-meta.js";
 
 export type { Direction };
 
@@ -173,11 +166,11 @@ function preview(value: unknown): string {
 }
 
 const FORMAT_NAMES: Readonly<Record<string, string>> = {
-  byte: "base64 data (format \"byte\")",
-  uri: "an absolute URI (format \"uri\")",
-  "uri-template": "a URI template (format \"uri-template\")",
-  "date-time": "an RFC 3339 date-time (format \"date-time\")",
-  email: "an email address (format \"email\")",
+  byte: 'base64 data (format "byte")',
+  uri: 'an absolute URI (format "uri")',
+  "uri-template": 'a URI template (format "uri-template")',
+  "date-time": 'an RFC 3339 date-time (format "date-time")',
+  email: 'an email address (format "email")',
 };
 
 /** A human-readable reason for one ajv error (ajv messages are off in generated code). */
@@ -236,9 +229,7 @@ function reasonFor(err: ErrorObject, data: unknown): string {
     case "anyOf":
       return "must match one of the allowed shapes (anyOf)";
     case "oneOf":
-      return Array.isArray(p["passingSchemas"])
-        ? "must match exactly one allowed shape, but matches several (oneOf)"
-        : "must match exactly one of the allowed shapes (oneOf)";
+      return Array.isArray(p["passingSchemas"]) ? "must match exactly one allowed shape, but matches several (oneOf)" : "must match exactly one of the allowed shapes (oneOf)";
     case "not":
       return "must NOT match the excluded shape (not)";
     case "if":
@@ -278,22 +269,13 @@ function branchCandidates(table: DiscriminatorTable, value: unknown): string[] {
  * every branch failed right at the value (missing property) or at that very member (wrong
  * constant), the unknown constant is the real problem. Returns it, else undefined.
  */
-function unknownDiscriminator(
-  table: DiscriminatorTable,
-  value: unknown,
-  at: string,
-  errors: readonly ErrorObject[],
-): { key: string; tag: string } | undefined {
+function unknownDiscriminator(table: DiscriminatorTable, value: unknown, at: string, errors: readonly ErrorObject[]): { key: string; tag: string } | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
   for (const key of Object.keys(table)) {
     const tag = (value as Record<string, unknown>)[key];
     if (typeof tag !== "string") continue;
     const branchOnly = errors.every(
-      (e) =>
-        isCombinator(e) ||
-        !(at === "" || e.instancePath === at || e.instancePath.startsWith(`${at}/`)) ||
-        e.instancePath === at ||
-        e.instancePath === `${at}/${key}`,
+      (e) => isCombinator(e) || !(at === "" || e.instancePath === at || e.instancePath.startsWith(`${at}/`)) || e.instancePath === at || e.instancePath === `${at}/${key}`,
     );
     if (branchOnly) return { key, tag };
   }
@@ -304,14 +286,7 @@ function unknownDiscriminator(
  * Turn ajv errors for `definition` on `data` into ranked issues. `base` is the pointer of `data`
  * inside the top-level value.
  */
-function explain(
-  ex: Explainer,
-  definition: string,
-  data: unknown,
-  errors: readonly ErrorObject[],
-  base: string,
-  depth: number,
-): SchemaIssue[] {
+function explain(ex: Explainer, definition: string, data: unknown, errors: readonly ErrorObject[], base: string, depth: number): SchemaIssue[] {
   const toIssue = (e: ErrorObject, def: string): SchemaIssue => ({
     pointer: base + e.instancePath,
     reason: reasonFor(e, data),
@@ -360,8 +335,7 @@ function explain(
 
   // Then the original errors: concrete ones deepest first (stable), union summaries last. Branch
   // failures under a focused union are noise once the relevant branch has been explained.
-  const under = (pointer: string, root: string): boolean =>
-    root === "" || pointer === root || pointer.startsWith(`${root}/`);
+  const under = (pointer: string, root: string): boolean => root === "" || pointer === root || pointer.startsWith(`${root}/`);
   const concrete = errors
     .filter((e) => !isCombinator(e) && !(focus && under(e.instancePath, focus.pointer)))
     .map((e, i) => ({ e, i, d: depthOf(e.instancePath) }))
@@ -478,9 +452,7 @@ export class ValidatorSet implements ProtocolValidators, Explainer {
     if (validator(data)) return null;
     const errors = [...(validator.errors ?? [])];
     const issues = explain(this, definition, data, errors, "", 0);
-    return issues.length > 0
-      ? issues
-      : [{ pointer: "", reason: "does not match the schema", keyword: "unknown", definition }];
+    return issues.length > 0 ? issues : [{ pointer: "", reason: "does not match the schema", keyword: "unknown", definition }];
   }
 }
 

@@ -117,9 +117,7 @@ export function governingVersion(version: string): GeneratedVersion {
 }
 
 /** The supported revisions whose schema defines JSON-RPC batches (`JSONRPCBatchRequest`), oldest first. */
-export const BATCH_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(
-  SUPPORTED_PROTOCOL_VERSIONS.filter((v) => versionFacts(v)?.batches === true),
-);
+export const BATCH_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => versionFacts(v)?.batches === true));
 
 /** Whether `version` is a supported revision in which JSON-RPC batches are part of the protocol. */
 export function allowsBatches(version: string): boolean {

@@ -25,12 +25,7 @@
  */
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  HealthResult_Status,
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { HealthResult_Status, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { mediaDataUrl } from "../translate/prompts.js";
 import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
 import type { PromptRegistry } from "./prompts.js";
@@ -139,9 +134,7 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
       const outcome = await services.tools.call(req.value.toolName, req.value.arguments ?? {}, { signal, stats });
       return response(request, {
         case: "toolCall",
-        value: outcome.success
-          ? { success: true, result: outcome.result }
-          : { success: false, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
+        value: outcome.success ? { success: true, result: outcome.result } : { success: false, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
       });
     }
     case "listPrompts":

@@ -86,9 +86,7 @@ export async function loadModule(modulePath: string): Promise<LoadedModule> {
       : mod;
   const lists = ["tools", "prompts", "resources"] as const;
   if (!lists.some((k) => Array.isArray(source[k]))) {
-    throw new ToolDefinitionError(
-      `tool module ${modulePath} must export an array of tools as its default export or as "tools", or "prompts" / "resources" arrays`,
-    );
+    throw new ToolDefinitionError(`tool module ${modulePath} must export an array of tools as its default export or as "tools", or "prompts" / "resources" arrays`);
   }
   for (const k of lists) {
     if (source[k] !== undefined && !Array.isArray(source[k])) throw new ToolDefinitionError(`tool module ${modulePath}: "${k}" must be an array`);

@@ -160,7 +160,8 @@ function serveStream(rpc: RpcServer, stream: FramedStream, fins: FinWaits): void
       return; // FIN after the request: nothing to do
     }
     if (error instanceof FrameTooLargeError) call.refuse("frame_too_large");
-    else if (error instanceof FrameError) call.refuse("malformed"); // truncated: before the request, or trailing bytes after it
+    else if (error instanceof FrameError)
+      call.refuse("malformed"); // truncated: before the request, or trailing bytes after it
     else call.cancel("client cancelled the stream");
   };
   stream.onWriteError = () => call.cancel("client cancelled the stream");

@@ -89,9 +89,7 @@ export class ToolError extends Error {
 }
 
 /** The outcome of {@link ToolRegistry.call}, shaped like `ToolResponse`. */
-export type ToolOutcome =
-  | { success: true; result: JsonObject }
-  | { success: false; errorCode: string; errorMessage: string };
+export type ToolOutcome = { success: true; result: JsonObject } | { success: false; errorCode: string; errorMessage: string };
 
 /** Error codes the registry itself produces. */
 export const TOOL_ERROR_CODES = {
@@ -234,12 +232,7 @@ export class ToolRegistry {
    * - a result that is not a plain JSON object → `invalid_result`.
    * @returns the outcome for `StreamEnd` (a success carries no result: everything went out as chunks)
    */
-  async callStream(
-    name: string,
-    args: Record<string, unknown>,
-    callCtx: CallContext,
-    emit: (chunk: ToolChunk) => void,
-  ): Promise<{ success: true } | ToolFailure> {
+  async callStream(name: string, args: Record<string, unknown>, callCtx: CallContext, emit: (chunk: ToolChunk) => void): Promise<{ success: true } | ToolFailure> {
     const ctx = toolContext(callCtx, emit);
     const tool = this.tools.get(name);
     if (!tool) {
@@ -285,7 +278,8 @@ function toolContext(callCtx: CallContext, emit?: (chunk: ToolChunk) => void): T
       emit({ contentType: LOG_CONTENT_TYPE, data: text });
     },
     progress(progress, total, message) {
-      if (!finite(progress)) throw new TypeError(`ctx.progress: progress must be a finite number, not ${typeof progress === "number" ? progress : JSON.stringify(progress) ?? String(progress)}`);
+      if (!finite(progress))
+        throw new TypeError(`ctx.progress: progress must be a finite number, not ${typeof progress === "number" ? progress : (JSON.stringify(progress) ?? String(progress))}`);
       if (total !== undefined && !finite(total)) throw new TypeError("ctx.progress: total must be a finite number when given");
       if (message !== undefined && typeof message !== "string") throw new TypeError("ctx.progress: message must be a string when given");
       emit?.({ contentType: PROGRESS_CONTENT_TYPE, data: JSON.stringify({ progress, total, message }) });

@@ -22,12 +22,7 @@
  * {@link RunningOrchestrator} handle ({@link startServer}).
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../pki/store.js";
 import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
@@ -203,9 +198,7 @@ export class RpcServer {
     this.services = { ...content, stats: this.stats };
     this.streaming = options.streaming;
     const { tools, events } = content;
-    this.stopWatchingTools = options.streaming
-      ? tools.onChange((change) => events.publish(TOOLS_TOPIC, "list_changed", { change: change.kind, name: change.name }))
-      : () => {};
+    this.stopWatchingTools = options.streaming ? tools.onChange((change) => events.publish(TOOLS_TOPIC, "list_changed", { change: change.kind, name: change.name })) : () => {};
   }
 
   /** Opens a call the client started (a stream, or a request on a shared connection). */
@@ -406,8 +399,7 @@ export interface PreparedServer {
 async function prepareServer(options: OrchestratorBaseOptions, component: string, rpcOptions: RpcServerOptions): Promise<PreparedServer> {
   const log = options.logger ?? childLogger(component);
   const certsDir = options.tls ? undefined : (options.certsDir ?? defaultCertsDir());
-  const material =
-    options.tls ?? (await ensureCertStore(certsDir ?? defaultCertsDir(), options.certName ?? ORCHESTRATOR_CERT_NAME));
+  const material = options.tls ?? (await ensureCertStore(certsDir ?? defaultCertsDir(), options.certName ?? ORCHESTRATOR_CERT_NAME));
   const content = {
     tools: options.tools ?? new ToolRegistry(builtinTools()),
     prompts: options.prompts ?? new PromptRegistry(builtinPrompts()),

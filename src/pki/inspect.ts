@@ -71,7 +71,10 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
   if ((st.mode & 0o022) !== 0) report.problems.push(`${root} is writable by group/others: run chmod go-w ${root}`);
   let names: string[];
   try {
-    names = (await fs.readdir(root)).filter((f) => f.endsWith(".crt") && !f.startsWith(".")).map((f) => f.slice(0, -4)).sort();
+    names = (await fs.readdir(root))
+      .filter((f) => f.endsWith(".crt") && !f.startsWith("."))
+      .map((f) => f.slice(0, -4))
+      .sort();
   } catch (err) {
     throw new CertStoreError(`cannot list ${root}: ${(err as Error).message}`, { cause: err });
   }
@@ -89,7 +92,10 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
     }
     if (caCert) {
       const notCa = await notCaReason(caCert);
-      if (notCa) report.ca.problems.push(`${path.join(root, "ca.crt")} is not a CA certificate (${notCa}): peers cannot verify certificates against it; copy the orchestrator's ca.crt, not its own certificate`);
+      if (notCa)
+        report.ca.problems.push(
+          `${path.join(root, "ca.crt")} is not a CA certificate (${notCa}): peers cannot verify certificates against it; copy the orchestrator's ca.crt, not its own certificate`,
+        );
     }
   } else {
     report.problems.push(`no ${path.join(root, "ca.crt")}: ${noCaHint(root, dir)}`);

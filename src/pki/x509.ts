@@ -87,11 +87,7 @@ export async function buildCa(): Promise<{ cert: X509.X509Certificate; keys: Cry
   return { cert, keys };
 }
 
-export async function createLeaf(
-  name: string,
-  ca: X509.X509Certificate,
-  caKey: CryptoKey,
-): Promise<{ certPem: string; keyPem: string }> {
+export async function createLeaf(name: string, ca: X509.X509Certificate, caKey: CryptoKey): Promise<{ certPem: string; keyPem: string }> {
   const x509 = await loadX509();
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.create({

@@ -16,7 +16,8 @@ import net from "node:net";
 export function parseHostPort(input: string, defaultPort?: number, minPort: 0 | 1 = 0): { host: string; port: number } {
   const text = input;
   if (/\s/.test(text)) throw new TypeError(`invalid address ${JSON.stringify(input)}: contains whitespace`);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) throw new TypeError(`invalid address ${JSON.stringify(input)}: a URL; give host:port without a scheme (e.g. ${text.replace(/^[^/]*\/\//, "").replace(/\/.*$/, "")})`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text))
+    throw new TypeError(`invalid address ${JSON.stringify(input)}: a URL; give host:port without a scheme (e.g. ${text.replace(/^[^/]*\/\//, "").replace(/\/.*$/, "")})`);
   let host: string;
   let portText: string | undefined;
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
@@ -35,7 +36,8 @@ export function parseHostPort(input: string, defaultPort?: number, minPort: 0 | 
     }
   }
   if (host === "") throw new TypeError(`invalid address ${JSON.stringify(input)}: missing host`);
-  if (!v6 && !net.isIPv6(text) && host.includes(":")) throw new TypeError(`invalid address ${JSON.stringify(input)}: an IPv6 host needs brackets ([${host}]:${portText ?? "port"})`);
+  if (!v6 && !net.isIPv6(text) && host.includes(":"))
+    throw new TypeError(`invalid address ${JSON.stringify(input)}: an IPv6 host needs brackets ([${host}]:${portText ?? "port"})`);
   if (/[/?#@]/.test(host)) throw new TypeError(`invalid address ${JSON.stringify(input)}: expected host:port (a host name or IP address, no path)`);
   let port: number;
   if (portText === undefined) {
@@ -79,8 +81,7 @@ export class ResolveError extends Error {
 /** Resolves a host name to every address (`all`, the resolver's order). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-const systemResolver: Resolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 
 /**
  * The addresses to try for `host`: an IP literal as it is, else every address the resolver

@@ -12,7 +12,6 @@ import { CONNECTION_ATTEMPT_DELAY_MS, resolveAddresses, type ResolvedAddress, ty
 import { connectQuic, type ConnectOptions, type QuicConnection } from "./engine/index.js";
 import { isLoopbackHost, udpPayloadConfig } from "./quic-common.js";
 
-
 /**
  * Runs `attempt` for each address in turn, starting the next when the current one fails or
  * after `delayMs`, whichever comes first, with several in flight. Resolves with the first

@@ -17,12 +17,7 @@
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import type { Writable } from "node:stream";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
 
 /**
@@ -206,10 +201,7 @@ export class FrameWriter {
 // ---------------------------------------------------------------------------------------------
 
 /** What {@link ResponseRouter.route} made of one response frame. */
-export type RouteResult<T> =
-  | { kind: "matched"; entry: T; response: PluginResponse }
-  | { kind: "unknown"; response: PluginResponse }
-  | { kind: "undecodable"; error: Error };
+export type RouteResult<T> = { kind: "matched"; entry: T; response: PluginResponse } | { kind: "unknown"; response: PluginResponse } | { kind: "undecodable"; error: Error };
 
 /**
  * The client's table of requests in flight on one connection, keyed by `request_id`, and the

@@ -25,15 +25,7 @@ import {
   type PromptDefinition,
   type PromptGetResponse,
 } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import type {
-  BlobResourceContents,
-  ContentBlock,
-  GetPromptRequest,
-  GetPromptResult,
-  Prompt,
-  PromptMessage,
-  TextResourceContents,
-} from "../gen/mcp/2025-06-18/types.js";
+import type { BlobResourceContents, ContentBlock, GetPromptRequest, GetPromptResult, Prompt, PromptMessage, TextResourceContents } from "../gen/mcp/2025-06-18/types.js";
 import type { VersionFeatures } from "./features.js";
 import { ErrorCode, JsonRpcError } from "../jsonrpc/errors.js";
 import { storagePathOf } from "./resources.js";

@@ -157,7 +157,15 @@ export function mimeTypeOfPath(path: string): string | undefined {
 /** Whether content of this MIME type is text. */
 export function isTextMimeType(mimeType: string): boolean {
   const m = mimeType.toLowerCase().split(";")[0]!.trim();
-  return m.startsWith("text/") || m === "application/json" || m.endsWith("+json") || m === "application/xml" || m.endsWith("+xml") || m === "application/yaml" || m === "application/javascript";
+  return (
+    m.startsWith("text/") ||
+    m === "application/json" ||
+    m.endsWith("+json") ||
+    m === "application/xml" ||
+    m.endsWith("+xml") ||
+    m === "application/yaml" ||
+    m === "application/javascript"
+  );
 }
 
 /** `StorageEntry` → MCP `Resource` (name = path; size when known; MIME type from the extension). */

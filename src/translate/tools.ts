@@ -65,9 +65,7 @@ export function isCallToolResult(result: Record<string, unknown>): boolean {
   const content = result.content;
   if (!Array.isArray(content)) return false;
   for (const key of Object.keys(result)) if (!CALL_TOOL_RESULT_KEYS.has(key)) return false;
-  return content.every(
-    (block) => typeof block === "object" && block !== null && !Array.isArray(block) && CONTENT_BLOCK_TYPES.has((block as { type?: unknown }).type as string),
-  );
+  return content.every((block) => typeof block === "object" && block !== null && !Array.isArray(block) && CONTENT_BLOCK_TYPES.has((block as { type?: unknown }).type as string));
 }
 
 /**

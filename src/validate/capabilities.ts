@@ -58,9 +58,7 @@ const S2C_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([
 ]);
 
 /** Notifications the client sends that it must have advertised. */
-const C2S_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([
-  ["notifications/roots/list_changed", client(["roots", "listChanged"])],
-]);
+const C2S_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([["notifications/roots/list_changed", client(["roots", "listChanged"])]]);
 
 /**
  * A requirement table that remembers its last answer: most traffic repeats one method, and the
@@ -90,20 +88,8 @@ const MEMO_S2C_NOTIFICATIONS = new Memo(S2C_NOTIFICATIONS);
  * The capability `method` needs when sent in `direction` as a `kind`, or undefined when it needs
  * none (or the requirement starts after `version`).
  */
-export function requiredCapability(
-  direction: Direction,
-  kind: "request" | "notification",
-  method: string,
-  version: string,
-): CapabilityRequirement | undefined {
-  const table =
-    kind === "request"
-      ? direction === "c2s"
-        ? MEMO_C2S_REQUESTS
-        : MEMO_S2C_REQUESTS
-      : direction === "c2s"
-        ? MEMO_C2S_NOTIFICATIONS
-        : MEMO_S2C_NOTIFICATIONS;
+export function requiredCapability(direction: Direction, kind: "request" | "notification", method: string, version: string): CapabilityRequirement | undefined {
+  const table = kind === "request" ? (direction === "c2s" ? MEMO_C2S_REQUESTS : MEMO_S2C_REQUESTS) : direction === "c2s" ? MEMO_C2S_NOTIFICATIONS : MEMO_S2C_NOTIFICATIONS;
   const req = table.get(method);
   if (req === undefined) return undefined;
   if (req.whereDefined && !definesServerCapability(version, req.path[0]!)) return undefined;

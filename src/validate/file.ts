@@ -39,12 +39,7 @@ export function lineReader(format: Exclude<InputFormat, "har">, out: Dispatch, d
  * base64 payloads parsed without decoding the payloads (`bigline.ts`; capture and JSONL), then the
  * format reader's own fast path (`consumer.bytes`). Undefined when the format has neither.
  */
-export function byteLineReader(
-  format: Exclude<InputFormat, "har">,
-  consumer: LineConsumer,
-  out: Dispatch,
-  dir: Direction,
-): ByteLineReader | undefined {
+export function byteLineReader(format: Exclude<InputFormat, "har">, consumer: LineConsumer, out: Dispatch, dir: Direction): ByteLineReader | undefined {
   const big = format === "capture" || format === "jsonl" ? new BigLineConsumer((o) => lineReader(format, o, dir), out) : undefined;
   const fast = consumer.bytes === undefined ? undefined : consumer;
   if (big === undefined && fast === undefined) return undefined;
@@ -230,11 +225,7 @@ export class FileState {
   }
 
   private cutShort(origin: Origin, where: "begins" | "ends"): void {
-    this.dispatch.problem(
-      "input/cut-short",
-      origin,
-      `line ${origin.line} does not parse: taken as cut short where the excerpt ${where} (--partial); not checked`,
-    );
+    this.dispatch.problem("input/cut-short", origin, `line ${origin.line} does not parse: taken as cut short where the excerpt ${where} (--partial); not checked`);
   }
 
   /** A line was dropped unread: every session (and any started later) may miss a request. */
@@ -321,7 +312,8 @@ export class FileState {
       if (c.parsed > 0) summary.protocolVersions.push(...(complete ? c.versions : [c.protocolVersion]));
     }
     summary.protocolVersions = [...new Set(summary.protocolVersions)];
-    if (this.options.partial !== true && [...this.checkers.values()].some((c) => c.parsed > 0) && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt))) summary.excerpt = true;
+    if (this.options.partial !== true && [...this.checkers.values()].some((c) => c.parsed > 0) && (this.cutFirst || [...this.checkers.values()].some((c) => c.looksLikeExcerpt)))
+      summary.excerpt = true;
     const unsupported = this.unsupported;
     if (complete && unsupported !== undefined && summary.messages === 0 && summary.unreadable === undefined) {
       summary.unreadable = unsupported.message; // exit code 2
@@ -344,9 +336,7 @@ export class FileState {
     if (s.bytes === 0) text = "empty input";
     else if (s.format !== "har" && s.skipped >= s.lines && s.errors + s.warnings === 0) {
       text =
-        this.format === "claude-log"
-          ? `none of the ${s.lines} lines is a "Message from client/server" line of the claude-log format (${how})`
-          : `only blank lines (${s.lines})`;
+        this.format === "claude-log" ? `none of the ${s.lines} lines is a "Message from client/server" line of the claude-log format (${how})` : `only blank lines (${s.lines})`;
     } else if (s.format === "har") text = `no MCP request or response body in the ${s.lines} HAR entries (format ${how})`;
     else text = `nothing in the ${this.format} format (${how})`;
     const message = `no MCP messages found: ${text}`;
@@ -383,12 +373,7 @@ const toBuffer = (c: Buffer | string): Buffer => (typeof c === "string" ? Buffer
  * `input/unreadable` finding and a summary with `unreadable` set (so does a schema definition
  * that turns out to be unusable half-way through).
  */
-export async function validateFile(
-  path: string,
-  options: ValidateOptions,
-  setup: ValidatorSetup,
-  emit: (finding: Finding) => void,
-): Promise<FileSummary> {
+export async function validateFile(path: string, options: ValidateOptions, setup: ValidatorSetup, emit: (finding: Finding) => void): Promise<FileSummary> {
   const state = new FileState(path, options, setup, emit);
   const summary = state.summary;
 
@@ -460,7 +445,9 @@ export async function validateFile(
     } else {
       // (a direction is guessed only with the format detected, from the same head)
       const guess = format === "jsonl" && options.inputFormat === undefined;
-      const direction = guess ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup)) : (options.direction ?? "c2s");
+      const direction = guess
+        ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup))
+        : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
       splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? VALIDATE_MAX_LINE_BYTES);
       for (const b of head) splitter.push(b);

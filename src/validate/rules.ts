@@ -28,12 +28,7 @@ const rule = (id: string, severity: Severity, description: string, spec: string)
 /** The `input/*` rules. */
 const INPUT_RULES = {
   "input/unreadable": rule("input/unreadable", "error", "The input file could not be opened or read.", "-"),
-  "input/malformed-record": rule(
-    "input/malformed-record",
-    "error",
-    "A capture line or HAR structure is not in the documented shape.",
-    "orchestra-stdio capture format",
-  ),
+  "input/malformed-record": rule("input/malformed-record", "error", "A capture line or HAR structure is not in the documented shape.", "orchestra-stdio capture format"),
   "input/line-too-long": rule("input/line-too-long", "error", "A line exceeds the maximum line length and was skipped.", "-"),
   "input/dropped-message": rule(
     "input/dropped-message",

@@ -93,12 +93,7 @@ function checkSchema(v: ProtocolValidators, meta: SchemaMeta): void {
   }
 }
 
-function finish(
-  resolve: ValidatorResolver,
-  defaultVersion: string,
-  forced: string | undefined,
-  supported: readonly string[],
-): ValidatorSetup {
+function finish(resolve: ValidatorResolver, defaultVersion: string, forced: string | undefined, supported: readonly string[]): ValidatorSetup {
   if (resolve(defaultVersion) === undefined) {
     const list = supported.length > 0 ? ` (supported: ${supported.join(", ")})` : "";
     throw new ValidateUsageError(`unsupported protocol version ${defaultVersion}${list}`);

@@ -49,7 +49,5 @@ let previous: Promise<unknown> = Promise.resolve();
 port.on("message", (request: WorkerRequest) => {
   previous = previous
     .then(() => run(request))
-    .catch((err: unknown) =>
-      post({ type: "failed", index: request.index, error: err instanceof Error ? err.message : String(err), usage: err instanceof ValidateUsageError }),
-    );
+    .catch((err: unknown) => post({ type: "failed", index: request.index, error: err instanceof Error ? err.message : String(err), usage: err instanceof ValidateUsageError }));
 });

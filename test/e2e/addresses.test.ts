@@ -25,7 +25,10 @@ beforeAll(async () => {
 const V6: ResolvedAddress = { address: "::1", family: 6 };
 const V4: ResolvedAddress = { address: "127.0.0.1", family: 4 };
 /** A resolver for which every name has exactly `list`, in that order. */
-const resolvesTo = (...list: ResolvedAddress[]) => async () => list;
+const resolvesTo =
+  (...list: ResolvedAddress[]) =>
+  async () =>
+    list;
 
 describe("resolveAddresses", () => {
   it("keeps an IP literal, removes duplicates, and interleaves families starting with the resolver's first", async () => {

@@ -59,7 +59,7 @@ describe("serve on the embedded default, driven by the MCP SDK client", () => {
   });
 
   it("echoes emoji and CJK text unchanged", async () => {
-    const sample = "héllo 🙂👩‍👩‍👧 世界 こんにちは 한국어 \u0000 \"quoted\" \\ \n line";
+    const sample = 'héllo 🙂👩‍👩‍👧 世界 こんにちは 한국어 \u0000 "quoted" \\ \n line';
     const result = await client.callTool({ name: "echo", arguments: { text: sample } });
     expect(result.isError).toBeFalsy();
     expect(text(result)).toBe(sample);
@@ -73,9 +73,7 @@ describe("serve on the embedded default, driven by the MCP SDK client", () => {
   });
 
   it("answers 100 concurrent calls, each with its own answer", async () => {
-    const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => client.callTool({ name: "echo", arguments: { text: `call-${i}` } })),
-    );
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => client.callTool({ name: "echo", arguments: { text: `call-${i}` } })));
     expect(results.map(text)).toEqual(Array.from({ length: 100 }, (_, i) => `call-${i}`));
   });
 

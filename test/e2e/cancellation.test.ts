@@ -84,7 +84,8 @@ describe("cancellation through serve", () => {
       method: "tools/call",
       params: { name: "count", arguments: { to: 100, delayMs: 50 }, _meta: { progressToken: "count-progress" } },
     });
-    const progressOf = () => client.lines.filter((l) => !Array.isArray(l) && l.method === "notifications/progress" && (l.params as { progressToken: string }).progressToken === "count-progress");
+    const progressOf = () =>
+      client.lines.filter((l) => !Array.isArray(l) && l.method === "notifications/progress" && (l.params as { progressToken: string }).progressToken === "count-progress");
     for (let i = 0; i < 500 && progressOf().length === 0; i++) await sleep(10);
     expect(progressOf().length).toBeGreaterThan(0);
     client.write({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "count-1" } });

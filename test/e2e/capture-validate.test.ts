@@ -39,10 +39,7 @@ beforeAll(async () => {
   for (const version of VERSIONS) {
     const file = join(dir.path, `${version}.jsonl`);
     captures.set(version, file);
-    const transport = new PinnedVersionTransport(
-      new StdioClientTransport({ command: process.execPath, args: [CLI, "serve", "--capture", file], stderr: "pipe" }),
-      version,
-    );
+    const transport = new PinnedVersionTransport(new StdioClientTransport({ command: process.execPath, args: [CLI, "serve", "--capture", file], stderr: "pipe" }), version);
     const client = new Client({ name: "capture-e2e", version: "1.0.0" });
     await client.connect(transport);
     await client.ping();
@@ -82,7 +79,10 @@ describe("captured SDK sessions", () => {
 
   it.each(VERSIONS)("%s: `validate` reports zero findings on the capture", async (version) => {
     const { stdout, code } = await runCli(["validate", "--format", "json", captures.get(version)!]);
-    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const findings = lines.filter((l) => typeof l.rule === "string");
     expect(findings).toEqual([]);
     expect(code).toBe(0);
@@ -92,9 +92,7 @@ describe("captured SDK sessions", () => {
 describe.skipIf(sharedMissing !== undefined)(skipTitle("captured messages: our validators agree with the official schemas", sharedMissing), () => {
   function official(version: string): (definition: string, data: unknown) => boolean {
     const schema = JSON.parse(readFileSync(join(SHARED, version, "schema.json"), "utf8")) as { $defs?: unknown };
-    const ajv = schema.$defs
-      ? new Ajv2020({ strict: false, allowUnionTypes: true, logger: false })
-      : new Ajv({ strict: false, allowUnionTypes: true, logger: false });
+    const ajv = schema.$defs ? new Ajv2020({ strict: false, allowUnionTypes: true, logger: false }) : new Ajv({ strict: false, allowUnionTypes: true, logger: false });
     ajvFormats.default(ajv as unknown as Ajv);
     for (const [name, check] of Object.entries(MCP_FORMATS)) ajv.addFormat(name, check);
     ajv.addSchema(schema as object, "official");

@@ -31,8 +31,8 @@ async function temp(): Promise<string> {
   return d.path;
 }
 
-
-const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) + "\n";
+const initialize =
+  JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) + "\n";
 
 describe("serve --orchestrator-addr without a CA", () => {
   it("exits 2 before answering initialize, says where the orchestrator's CA is and what to copy, creates nothing", async () => {

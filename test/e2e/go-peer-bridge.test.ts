@@ -140,11 +140,15 @@ describe.skipIf(skip !== undefined)(`upstream Go bridge ↔ our orchestrator${sk
     expect(textOf(m)).toContain("no-such-tool");
   });
 
-  it(`an idle session gets no list_changed (${IDLE_MS / 1000} s)`, async () => {
-    await new Promise((r) => setTimeout(r, Math.max(0, idleSince + IDLE_MS - Date.now())));
-    expect(methodsOf(idle.lines)).not.toContain("notifications/tools/list_changed");
-    expect(await idle.request({ jsonrpc: "2.0", id: "ping", method: "ping" })).toMatchObject({ result: {} });
-  }, IDLE_MS + 30_000);
+  it(
+    `an idle session gets no list_changed (${IDLE_MS / 1000} s)`,
+    async () => {
+      await new Promise((r) => setTimeout(r, Math.max(0, idleSince + IDLE_MS - Date.now())));
+      expect(methodsOf(idle.lines)).not.toContain("notifications/tools/list_changed");
+      expect(await idle.request({ jsonrpc: "2.0", id: "ping", method: "ping" })).toMatchObject({ result: {} });
+    },
+    IDLE_MS + 30_000,
+  );
 
   it("stdin EOF: the pending call is answered, then the Go bridge exits 0", async () => {
     const id = `c-${++seq}`;

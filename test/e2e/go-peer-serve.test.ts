@@ -80,9 +80,7 @@ describe.skipIf(skip !== undefined)(`serve ↔ upstream Go orchestrator${skip ? 
   });
 
   it.concurrent("64 concurrent calls, each answered with its own text", async () => {
-    const results = await Promise.all(
-      Array.from({ length: 64 }, (_, i) => client.callTool({ name: "echo", arguments: { text: `call-${i}` } }, undefined, { timeout: 60_000 })),
-    );
+    const results = await Promise.all(Array.from({ length: 64 }, (_, i) => client.callTool({ name: "echo", arguments: { text: `call-${i}` } }, undefined, { timeout: 60_000 })));
     expect(results.map(textOf)).toEqual(Array.from({ length: 64 }, (_, i) => `call-${i}`));
   });
 
@@ -147,12 +145,16 @@ describe.skipIf(skip !== undefined)(`serve ↔ upstream Go orchestrator${skip ? 
     }
   });
 
-  it(`an idle session whose tool set does not change gets no list_changed (${IDLE_MS / 1000} s)`, async () => {
-    await new Promise((r) => setTimeout(r, Math.max(0, idleSince + IDLE_MS - Date.now())));
-    expect(methodsOf(idle.lines)).not.toContain("notifications/tools/list_changed");
-    // Still alive and serving.
-    expect(await idle.request({ jsonrpc: "2.0", id: "ping", method: "ping" })).toMatchObject({ result: {} });
-  }, IDLE_MS + 30_000);
+  it(
+    `an idle session whose tool set does not change gets no list_changed (${IDLE_MS / 1000} s)`,
+    async () => {
+      await new Promise((r) => setTimeout(r, Math.max(0, idleSince + IDLE_MS - Date.now())));
+      expect(methodsOf(idle.lines)).not.toContain("notifications/tools/list_changed");
+      // Still alive and serving.
+      expect(await idle.request({ jsonrpc: "2.0", id: "ping", method: "ping" })).toMatchObject({ result: {} });
+    },
+    IDLE_MS + 30_000,
+  );
 });
 
 describe.skipIf(skip !== undefined)(`serve when the upstream Go orchestrator dies or stops mid-call${skip ? ` (skipped: ${skip})` : ""}`, () => {

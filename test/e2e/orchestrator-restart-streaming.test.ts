@@ -14,15 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { requireBuiltCli, tempDir } from "../helpers/cli.js";
-import {
-  connectBridge,
-  PROBE_TOOLS,
-  spawnOrchestrator,
-  textOf,
-  waitFor,
-  type Bridge,
-  type OrchestratorProcess,
-} from "../helpers/transport.js";
+import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 
@@ -45,16 +37,7 @@ describe("SIGKILL of the orchestrator during progress calls (quic)", () => {
   beforeAll(async () => {
     certs = await tempDir();
     first = await spawnOrchestrator({ transport: "quic", certsDir: certs.path, args: ["--tools", PROBE_TOOLS] });
-    bridge = await connectBridge([
-      "--orchestrator-addr",
-      first.address,
-      "--certs-dir",
-      certs.path,
-      "--call-timeout",
-      "120000",
-      "--idle-timeout",
-      String(IDLE_MS),
-    ]);
+    bridge = await connectBridge(["--orchestrator-addr", first.address, "--certs-dir", certs.path, "--call-timeout", "120000", "--idle-timeout", String(IDLE_MS)]);
     bridge.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       listChanged++;
     });
@@ -69,9 +52,7 @@ describe("SIGKILL of the orchestrator during progress calls (quic)", () => {
   it(`fails all ${IN_FLIGHT} pending progress calls with -32603 within the idle timeout + 1 s`, async () => {
     const before = (await bridge.client.callTool({ name: "blocked", arguments: {} })).structuredContent as unknown as Counts;
     expect(before.active).toBe(0);
-    const pending = Array.from({ length: IN_FLIGHT }, () =>
-      bridge.client.callTool({ name: "block", arguments: {} }, undefined, { timeout: 150_000, onprogress: () => {} }),
-    );
+    const pending = Array.from({ length: IN_FLIGHT }, () => bridge.client.callTool({ name: "block", arguments: {} }, undefined, { timeout: 150_000, onprogress: () => {} }));
     const outcomes = Promise.allSettled(pending);
     await waitFor(
       async () => ((await bridge.client.callTool({ name: "blocked", arguments: {} })).structuredContent as unknown as Counts).active === IN_FLIGHT,
@@ -91,7 +72,10 @@ describe("SIGKILL of the orchestrator during progress calls (quic)", () => {
       expect((e as McpError).message).toMatch(/connection timed out \(no packets for 3000 ms\)|connection lost/);
     }
     await waitFor(async () => bridge.stderr().includes("QUIC streaming connection lost"), "the streaming connection loss to be logged");
-    const line = bridge.stderr().split("\n").find((l) => l.includes("QUIC streaming connection lost"))!;
+    const line = bridge
+      .stderr()
+      .split("\n")
+      .find((l) => l.includes("QUIC streaming connection lost"))!;
     expect(JSON.parse(line).level).toBe(40); // pino warn
   });
 

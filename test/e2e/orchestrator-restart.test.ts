@@ -13,17 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { requireBuiltCli, tempDir } from "../helpers/cli.js";
-import {
-  connectBridge,
-  mcpError,
-  PROBE_TOOLS,
-  spawnOrchestrator,
-  textOf,
-  waitFor,
-  type Bridge,
-  type OrchestratorProcess,
-  type TransportKind,
-} from "../helpers/transport.js";
+import { connectBridge, mcpError, PROBE_TOOLS, spawnOrchestrator, textOf, waitFor, type Bridge, type OrchestratorProcess, type TransportKind } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 
@@ -83,9 +73,7 @@ describe.each(CASES)("SIGKILL of the orchestrator under load ($transport)", ({ t
 
   it(`fails all ${IN_FLIGHT} pending calls with -32603 when the orchestrator dies`, async () => {
     expect(await counts(bridge)).toMatchObject({ active: 0 });
-    const pending = Array.from({ length: IN_FLIGHT }, () =>
-      bridge.client.callTool({ name: "block", arguments: {} }, undefined, { timeout: 150_000 }),
-    );
+    const pending = Array.from({ length: IN_FLIGHT }, () => bridge.client.callTool({ name: "block", arguments: {} }, undefined, { timeout: 150_000 }));
     const outcomes = Promise.allSettled(pending);
     await waitFor(async () => (await counts(bridge)).active === IN_FLIGHT, `${IN_FLIGHT} calls to be running`);
     await first.kill("SIGKILL");

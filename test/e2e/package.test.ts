@@ -36,7 +36,11 @@ describe("the packed package installed into a new project", () => {
     await run("mkdir", [project]);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "uses-orchestra-stdio", version: "1.0.0", private: true }));
     env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ORCHESTRA_") && !k.startsWith("npm_")));
-    ({ stderr: installStderr } = await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], { cwd: project, env: { ...env, CI: "true" }, timeout: INSTALL_MS }));
+    ({ stderr: installStderr } = await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: project,
+      env: { ...env, CI: "true" },
+      timeout: INSTALL_MS,
+    }));
   }, INSTALL_MS + 60_000);
   afterAll(async () => {
     await work?.remove();
@@ -75,7 +79,11 @@ describe("the packed package installed into a new project", () => {
         orchestrator.on("exit", (code) => reject(new Error(`orchestrator exited with ${code}: ${stderr}`)));
       });
       const input = /printf '%s\\n' (.*) \| npx -y orchestra-stdio serve$/.exec(quickStart("serve"))![1]!;
-      const { stdout } = await run("sh", ["-c", `printf '%s\\n' ${input} | npx orchestra-stdio serve --orchestrator-addr ${address} --certs-dir '${certs}'`], { cwd: project, env, timeout: 120_000 });
+      const { stdout } = await run("sh", ["-c", `printf '%s\\n' ${input} | npx orchestra-stdio serve --orchestrator-addr ${address} --certs-dir '${certs}'`], {
+        cwd: project,
+        env,
+        timeout: 120_000,
+      });
       expect(quickStartAnswers(stdout)).toEqual(QUICK_START_ANSWERS);
     } finally {
       const exited = new Promise((r) => orchestrator.once("exit", r));

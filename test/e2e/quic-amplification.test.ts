@@ -41,12 +41,19 @@ async function listen(extra: { handshakeTimeoutMs: number; maxHandshakes?: numbe
   return server;
 }
 
-
 /** Connects a real engine client (mutual TLS) and waits until the server reports the connection. */
 async function connectRealClient(server: QuicServerEndpoint): Promise<void> {
   let accepted = 0;
   server.onConnection = () => accepted++;
-  const conn = await connectQuic({ host: "127.0.0.1", port: server.address.port, serverName: "localhost", tls: pki.client, alpn: [ALPN], idleTimeoutMs: 30_000, connectTimeoutMs: 20_000 });
+  const conn = await connectQuic({
+    host: "127.0.0.1",
+    port: server.address.port,
+    serverName: "localhost",
+    tls: pki.client,
+    alpn: [ALPN],
+    idleTimeoutMs: 30_000,
+    connectTimeoutMs: 20_000,
+  });
   cleanups.push(() => conn.close());
   await waitFor(() => accepted === 1, "the server to accept the real client", 10_000);
 }
@@ -64,7 +71,7 @@ describe("QUIC server anti-amplification (RFC 9000 §8.1)", () => {
     client.on("message", (m: Buffer) => {
       // received, never answered
       sizes.push(m.length);
-      const initial = (m[0]! & 0x80) !== 0 && ((m[0]! & 0x30) >> 4) === 0;
+      const initial = (m[0]! & 0x80) !== 0 && (m[0]! & 0x30) >> 4 === 0;
       if (initial && m.length < 1200) shortInitials.push(m.length);
     });
 

@@ -82,9 +82,9 @@ describe.skipIf(goMissing !== undefined)(skipTitle("interop with quic-go", goMis
     await ensureCertStore(other, "transport.stdio-client");
     copyFileSync(join(certs, "ca.crt"), join(other, "ca.crt")); // trusts the right CA, presents a foreign cert
     const hex = Buffer.from(encodeFrame(toBinary(PluginRequestSchema, healthRequest()))).toString("hex");
-    const r = await run(bin, ["client", `127.0.0.1:${orch.port}`, other, hex, "1", "transport.stdio-client"], { timeout: 60_000 }).catch(
-      (e: { stdout?: string }) => ({ stdout: String(e.stdout) }),
-    );
+    const r = await run(bin, ["client", `127.0.0.1:${orch.port}`, other, hex, "1", "transport.stdio-client"], { timeout: 60_000 }).catch((e: { stdout?: string }) => ({
+      stdout: String(e.stdout),
+    }));
     expect(r.stdout).toMatch(/0x130|unknown certificate authority/);
     expect(r.stdout).not.toContain("REPLY");
   }, 60_000);

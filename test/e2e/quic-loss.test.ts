@@ -70,17 +70,26 @@ function makeCerts(dir: string): Pem {
   );
   run(["genpkey", "-algorithm", "ed25519", "-out", "ca.key"]);
   run([
-    "req", "-x509", "-new", "-key", "ca.key", "-days", "2", "-subj", "/CN=quic-loss-test-ca",
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-    "-out", "ca.crt",
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    "ca.key",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=quic-loss-test-ca",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+    "-out",
+    "ca.crt",
   ]);
   for (const role of ["server", "client"]) {
     run(["genpkey", "-algorithm", "ed25519", "-out", `${role}.key`]);
     run(["req", "-new", "-key", `${role}.key`, "-subj", `/CN=quic-loss-${role}`, "-out", `${role}.csr`]);
-    run([
-      "x509", "-req", "-in", `${role}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-      "-days", "2", "-extfile", "leaf.ext", "-out", `${role}.crt`,
-    ]);
+    run(["x509", "-req", "-in", `${role}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", "leaf.ext", "-out", `${role}.crt`]);
   }
   const r = (f: string): string => readFileSync(path.join(dir, f), "utf8");
   return {
@@ -169,9 +178,7 @@ async function call(conn: QUICConnection, i: number): Promise<Outcome> {
       stream.cancel(new Error("call deadline"));
       return { kind: "hung" };
     }
-    return Buffer.from(answer).equals(answerOf(request))
-      ? { kind: "ok" }
-      : { kind: "wrong", detail: `call ${i}: got ${answer.byteLength} bytes` };
+    return Buffer.from(answer).equals(answerOf(request)) ? { kind: "ok" } : { kind: "wrong", detail: `call ${i}: got ${answer.byteLength} bytes` };
   } catch (e) {
     return { kind: "error", detail: `call ${i}: ${String(e)}` };
   } finally {

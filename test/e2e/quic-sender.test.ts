@@ -6,12 +6,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  HealthResult_Status,
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginResponse,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { HealthResult_Status, PluginRequestSchema, PluginResponseSchema, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { StreamCode } from "../../src/quic/quic-common.js";
 import { writeFrameAndClose } from "../helpers/quic/library.js";
@@ -22,16 +17,7 @@ import { loadToolModule } from "../../src/orchestrator/load-tools.js";
 import { ToolDefinitionError, ToolError, ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  healthRequest,
-  listToolsRequest,
-  makePki,
-  RawQuicClient,
-  rid,
-  ScriptedQuicServer,
-  toolCallRequest,
-  type TestPki,
-} from "../helpers/quic/index.js";
+import { healthRequest, listToolsRequest, makePki, RawQuicClient, rid, ScriptedQuicServer, toolCallRequest, type TestPki } from "../helpers/quic/index.js";
 
 const digestTool: Tool = {
   name: "digest",
@@ -301,9 +287,7 @@ describe("QuicSender queueing, reconnects and failures", () => {
   });
 
   it("rejects a keep-alive not below the idle timeout", () => {
-    expect(
-      () => new QuicSender({ host: "127.0.0.1", port: 1, tls: pki.client, idleTimeoutMs: 1000, keepAliveMs: 1000 }),
-    ).toThrow(/keepAliveMs/);
+    expect(() => new QuicSender({ host: "127.0.0.1", port: 1, tls: pki.client, idleTimeoutMs: 1000, keepAliveMs: 1000 })).toThrow(/keepAliveMs/);
   });
 });
 
@@ -425,7 +409,10 @@ describe("QuicSender against a scripted (misbehaving) server", () => {
 
   it("rejects a response for another request_id with 'protocol'", async () => {
     scripted.script = async (stream, req) => {
-      await writeFrameAndClose(stream, answer(req, () => healthy("someone-else")));
+      await writeFrameAndClose(
+        stream,
+        answer(req, () => healthy("someone-else")),
+      );
     };
     const e = await rejection(s.send(healthRequest("mine")));
     expect(e.kind).toBe("protocol");

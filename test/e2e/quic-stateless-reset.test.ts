@@ -60,9 +60,7 @@ describe("orchestrator restart within the idle timeout (quic, stateless reset)",
   it("the next plain and progress calls succeed at once on new connections", async () => {
     const started = Date.now();
     expect(textOf(await bridge.client.callTool({ name: "block", arguments: { ms: 1 } }, undefined, { timeout: 30_000 }))).toContain("waited");
-    expect(textOf(await bridge.client.callTool({ name: "block", arguments: { ms: 1 } }, undefined, { timeout: 30_000, onprogress: () => {} }))).toContain(
-      "waited",
-    );
+    expect(textOf(await bridge.client.callTool({ name: "block", arguments: { ms: 1 } }, undefined, { timeout: 30_000, onprogress: () => {} }))).toContain("waited");
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

@@ -39,22 +39,26 @@ describe("README client snippets", () => {
     }
   });
 
-  it.each(clients.map((c) => [c.name, c] as const))("%s: the configured server lists and calls the orchestrator's tools", async (_name, snippet) => {
-    const server = configuredServer(snippet);
-    const args = server.args.map((a) => (a === SNIPPET_ORCHESTRATOR_ADDR ? orchestrator.address : a === SNIPPET_CERTS_DIR ? certs.path : a));
-    expect(args).toContain(orchestrator.address);
-    expect(args).toContain(certs.path);
-    const transport = new StdioClientTransport({ command: server.command, args, env: { ...getDefaultEnvironment(), ...server.env }, cwd: PROJECT_ROOT, stderr: "pipe" });
-    const client = new Client({ name: "readme-snippet", version: "1" });
-    await client.connect(transport);
-    try {
-      const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toContain("echo");
-      expect(textOf(await client.callTool({ name: "echo", arguments: { text: `from ${snippet.name}` } }))).toBe(`from ${snippet.name}`);
-    } finally {
-      await client.close();
-    }
-  }, 180_000);
+  it.each(clients.map((c) => [c.name, c] as const))(
+    "%s: the configured server lists and calls the orchestrator's tools",
+    async (_name, snippet) => {
+      const server = configuredServer(snippet);
+      const args = server.args.map((a) => (a === SNIPPET_ORCHESTRATOR_ADDR ? orchestrator.address : a === SNIPPET_CERTS_DIR ? certs.path : a));
+      expect(args).toContain(orchestrator.address);
+      expect(args).toContain(certs.path);
+      const transport = new StdioClientTransport({ command: server.command, args, env: { ...getDefaultEnvironment(), ...server.env }, cwd: PROJECT_ROOT, stderr: "pipe" });
+      const client = new Client({ name: "readme-snippet", version: "1" });
+      await client.connect(transport);
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.map((t) => t.name)).toContain("echo");
+        expect(textOf(await client.callTool({ name: "echo", arguments: { text: `from ${snippet.name}` } }))).toBe(`from ${snippet.name}`);
+      } finally {
+        await client.close();
+      }
+    },
+    180_000,
+  );
 });
 
 describe("README quick start", () => {

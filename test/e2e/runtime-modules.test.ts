@@ -11,10 +11,12 @@ import { ROOT, requireBuiltCli } from "../helpers/cli.js";
 describe("runtime modules", () => {
   it("the QUIC sender, bridge streams and orchestrator server load only the native binding of @matrixai/quic", () => {
     requireBuiltCli();
-    const entry = ["quic/quic-link.js", "tls/tls-link.js", "orchestrator/quic-server.js"]
-      .map((m) => `await import("./dist/${m}");`)
-      .join("");
-    const r = spawnSync(process.execPath, ["--import", LOADED_MODULES_HOOK, "--input-type=module", "-e", entry], { cwd: ROOT, encoding: "utf8", env: { ...process.env, ORCHESTRA_LOG_LEVEL: "error" } });
+    const entry = ["quic/quic-link.js", "tls/tls-link.js", "orchestrator/quic-server.js"].map((m) => `await import("./dist/${m}");`).join("");
+    const r = spawnSync(process.execPath, ["--import", LOADED_MODULES_HOOK, "--input-type=module", "-e", entry], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, ORCHESTRA_LOG_LEVEL: "error" },
+    });
     expect(r.status, r.stderr).toBe(0);
     const matrixai = loadedModules(r.stderr)
       .filter((m) => m.includes("/@matrixai/"))

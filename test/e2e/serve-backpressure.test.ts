@@ -50,7 +50,12 @@ describe.skipIf(noProc !== undefined)(`serve backpressure${noProc ? ` (skipped: 
         }
       }
     });
-    const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "slow-reader", version: "1" } } };
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "slow-reader", version: "1" } },
+    };
     child.stdin.write(JSON.stringify(initialize) + "\n");
     const text = "x".repeat(TEXT_BYTES);
     // The reader goes away before any answer can arrive.

@@ -102,10 +102,7 @@ describe("serve over raw stdio", () => {
     const { stdout, code } = await runCli(["serve"], huge + line({ jsonrpc: "2.0", id: "after", method: "ping" }));
     expect(code).toBe(0);
     const out = parseLines(stdout);
-    expect(out).toEqual([
-      expect.objectContaining({ id: "huge", error: expect.objectContaining({ code: -32600 }) }),
-      { jsonrpc: "2.0", id: "after", result: {} },
-    ]);
+    expect(out).toEqual([expect.objectContaining({ id: "huge", error: expect.objectContaining({ code: -32600 }) }), { jsonrpc: "2.0", id: "after", result: {} }]);
   });
 
   it("records both directions with --capture", async () => {
@@ -115,7 +112,10 @@ describe("serve over raw stdio", () => {
       const input = initialize + initialized + "not json\n" + line({ jsonrpc: "2.0", id: 2, method: "ping" });
       const { code } = await runCli(["serve", "--capture", file], input);
       expect(code).toBe(0);
-      const records = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      const records = (await readFile(file, "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(records.map((r) => r.dir)).toEqual(["c2s", "s2c", "c2s", "c2s", "s2c", "c2s", "s2c"]);
       expect(records[3]).toMatchObject({ raw: "not json" });
       expect(records[6]).toMatchObject({ msg: { id: 2, result: {} } });
@@ -132,12 +132,19 @@ describe("serve over raw stdio", () => {
       const huge = line({ jsonrpc: "2.0", id: "huge", method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(17 * 1024 * 1024) } } });
       const { code } = await runCli(["serve", "--capture", file], initialize + initialized + huge + line({ jsonrpc: "2.0", id: 2, method: "ping" }));
       expect(code).toBe(0);
-      const records = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      const records = (await readFile(file, "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(records.map((r) => r.dir)).toEqual(["c2s", "s2c", "c2s", "c2s", "s2c", "c2s", "s2c"]);
       expect(records[3]).toEqual({ ts: expect.any(String), dir: "c2s", dropped: { bytes: huge.length - 1, limit: 16 * 1024 * 1024, reason: "line-too-long" } });
       expect(records[4]).toMatchObject({ msg: { id: "huge", error: { code: -32600 } } });
       const v = await runCli(["validate", "--format", "json", file]);
-      const findings = v.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => typeof l.rule === "string");
+      const findings = v.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => typeof l.rule === "string");
       expect(findings.map((f) => `${f.line} ${f.severity} ${f.rule}`)).toEqual(["4 warning input/dropped-message"]);
       expect(findings[0]!.message).toContain(`message of ${huge.length - 1} bytes`);
       expect(v.code).toBe(0);

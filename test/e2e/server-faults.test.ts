@@ -5,16 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireBuiltCli, tempDir } from "../helpers/cli.js";
-import {
-  connectBridge,
-  FAULTY_TOOLS,
-  mcpError,
-  spawnOrchestrator,
-  textOf,
-  type Bridge,
-  type OrchestratorProcess,
-  type TransportKind,
-} from "../helpers/transport.js";
+import { connectBridge, FAULTY_TOOLS, mcpError, spawnOrchestrator, textOf, type Bridge, type OrchestratorProcess, type TransportKind } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
 

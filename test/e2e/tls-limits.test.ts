@@ -30,7 +30,6 @@ async function silentClient(port: number, localAddress = "127.0.0.1"): Promise<{
   return { socket, closed };
 }
 
-
 describe("TLS orchestrator: unauthenticated connections", () => {
   it("closes a TCP connection whose TLS handshake times out", async () => {
     const server = await startTlsOrchestrator({ tls: pki.server, handshakeTimeoutMs: 300 });

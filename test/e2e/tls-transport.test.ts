@@ -59,7 +59,7 @@ describe("serve --transport tls against orchestrator --transport tls", () => {
   it("lists the tools and echoes text", async () => {
     const { tools } = await bridge.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "slow"]));
-    const sample = "TLS 🙂 世界 \"quoted\" \\ \n line";
+    const sample = 'TLS 🙂 世界 "quoted" \\ \n line';
     const result = await bridge.client.callTool({ name: "echo", arguments: { text: sample } });
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe(sample);
@@ -68,9 +68,7 @@ describe("serve --transport tls against orchestrator --transport tls", () => {
   it("answers 100 concurrent calls on the one connection, each with its own answer", async () => {
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        i % 4 === 0
-          ? bridge.client.callTool({ name: "slow", arguments: { ms: i % 7 } })
-          : bridge.client.callTool({ name: "echo", arguments: { text: `call-${i}` } }),
+        i % 4 === 0 ? bridge.client.callTool({ name: "slow", arguments: { ms: i % 7 } }) : bridge.client.callTool({ name: "echo", arguments: { text: `call-${i}` } }),
       ),
     );
     results.forEach((r, i) => {
@@ -99,10 +97,7 @@ describe("serve --transport tls against orchestrator --transport tls", () => {
     await new Promise((r) => setTimeout(r, 300));
     ac.abort("user pressed stop");
     expect(await settled).toBe("rejected");
-    await waitFor(
-      () => logLines(orchestrator.stderr(), "request cancelled by the client").length > before,
-      "the orchestrator to log the cancellation",
-    );
+    await waitFor(() => logLines(orchestrator.stderr(), "request cancelled by the client").length > before, "the orchestrator to log the cancellation");
     const cancelled = logLines(orchestrator.stderr(), "request cancelled by the client").slice(before);
     expect(cancelled.map((r) => r.what)).toContain("tool_call slow");
     const next = await bridge.client.callTool({ name: "echo", arguments: { text: "still here" } });

@@ -18,7 +18,10 @@ describe("validate CLI arguments", () => {
 
   it("--list-rules --format json prints one JSON object per rule", async () => {
     const run = await runCli(["validate", "--list-rules", "--format", "json"]);
-    const rules = run.stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: string; severity: string });
+    const rules = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: string; severity: string });
     expect(rules.map((r) => r.id)).toContain("session/response-to-notification");
     expect(run.code).toBe(0);
   }, 60_000);

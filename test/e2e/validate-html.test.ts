@@ -27,8 +27,18 @@ const CAPTURE = [
 ].join("\n");
 const claude = (ts: string, server: string, who: string, msg: object) => `2025-06-18T10:00:${ts}Z [${server}] [info] Message from ${who}: ${JSON.stringify(msg)}`;
 const CLAUDE_LOG = [
-  claude("00.000", "weather", "client", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
-  claude("00.010", "files", "client", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }),
+  claude("00.000", "weather", "client", {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } },
+  }),
+  claude("00.010", "files", "client", {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } },
+  }),
   claude("00.300", "weather", "server", { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "w", version: "1" } } }),
   claude("00.310", "weather", "client", { jsonrpc: "2.0", method: "notifications/initialized" }),
   claude("00.320", "weather", "client", { jsonrpc: "2.0", method: "prompts/list", params: {} }), // error: kind-mismatch
@@ -116,7 +126,9 @@ describe.skipIf(skip !== undefined)(`validate --format html in headless Chromium
     expect(await visible(".finding.warning")).toBe(0);
     await page.click('#filter-severity input[value="warning"]');
     await page.select("#filter-rule", "session/unmatched-response");
-    expect(await page.$$eval(".finding", (els) => els.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => (e as HTMLElement).dataset.rule))).toEqual(["session/unmatched-response"]);
+    expect(await page.$$eval(".finding", (els) => els.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => (e as HTMLElement).dataset.rule))).toEqual([
+      "session/unmatched-response",
+    ]);
     // messages without a finding of that rule are hidden too
     expect(await visible(".msg")).toBe(1);
     await page.select("#filter-rule", "");

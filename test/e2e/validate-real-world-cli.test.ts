@@ -37,7 +37,12 @@ describe("validate CLI on excerpts and per-file options", () => {
   it("with --partial: exit 0, no finding", async () => {
     const r = await runCli(["validate", "--partial", "--format", "json", excerpt]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(["summary"]);
+    expect(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { type: string }).type),
+    ).toEqual(["summary"]);
   });
 
   it("FILE:jsonl,s2c sets the format and direction of that file only", async () => {

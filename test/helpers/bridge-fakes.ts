@@ -3,11 +3,7 @@
  * orchestrator (tools, prompts, storage), a streaming fake sender, and a handler harness.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginResponseSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { serialize } from "../../src/jsonrpc/serialize.js";
 import { McpHandler, type HandlerOptions } from "../../src/bridge/handler.js";
 import { RefusedKinds, refusalOf, StreamUnsupportedError, type FrameHandler, type StreamingSender } from "../../src/transport/sender.js";

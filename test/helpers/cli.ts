@@ -48,7 +48,10 @@ export function runCli(args: string[], input = "", env: NodeJS.ProcessEnv = {}):
  * Starts `orchestra-stdio orchestrator` as a separate process on an ephemeral loopback port and
  * resolves once it printed `READY <host:port>` on stderr.
  */
-export async function startOrchestratorProcess(certsDir: string, extraArgs: string[] = []): Promise<{ address: string; port: number; child: ChildProcessWithoutNullStreams; stop: () => Promise<void> }> {
+export async function startOrchestratorProcess(
+  certsDir: string,
+  extraArgs: string[] = [],
+): Promise<{ address: string; port: number; child: ChildProcessWithoutNullStreams; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [CLI, "orchestrator", "--listen", "127.0.0.1:0", "--certs-dir", certsDir, ...extraArgs], {
     stdio: ["pipe", "pipe", "pipe"],
   });

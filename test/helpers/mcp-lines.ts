@@ -25,9 +25,7 @@ export class LineClient {
   readonly exited: Promise<number | null>;
 
   constructor(args: string[] = [], command?: string) {
-    this.child = command
-      ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] })
-      : spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"] });
+    this.child = command ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] }) : spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"] });
     this.child.stderr.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
     this.child.stdout.setEncoding("utf8").on("data", (d: string) => {
       this.buffer += d;

@@ -297,34 +297,9 @@ const requests = [
   completeRequest,
   completeRequestTemplate,
 ];
-const serverRequests = [
-  pingRequest,
-  pingRequestMeta,
-  createMessageRequest,
-  createMessageRequestMinimal,
-  listRootsRequest,
-  elicitRequest,
-];
-const clientNotifications = [
-  initialized,
-  initializedParams,
-  cancelled,
-  cancelledString,
-  progress,
-  progressMinimal,
-  rootsListChanged,
-];
-const serverNotifications = [
-  cancelled,
-  progress,
-  progressMinimal,
-  resourceListChanged,
-  resourceUpdated,
-  promptListChanged,
-  toolListChanged,
-  loggingMessage,
-  loggingMessageText,
-];
+const serverRequests = [pingRequest, pingRequestMeta, createMessageRequest, createMessageRequestMinimal, listRootsRequest, elicitRequest];
+const clientNotifications = [initialized, initializedParams, cancelled, cancelledString, progress, progressMinimal, rootsListChanged];
+const serverNotifications = [cancelled, progress, progressMinimal, resourceListChanged, resourceUpdated, promptListChanged, toolListChanged, loggingMessage, loggingMessageText];
 const results = [
   initializeResult,
   initializeResultMinimal,
@@ -340,20 +315,8 @@ const results = [
   completeResult,
   {},
 ];
-const clientResults = [
-  {},
-  { _meta: { x: 1 } },
-  createMessageResult,
-  listRootsResult,
-  elicitResult,
-  { action: "decline" },
-];
-const responses = [
-  response(0, initializeResult),
-  response("p-1", {}),
-  response(4, callToolResult),
-  response(5, listPromptsResult),
-];
+const clientResults = [{}, { _meta: { x: 1 } }, createMessageResult, listRootsResult, elicitResult, { action: "decline" }];
+const responses = [response(0, initializeResult), response("p-1", {}), response(4, callToolResult), response(5, listPromptsResult)];
 
 /** Definition name → valid instances (JSON-RPC messages carry their full envelope). */
 export const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
@@ -388,30 +351,17 @@ export const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   InitializeResult: [initializeResult, initializeResultMinimal],
   InitializedNotification: [initialized, initializedParams],
   JSONRPCError: [errorResponse, errorResponseBare],
-  JSONRPCMessage: [
-    ...requests,
-    ...serverRequests,
-    ...clientNotifications,
-    ...serverNotifications,
-    ...responses,
-    errorResponse,
-  ],
+  JSONRPCMessage: [...requests, ...serverRequests, ...clientNotifications, ...serverNotifications, ...responses, errorResponse],
   JSONRPCNotification: [...clientNotifications, note({ method: "custom/event", params: { any: [1, 2] } })],
   JSONRPCRequest: [...requests, rpc(99, { method: "custom/thing" })],
   JSONRPCResponse: responses,
   ListPromptsRequest: [listPromptsRequest, rpc(8, { method: "prompts/list" })],
   ListPromptsResult: [listPromptsResult, { prompts: [], nextCursor: "n" }],
-  ListResourceTemplatesRequest: [
-    listResourceTemplatesRequest,
-    rpc(28, { method: "resources/templates/list", params: { cursor: "t" } }),
-  ],
+  ListResourceTemplatesRequest: [listResourceTemplatesRequest, rpc(28, { method: "resources/templates/list", params: { cursor: "t" } })],
   ListResourceTemplatesResult: [listResourceTemplatesResult, { resourceTemplates: [], nextCursor: "n" }],
   ListResourcesRequest: [listResourcesRequest, rpc(29, { method: "resources/list" })],
   ListResourcesResult: [listResourcesResult, { resources: [] }],
-  ListRootsRequest: [
-    listRootsRequest,
-    rpc(30, { method: "roots/list", params: { _meta: { progressToken: 1 } } }),
-  ],
+  ListRootsRequest: [listRootsRequest, rpc(30, { method: "roots/list", params: { _meta: { progressToken: 1 } } })],
   ListRootsResult: [listRootsResult, { roots: [] }],
   ListToolsRequest: [listToolsRequest, listToolsRequestCursor],
   ListToolsResult: [listToolsResult, listToolsResultEmpty],
@@ -421,10 +371,7 @@ export const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   ModelPreferences: [modelPreferences, {}],
   Notification: [{ method: "x" }, { method: "y", params: { _meta: {}, v: 1 } }],
   NumberSchema: [numberField, { type: "number" }],
-  PaginatedRequest: [
-    rpc(10, { method: "resources/list" }),
-    rpc(11, { method: "x/list", params: { cursor: "c" } }),
-  ],
+  PaginatedRequest: [rpc(10, { method: "resources/list" }), rpc(11, { method: "x/list", params: { cursor: "c" } })],
   PaginatedResult: [{}, { nextCursor: "n", _meta: {} }],
   PingRequest: [pingRequest, pingRequestMeta],
   PrimitiveSchemaDefinition: [stringField, numberField, booleanField, enumField],
@@ -443,10 +390,7 @@ export const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   ResourceContents: [{ uri: "file:///etc/motd" }, { uri: "mem://x", mimeType: "text/plain", _meta: {} }],
   ResourceLink: [resourceLink, { type: "resource_link", uri: "urn:isbn:0451450523", name: "book" }],
   ResourceListChangedNotification: [resourceListChanged],
-  ResourceTemplate: [
-    resourceTemplate,
-    { uriTemplate: "https://example.com/{+path}{?q}", name: "t", title: "T", annotations: {} },
-  ],
+  ResourceTemplate: [resourceTemplate, { uriTemplate: "https://example.com/{+path}{?q}", name: "t", title: "T", annotations: {} }],
   ResourceTemplateReference: [templateRef, { type: "ref/resource", uri: "mem://counter" }],
   ResourceUpdatedNotification: [resourceUpdated],
   Result: results,
@@ -455,10 +399,7 @@ export const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
     { uri: "file:///home/user/project", name: "project" },
     { uri: "file:///tmp", _meta: {} },
   ],
-  RootsListChangedNotification: [
-    rootsListChanged,
-    note({ method: "notifications/roots/list_changed", params: { _meta: {} } }),
-  ],
+  RootsListChangedNotification: [rootsListChanged, note({ method: "notifications/roots/list_changed", params: { _meta: {} } })],
   SamplingMessage: [samplingMessage, { role: "assistant", content: image }],
   ServerCapabilities: [{}, serverCaps],
   ServerNotification: serverNotifications,
@@ -480,20 +421,7 @@ export function allSamples(): unknown[] {
   return [...new Set(Object.values(SAMPLES).flat())];
 }
 
-const REPLACEMENTS: readonly Json[] = [
-  null,
-  true,
-  0,
-  1.5,
-  -1,
-  2,
-  "",
-  "x",
-  "not base64!",
-  "relative/path",
-  [],
-  {},
-];
+const REPLACEMENTS: readonly Json[] = [null, true, 0, 1.5, -1, 2, "", "x", "not base64!", "relative/path", [], {}];
 
 /**
  * Deterministic variants of `value`: at every position, delete the member, replace it with each

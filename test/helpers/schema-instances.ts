@@ -94,46 +94,10 @@ export interface GeneratorOptions {
   readonly hardDepth?: number;
 }
 
-const ANNOTATIONS = new Set([
-  "description",
-  "$comment",
-  "title",
-  "examples",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "$schema",
-  "$id",
-]);
-const UNSUPPORTED = [
-  "pattern",
-  "patternProperties",
-  "not",
-  "if",
-  "then",
-  "else",
-  "dependentRequired",
-  "dependentSchemas",
-  "propertyNames",
-  "contains",
-  "prefixItems",
-];
+const ANNOTATIONS = new Set(["description", "$comment", "title", "examples", "default", "deprecated", "readOnly", "writeOnly", "$schema", "$id"]);
+const UNSUPPORTED = ["pattern", "patternProperties", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "propertyNames", "contains", "prefixItems"];
 const ALL_TYPES = ["object", "array", "string", "integer", "number", "boolean", "null"] as const;
-const WORDS = [
-  "alpha",
-  "beta",
-  "gamma",
-  "delta",
-  "echo",
-  "fox",
-  "golf",
-  "hotel",
-  "india",
-  "juliet",
-  "kilo",
-  "lima",
-];
+const WORDS = ["alpha", "beta", "gamma", "delta", "echo", "fox", "golf", "hotel", "india", "juliet", "kilo", "lima"];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -146,7 +110,6 @@ function escapePointer(key: string): string {
 function unescapePointer(token: string): string {
   return token.replace(/~1/g, "/").replace(/~0/g, "~");
 }
-
 
 /** Deep copy of a JSON value. */
 function clone(value: Json): Json {
@@ -287,11 +250,7 @@ export class SchemaInstanceGenerator {
       pointer: c.pointer,
       definition: c.site.definition,
       path: c.path,
-      value: withValueAt(
-        instance.value,
-        c.pointer,
-        c.kind === "drop-required" || c.kind === "drop-optional" ? undefined : c.replacement,
-      ),
+      value: withValueAt(instance.value, c.pointer, c.kind === "drop-required" || c.kind === "drop-optional" ? undefined : c.replacement),
     });
     for (const site of instance.sites) {
       const current = this.valueAt(instance.value, site.pointer);
@@ -299,60 +258,38 @@ export class SchemaInstanceGenerator {
       const types = typesOf(schema);
       if (current !== null) add("null", site, site.pointer, site.path, null);
       if (types) {
-        const wrong = ALL_TYPES.find(
-          (t) => !types.includes(t) && !(t === "integer" && types.includes("number")) && t !== "null",
-        );
+        const wrong = ALL_TYPES.find((t) => !types.includes(t) && !(t === "integer" && types.includes("number")) && t !== "null");
         if (wrong) add("wrong-type", site, site.pointer, site.path, this.sampleOfType(wrong));
       } else if (current !== null && typeof current !== "object") {
         add("wrong-type", site, site.pointer, site.path, typeof current === "string" ? 17 : "17");
       }
-      if ("const" in schema)
-        add("bad-const", site, site.pointer, site.path, this.notConst(schema["const"] as Json));
-      if (Array.isArray(schema["enum"]))
-        add("bad-enum", site, site.pointer, site.path, this.notInEnum(schema["enum"] as Json[]));
+      if ("const" in schema) add("bad-const", site, site.pointer, site.path, this.notConst(schema["const"] as Json));
+      if (Array.isArray(schema["enum"])) add("bad-enum", site, site.pointer, site.path, this.notInEnum(schema["enum"] as Json[]));
       if (typeof current === "string" && typeof schema["format"] === "string") {
         const bad = BAD_FORMAT[schema["format"]];
         if (bad !== undefined) add("bad-format", site, site.pointer, site.path, bad);
       }
       if (typeof current === "number") {
-        if (typeof schema["minimum"] === "number")
-          add("out-of-range", site, site.pointer, site.path, schema["minimum"] - 1);
-        if (typeof schema["maximum"] === "number")
-          add("out-of-range", site, site.pointer, site.path, schema["maximum"] + 1);
-        if (typeof schema["exclusiveMinimum"] === "number")
-          add("out-of-range", site, site.pointer, site.path, schema["exclusiveMinimum"]);
-        if (typeof schema["exclusiveMaximum"] === "number")
-          add("out-of-range", site, site.pointer, site.path, schema["exclusiveMaximum"]);
-        if (types?.includes("integer") && !types.includes("number"))
-          add("non-integer", site, site.pointer, site.path, current + 0.5);
+        if (typeof schema["minimum"] === "number") add("out-of-range", site, site.pointer, site.path, schema["minimum"] - 1);
+        if (typeof schema["maximum"] === "number") add("out-of-range", site, site.pointer, site.path, schema["maximum"] + 1);
+        if (typeof schema["exclusiveMinimum"] === "number") add("out-of-range", site, site.pointer, site.path, schema["exclusiveMinimum"]);
+        if (typeof schema["exclusiveMaximum"] === "number") add("out-of-range", site, site.pointer, site.path, schema["exclusiveMaximum"]);
+        if (types?.includes("integer") && !types.includes("number")) add("non-integer", site, site.pointer, site.path, current + 0.5);
       }
       if (isObject(current)) {
         const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as string[]) : []);
         for (const key of Object.keys(current)) {
           const sub = `/${escapePointer(key)}`;
-          add(
-            required.has(key) ? "drop-required" : "drop-optional",
-            site,
-            site.pointer + sub,
-            site.path + sub,
-            null,
-          );
+          add(required.has(key) ? "drop-required" : "drop-optional", site, site.pointer + sub, site.path + sub, null);
         }
         const extraKey = "zzUnknownField" in current ? "zzUnknownField2" : "zzUnknownField";
         const sub = `/${extraKey}`;
         add("extra-property", site, site.pointer + sub, site.path + sub, "surprise");
       }
       if (Array.isArray(current)) {
-        const itemSchema = isObject(schema["items"])
-          ? this.effective(schema["items"] as Schema, site.definition).schema
-          : {};
+        const itemSchema = isObject(schema["items"]) ? this.effective(schema["items"] as Schema, site.definition).schema : {};
         const itemTypes = typesOf(itemSchema);
-        const badItem: Json =
-          itemTypes && !itemTypes.includes("integer") && !itemTypes.includes("number")
-            ? 12345
-            : itemTypes?.includes("string")
-              ? { zz: 1 }
-              : "stray";
+        const badItem: Json = itemTypes && !itemTypes.includes("integer") && !itemTypes.includes("number") ? 12345 : itemTypes?.includes("string") ? { zz: 1 } : "stray";
         const sub = `/${current.length}`;
         add("bad-item", site, site.pointer + sub, site.path + sub, badItem);
         if (current.length > 0) add("empty-array", site, site.pointer, site.path, []);
@@ -379,9 +316,7 @@ export class SchemaInstanceGenerator {
     if (pointer === "") return root;
     let cur: Json = root;
     for (const token of pointer.slice(1).split("/").map(unescapePointer)) {
-      cur = Array.isArray(cur)
-        ? (cur[Number(token)] as Json)
-        : ((cur as { [key: string]: Json })[token] as Json);
+      cur = Array.isArray(cur) ? (cur[Number(token)] as Json) : ((cur as { [key: string]: Json })[token] as Json);
     }
     return cur;
   }
@@ -518,8 +453,7 @@ export class SchemaInstanceGenerator {
             break;
           case "const":
           case "format":
-            if (!sameJson(prev, v))
-              throw new Error(`cannot merge ${k} ${JSON.stringify(prev)} with ${JSON.stringify(v)}`);
+            if (!sameJson(prev, v)) throw new Error(`cannot merge ${k} ${JSON.stringify(prev)} with ${JSON.stringify(v)}`);
             break;
           default:
             throw new Error(`cannot merge keyword ${k} in allOf`);
@@ -529,22 +463,14 @@ export class SchemaInstanceGenerator {
     return out;
   }
 
-  private generate(
-    node: unknown,
-    ctx: { definition: string; path: string; pointer: string; depth: number },
-    sites: Site[],
-  ): Json {
+  private generate(node: unknown, ctx: { definition: string; path: string; pointer: string; depth: number }, sites: Site[]): Json {
     if (ctx.depth > this.hardDepth) throw new Error(`runaway recursion at ${ctx.definition}${ctx.path}`);
     const { schema: resolved, definition } = this.effective(node, ctx.definition);
     const here = definition === ctx.definition ? ctx : { ...ctx, definition, path: "" };
     let schema = resolved;
 
     // Unions: pick a branch (least used; scalar branches preferred when deep), fold in the siblings.
-    const unionKey = Array.isArray(schema["anyOf"])
-      ? "anyOf"
-      : Array.isArray(schema["oneOf"])
-        ? "oneOf"
-        : undefined;
+    const unionKey = Array.isArray(schema["anyOf"]) ? "anyOf" : Array.isArray(schema["oneOf"]) ? "oneOf" : undefined;
     if (unionKey) {
       const branches = schema[unionKey] as unknown[];
       const deep = ctx.depth >= this.softDepth;
@@ -559,8 +485,7 @@ export class SchemaInstanceGenerator {
       const hasSiblings = Object.keys(siblings).some((k) => !ANNOTATIONS.has(k));
       if (!hasSiblings) return this.generate(branches[pick], here, sites);
       schema = this.merge([siblings, branch.schema]);
-      if (Array.isArray(schema["anyOf"]) || Array.isArray(schema["oneOf"]))
-        throw new Error(`nested union in ${definition}`);
+      if (Array.isArray(schema["anyOf"]) || Array.isArray(schema["oneOf"])) throw new Error(`nested union in ${definition}`);
     }
 
     sites.push({ pointer: here.pointer, definition: here.definition, path: here.path, schema });
@@ -574,8 +499,7 @@ export class SchemaInstanceGenerator {
 
     let types = typesOf(schema);
     if (!types) {
-      if (isObject(schema["properties"]) || "required" in schema || "additionalProperties" in schema)
-        types = ["object"];
+      if (isObject(schema["properties"]) || "required" in schema || "additionalProperties" in schema) types = ["object"];
       else if ("items" in schema) types = ["array"];
       else types = ctx.depth >= this.softDepth ? ["string", "integer", "boolean", "null"] : [...ALL_TYPES];
     }
@@ -595,14 +519,12 @@ export class SchemaInstanceGenerator {
         const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as string[]) : []);
         const deep = ctx.depth >= this.softDepth;
         for (const [name, sub] of Object.entries(props)) {
-          if (required.has(name) || (!deep && this.toggle(schema, `prop:${name}`)))
-            out[name] = this.generate(sub, child(name), sites);
+          if (required.has(name) || (!deep && this.toggle(schema, `prop:${name}`))) out[name] = this.generate(sub, child(name), sites);
         }
         const extraSchema = schema["additionalProperties"];
         for (const name of required) {
           if (name in out) continue;
-          if (extraSchema === false)
-            throw new Error(`required ${name} not declared in ${definition}${here.path}`);
+          if (extraSchema === false) throw new Error(`required ${name} not declared in ${definition}${here.path}`);
           out[name] = this.generate(isObject(extraSchema) ? extraSchema : {}, child(name), sites);
         }
         if (extraSchema !== false && !deep) {
@@ -619,10 +541,7 @@ export class SchemaInstanceGenerator {
         const max = typeof schema["maxItems"] === "number" ? schema["maxItems"] : min + 3;
         const items = "items" in schema ? schema["items"] : {};
         if (Array.isArray(items)) throw new Error(`tuple items unsupported in ${definition}${here.path}`);
-        const len =
-          ctx.depth >= this.softDepth
-            ? min
-            : min + this.leastUsed(schema, "len", Math.min(max, min + 3) - min + 1);
+        const len = ctx.depth >= this.softDepth ? min : min + this.leastUsed(schema, "len", Math.min(max, min + 3) - min + 1);
         const out: Json[] = [];
         for (let i = 0; i < len; i++) out.push(this.generate(items, child(String(i)), sites));
         return out;
@@ -735,20 +654,10 @@ function base64(random: () => number): string {
 
 /** Valid example generators per format, given the PRNG and a random word. */
 const GOOD_FORMAT: Readonly<Record<string, (random: () => number, word: string) => string>> = {
-  uri: (random, w) =>
-    (
-      [
-        "https://example.com/",
-        "file:///tmp/",
-        "urn:isbn:",
-        "mem://store/",
-        "http://h.example:8080/a%20b?q=",
-      ] as const
-    )[Math.floor(random() * 5)] + w,
+  uri: (random, w) => (["https://example.com/", "file:///tmp/", "urn:isbn:", "mem://store/", "http://h.example:8080/a%20b?q="] as const)[Math.floor(random() * 5)] + w,
   "uri-reference": (random, w) => (random() < 0.5 ? `../${w}` : `https://example.org/${w}`),
   iri: (_r, w) => `https://example.com/${w}`,
-  "uri-template": (random, w) =>
-    random() < 0.5 ? `file:///{path}/${w}` : `https://example.com/{${w}}{?q,limit}`,
+  "uri-template": (random, w) => (random() < 0.5 ? `file:///{path}/${w}` : `https://example.com/{${w}}{?q,limit}`),
   byte: (random) => base64(random),
   "date-time": (random) => (random() < 0.5 ? "2025-06-18T09:30:00Z" : "2024-11-05T23:59:59.123+02:00"),
   date: () => "2025-03-26",

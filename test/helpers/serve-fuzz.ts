@@ -70,7 +70,10 @@ const nest = (depth: number) => "[".repeat(depth) + "0" + "]".repeat(depth);
 
 /** One message's JSON text; `id` is spliced in verbatim for requests. */
 function baseMessage(rng: Rng, id: string, k: number): { text: string; request: boolean } {
-  const req = (method: string, params?: string) => ({ text: `{"jsonrpc":"2.0","id":${id},"method":"${method}"${params === undefined ? "" : `,"params":${params}`}}`, request: true });
+  const req = (method: string, params?: string) => ({
+    text: `{"jsonrpc":"2.0","id":${id},"method":"${method}"${params === undefined ? "" : `,"params":${params}`}}`,
+    request: true,
+  });
   const note = (method: string, params?: string) => ({ text: `{"jsonrpc":"2.0","method":"${method}"${params === undefined ? "" : `,"params":${params}`}}`, request: false });
   switch (int(rng, 14)) {
     case 0:
@@ -230,7 +233,9 @@ function writtenIds(line: string): string[] {
 export function judge(input: Buffer, intact: Map<string, string[]>, stdout: string): { violations: string[]; answers: number } {
   const violations: string[] = [];
   const fail = (why: string) => violations.length < 20 && violations.push(why);
-  const expected = splitLines(input).slice(2).map((l) => expectationOf(l, intact)); // after initialize + initialized
+  const expected = splitLines(input)
+    .slice(2)
+    .map((l) => expectationOf(l, intact)); // after initialize + initialized
   if (stdout.length > 0 && !stdout.endsWith("\n")) fail("stdout does not end with a complete line");
   const singles: string[] = []; // id tokens of answers written alone
   const arrays: string[][] = []; // id tokens of each batch answer
@@ -245,7 +250,7 @@ export function judge(input: Buffer, intact: Map<string, string[]>, stdout: stri
     }
     const tokens = [...text.matchAll(ID_TOKEN)].map((m) => m[1]!);
     if (Array.isArray(message)) {
-      if (message.length === 0 || tokens.length !== message.length || !message.every((m) => m && typeof m === "object" && "id" in m && ("result" in m) !== ("error" in m))) {
+      if (message.length === 0 || tokens.length !== message.length || !message.every((m) => m && typeof m === "object" && "id" in m && "result" in m !== "error" in m)) {
         fail(`output line ${n + 1} is not a batch answer: ${text.slice(0, 200)}`);
       }
       arrays.push(tokens);
@@ -258,7 +263,7 @@ export function judge(input: Buffer, intact: Map<string, string[]>, stdout: stri
       continue;
     }
     if ("method" in m && !("id" in m)) continue; // a notification from the bridge (log, list_changed)
-    if (!("id" in m) || ("result" in m) === ("error" in m) || tokens.length === 0) {
+    if (!("id" in m) || "result" in m === "error" in m || tokens.length === 0) {
       fail(`output line ${n + 1} is not a response: ${text.slice(0, 200)}`);
       continue;
     }
@@ -293,7 +298,10 @@ export function judge(input: Buffer, intact: Map<string, string[]>, stdout: stri
   for (const token of singles) {
     if (token !== "null" && !written.has(token)) fail(`answer with id ${token} matches no request written with that id`);
   }
-  const restBatches = rest.filter((e) => e.batch).map((e) => e.answers).sort((a, b) => a - b);
+  const restBatches = rest
+    .filter((e) => e.batch)
+    .map((e) => e.answers)
+    .sort((a, b) => a - b);
   const gotBatches = arrays.map((a) => a.length).sort((a, b) => a - b);
   if (restBatches.join(",") !== gotBatches.join(",")) fail(`batch answer sizes ${gotBatches.join(",")} for batches needing ${restBatches.join(",")}`);
   return { violations, answers };
@@ -321,6 +329,7 @@ export async function runServeFuzz({ seed, lines, timeoutMs = 120_000 }: FuzzOpt
   }
   const { violations, answers } = judge(input, intact, stdout);
   if (outcome !== 0) violations.unshift(`serve exited with ${outcome}; stderr tail: ${stderr.slice(-2000)}`);
-  if (/Maximum call stack|FATAL ERROR|Uncaught|unhandled/i.test(stderr)) violations.unshift(`stderr reports a crash: ${stderr.match(/.*(Maximum call stack|FATAL ERROR|Uncaught|unhandled).*/i)?.[0]?.slice(0, 500)}`);
+  if (/Maximum call stack|FATAL ERROR|Uncaught|unhandled/i.test(stderr))
+    violations.unshift(`stderr reports a crash: ${stderr.match(/.*(Maximum call stack|FATAL ERROR|Uncaught|unhandled).*/i)?.[0]?.slice(0, 500)}`);
   return { seed, lines, violations, exitCode: outcome, inputBytes: input.length, answers };
 }

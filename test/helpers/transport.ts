@@ -41,17 +41,7 @@ export async function spawnOrchestrator(options: {
 }): Promise<OrchestratorProcess> {
   const child = spawn(
     process.execPath,
-    [
-      CLI,
-      "orchestrator",
-      "--transport",
-      options.transport,
-      "--listen",
-      options.listen ?? "127.0.0.1:0",
-      "--certs-dir",
-      options.certsDir,
-      ...(options.args ?? []),
-    ],
+    [CLI, "orchestrator", "--transport", options.transport, "--listen", options.listen ?? "127.0.0.1:0", "--certs-dir", options.certsDir, ...(options.args ?? [])],
     { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...options.env } },
   );
   let stderr = "";

@@ -95,7 +95,6 @@ function setup(reply: Reply = echoOrchestrator, { initialized = true }: { initia
   return { sender, out, handler, send };
 }
 
-
 describe("McpHandler", () => {
   it("answers the initialize handshake locally with version, capabilities and serverInfo", async () => {
     const { out, send, sender, handler } = setup(echoOrchestrator, { initialized: false });
@@ -284,9 +283,7 @@ describe("McpHandler", () => {
   });
 
   it("cancels an in-flight tools/call on notifications/cancelled and sends no response for it", async () => {
-    const { out, handler, sender } = setup((request) =>
-      request.request.case === "listTools" ? echoOrchestrator(request) : new Promise<PluginResponse>(() => {}),
-    );
+    const { out, handler, sender } = setup((request) => (request.request.case === "listTools" ? echoOrchestrator(request) : new Promise<PluginResponse>(() => {})));
     handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "slow", arguments: { ms: 10_000 } } }));
     await new Promise((r) => setTimeout(r, 5));
     handler.handleLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 11, reason: "user" } }));
@@ -382,15 +379,16 @@ describe("outgoing line limit", () => {
     const batch = [small, { jsonrpc: "2.0" as const, id: 2, result: { big: "z".repeat(2000) } }];
     const fitted = fitOutboundLine(batch, JSON.stringify(batch), 1000);
     expect(Buffer.byteLength(fitted.text!)).toBeLessThanOrEqual(1000);
-    expect(fitted.message).toMatchObject([small, { id: 2, error: { code: -32603, message: expect.stringMatching(/^Internal error: result of \d+ bytes exceeds the 1000-byte line limit$/) } }]);
+    expect(fitted.message).toMatchObject([
+      small,
+      { id: 2, error: { code: -32603, message: expect.stringMatching(/^Internal error: result of \d+ bytes exceeds the 1000-byte line limit$/) } },
+    ]);
   });
 
   it("StdioBridge never writes a line over its limit: a too-large tool result becomes -32603 for that id", async () => {
     const limit = 64 * 1024;
     const bigTool: Reply = (request) =>
-      request.request.case === "toolCall"
-        ? toolResponse(request, { success: true, result: { blob: "b".repeat(40 * 1024) } })
-        : echoOrchestrator(request);
+      request.request.case === "toolCall" ? toolResponse(request, { success: true, result: { blob: "b".repeat(40 * 1024) } }) : echoOrchestrator(request);
     const input = new PassThrough();
     const output = new PassThrough();
     const chunks: Buffer[] = [];
@@ -410,7 +408,10 @@ describe("outgoing line limit", () => {
     input.write(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } }) + "\n");
     input.end();
     await done;
-    const lines = Buffer.concat(chunks).toString("utf8").split("\n").filter((l) => l !== "");
+    const lines = Buffer.concat(chunks)
+      .toString("utf8")
+      .split("\n")
+      .filter((l) => l !== "");
     for (const l of lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(limit);
     const answer = lines.map((l) => JSON.parse(l) as { id?: unknown; error?: { code: number; message: string } }).find((m) => m.id === 3);
     expect(answer?.error?.code).toBe(-32603);

@@ -43,7 +43,10 @@ describe("request ids past what the bridge can keep", () => {
       handler.handleLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${token}}}`);
       await handler.idle();
       expect(out).toEqual([]);
-      expect(logs.filter((l) => l.msg === "dropping a notification with invalid params" && l.method === "notifications/cancelled"), token).toHaveLength(1);
+      expect(
+        logs.filter((l) => l.msg === "dropping a notification with invalid params" && l.method === "notifications/cancelled"),
+        token,
+      ).toHaveLength(1);
     }
   });
 });

@@ -90,12 +90,16 @@ describe("session core: in flight and cancellation", () => {
   it("aborts a cancelled request's signal and sends no response for it", async () => {
     const registry = new MethodRegistry();
     let aborted = false;
-    registry.register("tools/list", (_params, scope) => new Promise((resolve) => {
-      scope.signal.addEventListener("abort", () => {
-        aborted = true;
-        resolve({ tools: [] });
-      });
-    }));
+    registry.register(
+      "tools/list",
+      (_params, scope) =>
+        new Promise((resolve) => {
+          scope.signal.addEventListener("abort", () => {
+            aborted = true;
+            resolve({ tools: [] });
+          });
+        }),
+    );
     const { session, answers, request } = sessionOf(registry);
     request("a", "tools/list");
     expect(session.pending).toBe(1);

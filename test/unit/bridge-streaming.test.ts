@@ -97,10 +97,7 @@ describe("tools/call with a progress token", () => {
     await send({ ...call, id: 2 });
     expect(sender.streamRequests).toHaveLength(1);
     expect(sender.requests.filter((r) => r.request.case === "toolCall")).toHaveLength(2);
-    expect((out as Msg[]).map((m) => m.result)).toEqual([
-      { content: [{ type: "text", text: "hi" }] },
-      { content: [{ type: "text", text: "hi" }] },
-    ]);
+    expect((out as Msg[]).map((m) => m.result)).toEqual([{ content: [{ type: "text", text: "hi" }] }, { content: [{ type: "text", text: "hi" }] }]);
   });
 
   it("falls back to tool_call when the orchestrator does not serve stream_start at all", async () => {
@@ -206,8 +203,16 @@ describe("tool-set changes", () => {
     handler.handleLine(JSON.stringify(listen("listen-1")));
     handler.handleLine(JSON.stringify(listen("listen-2")));
     expect(out).toEqual([
-      { jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" }, notifications: { toolsListChanged: true } } },
-      { jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-2" }, notifications: { toolsListChanged: true } } },
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" }, notifications: { toolsListChanged: true } },
+      },
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { _meta: { "io.modelcontextprotocol/subscriptionId": "listen-2" }, notifications: { toolsListChanged: true } },
+      },
     ]);
     for (const m of out) expect(v2026.validate("SubscriptionsAcknowledgedNotification", m)).toBeNull();
     out.length = 0;

@@ -44,9 +44,7 @@ describe("prompts", () => {
     await send({ jsonrpc: "2.0", id: 2, method: "prompts/get", params: { name: "greet", arguments: { name: "Ada" } } });
     const get = sender.requests.find((r) => r.request.case === "promptGet")!;
     expect(get.request.value).toMatchObject({ promptName: "greet", arguments: { name: "Ada" } });
-    expect(out).toEqual([
-      { jsonrpc: "2.0", id: 2, result: { description: "A greeting", messages: [{ role: "user", content: { type: "text", text: "Hello Ada" } }] } },
-    ]);
+    expect(out).toEqual([{ jsonrpc: "2.0", id: 2, result: { description: "A greeting", messages: [{ role: "user", content: { type: "text", text: "Hello Ada" } }] } }]);
   });
 
   it("embeds a resource block's storage entry read with storage_read", async () => {
@@ -78,9 +76,7 @@ describe("prompts", () => {
   it("answers -32603 when the orchestrator's prompt has a role MCP does not allow", async () => {
     const { init, send, out } = harness(
       new FakeSender((req) =>
-        req.request.case === "promptGet"
-          ? answer(req, { case: "promptGet", value: { messages: [{ role: "system", content: { type: "text", text: "x" } }] } })
-          : scripted(req),
+        req.request.case === "promptGet" ? answer(req, { case: "promptGet", value: { messages: [{ role: "system", content: { type: "text", text: "x" } }] } }) : scripted(req),
       ),
     );
     await init(V);
@@ -134,7 +130,15 @@ describe("resources", () => {
     const sender = new FakeSender((request) => {
       const req = request.request;
       if (req.case === "storageList" && req.value.prefix === "test://") {
-        return answer(request, { case: "storageList", value: { entries: [{ path: "test://t/{id}.json", version: 1n }, { path: "test://static", version: 1n }] } });
+        return answer(request, {
+          case: "storageList",
+          value: {
+            entries: [
+              { path: "test://t/{id}.json", version: 1n },
+              { path: "test://static", version: 1n },
+            ],
+          },
+        });
       }
       return scripted(request);
     });
@@ -234,9 +238,7 @@ describe("tool argument checks before the network hop", () => {
   it("shares one tools/list fetch between concurrent calls and uses the schema a tools/list refreshed", async () => {
     let schema: Record<string, unknown> = ECHO_SCHEMA;
     const sender = new FakeSender((req) =>
-      req.request.case === "listTools"
-        ? answer(req, { case: "listTools", value: { tools: [{ name: "echo", inputSchema: schema }] } })
-        : (scripted(req) as PluginResponse),
+      req.request.case === "listTools" ? answer(req, { case: "listTools", value: { tools: [{ name: "echo", inputSchema: schema }] } }) : (scripted(req) as PluginResponse),
     );
     const { init, handler, out, send } = harness(sender);
     await init(V);
@@ -255,7 +257,9 @@ describe("tool argument checks before the network hop", () => {
     const schema = { type: "object", properties: { pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }], items: false } } };
     const version = "2025-11-25";
     if (!validatorsFor(version)) return;
-    const sender = new FakeSender((req) => (req.request.case === "listTools" ? answer(req, { case: "listTools", value: { tools: [{ name: "p", inputSchema: schema }] } }) : scripted(req)));
+    const sender = new FakeSender((req) =>
+      req.request.case === "listTools" ? answer(req, { case: "listTools", value: { tools: [{ name: "p", inputSchema: schema }] } }) : scripted(req),
+    );
     const { init, send, out } = harness(sender);
     await init(version);
     await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "p", arguments: { pair: ["a", "b"] } } });

@@ -51,7 +51,14 @@ describe("initialize-family revisions", () => {
     let id = 0;
     for (const cap of Object.keys(caps)) {
       for (const method of CAPABILITY_METHODS[cap] ?? []) {
-        const params = method === "tools/call" ? { name: "echo", arguments: { text: "x" } } : method === "prompts/get" ? { name: "greet", arguments: { name: "A" } } : method === "resources/read" ? { uri: "orchestra://storage/docs/a.md" } : {};
+        const params =
+          method === "tools/call"
+            ? { name: "echo", arguments: { text: "x" } }
+            : method === "prompts/get"
+              ? { name: "greet", arguments: { name: "A" } }
+              : method === "resources/read"
+                ? { uri: "orchestra://storage/docs/a.md" }
+                : {};
         await send({ jsonrpc: "2.0", id: ++id, method, params });
       }
     }
@@ -59,9 +66,7 @@ describe("initialize-family revisions", () => {
   });
 
   it.each(LEGACY)("shapes tools/call results for %s (structuredContent only from 2025-06-18)", async (version) => {
-    const structured = new FakeSender((req) =>
-      req.request.case === "toolCall" ? answer(req, { case: "toolCall", value: { success: true, result: { n: 1 } } }) : scripted(req),
-    );
+    const structured = new FakeSender((req) => (req.request.case === "toolCall" ? answer(req, { case: "toolCall", value: { success: true, result: { n: 1 } } }) : scripted(req)));
     const { init, send, out } = harness(structured);
     await init(version);
     await send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } });
@@ -156,7 +161,9 @@ describe("JSON-RPC batches", () => {
     const batch = out[0] as Array<{ id: unknown; result?: unknown; error?: { code: number; message: string } }>;
     expect(batch.filter((m) => m.id === "d")).toEqual([expect.objectContaining({ result: {} })]);
     expect(batch.filter((m) => m.id === "e")).toHaveLength(1);
-    expect(batch.filter((m) => m.id === null)).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32600, message: expect.stringContaining("duplicate id in batch") }) })]);
+    expect(batch.filter((m) => m.id === null)).toEqual([
+      expect.objectContaining({ error: expect.objectContaining({ code: -32600, message: expect.stringContaining("duplicate id in batch") }) }),
+    ]);
   });
 
   it.each(LEGACY.filter((v) => v !== "2025-03-26"))("rejects a batch with a single -32600 in %s", async (version) => {

@@ -5,13 +5,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expectSoundStore } from "../helpers/cert-store.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  BRIDGE_CERT_NAME,
-  CertStoreError,
-  defaultCertsDir,
-  ensureCertStore,
-  ORCHESTRATOR_CERT_NAME,
-} from "../../src/pki/store.js";
+import { BRIDGE_CERT_NAME, CertStoreError, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME } from "../../src/pki/store.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
 
 const opensslMissing = requireCommand("openssl", ["version"]);
@@ -27,7 +21,6 @@ afterEach(async () => {
 });
 
 const mode = async (p: string): Promise<number> => (await stat(p)).mode & 0o777;
-
 
 describe("ensureCertStore", () => {
   it("defaults to ~/.orchestra/certs", () => {
@@ -58,9 +51,7 @@ describe("ensureCertStore", () => {
     expect(leaf.checkIssued(ca)).toBe(true);
     expect(leaf.verify(ca.publicKey)).toBe(true);
     expect(leaf.publicKey.asymmetricKeyType).toBe("ed25519");
-    expect(leaf.subjectAltName).toBe(
-      `DNS:${ORCHESTRATOR_CERT_NAME}, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1`,
-    );
+    expect(leaf.subjectAltName).toBe(`DNS:${ORCHESTRATOR_CERT_NAME}, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1`);
     expect(leaf.keyUsage).toEqual(expect.arrayContaining(["1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2"]));
     const days = (Date.parse(leaf.validTo) - Date.parse(leaf.validFrom)) / 86_400_000;
     expect(Math.round(days)).toBe(365);
@@ -192,10 +183,7 @@ describe("ensureCertStore", () => {
   });
 
   it("two parties racing on an empty directory end up with one CA", async () => {
-    const [a, b] = await Promise.all([
-      ensureCertStore(dir, ORCHESTRATOR_CERT_NAME),
-      ensureCertStore(dir, BRIDGE_CERT_NAME),
-    ]);
+    const [a, b] = await Promise.all([ensureCertStore(dir, ORCHESTRATOR_CERT_NAME), ensureCertStore(dir, BRIDGE_CERT_NAME)]);
     expect(a.caPem).toBe(b.caPem);
     const ca = new X509Certificate(a.caPem);
     expect(new X509Certificate(a.certPem).checkIssued(ca)).toBe(true);
@@ -208,9 +196,7 @@ describe("ensureCertStore", () => {
     await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
     await writeFile(join(dir, `${BRIDGE_CERT_NAME}.crt`), foreign.certPem);
     await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), foreign.keyPem, { mode: 0o600 });
-    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(
-      new RegExp(`${BRIDGE_CERT_NAME.replace(/\./g, "\\.")}\\.crt is not signed by the CA`),
-    );
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(new RegExp(`${BRIDGE_CERT_NAME.replace(/\./g, "\\.")}\\.crt is not signed by the CA`));
   });
 
   it("refuses a ca.key that does not match ca.crt before issuing a cert with it", async () => {

@@ -132,12 +132,7 @@ describe("draft2020OnlyKeywords", () => {
         Nested: { type: "object", $defs: { Inner: { type: "null" } } },
       },
     };
-    expect(keywordsOf(codegen.draft2020OnlyKeywords(schema))).toEqual([
-      " $defs",
-      "/$defs/Scoped $id",
-      "/$defs/Dialect $schema",
-      "/$defs/Nested $defs",
-    ]);
+    expect(keywordsOf(codegen.draft2020OnlyKeywords(schema))).toEqual([" $defs", "/$defs/Scoped $id", "/$defs/Dialect $schema", "/$defs/Nested $defs"]);
   });
 
   it("ignores keyword-like property names and instance data", () => {
@@ -214,9 +209,7 @@ describe("planSchema", () => {
     expect(t).toMatchObject({ dialect: "2020-12", compileAs: "2020-12", key: "$defs", schema: tuple });
     expect(keywordsOf(t.findings)).toEqual(["/$defs/T prefixItems"]);
 
-    expect(() => codegen.planSchema({ $schema: "https://json-schema.org/draft/2019-09/schema", $defs: {} })).toThrow(
-      /unsupported/,
-    );
+    expect(() => codegen.planSchema({ $schema: "https://json-schema.org/draft/2019-09/schema", $defs: {} })).toThrow(/unsupported/);
   });
 });
 
@@ -229,15 +222,7 @@ describe("draft-07 class on a portable 2020-12 schema gives Ajv2020's verdicts",
     expect(plan.compileAs).toBe("draft-07");
     const as2020 = compileWith(Ajv2020, schema, "$defs");
     const as07 = compileWith(Ajv, plan.schema, "definitions");
-    const unions = [
-      "JSONRPCMessage",
-      "ClientRequest",
-      "ServerRequest",
-      "ClientNotification",
-      "ServerNotification",
-      "ClientResult",
-      "ServerResult",
-    ];
+    const unions = ["JSONRPCMessage", "ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification", "ClientResult", "ServerResult"];
     const generator = new SchemaInstanceGenerator(schema, { seed: 2_025_11_25 });
     const differ: string[] = [];
     let checked = 0;
@@ -247,8 +232,7 @@ describe("draft-07 class on a portable 2020-12 schema gives Ajv2020's verdicts",
       const b = as07(definition, data);
       checked++;
       if (!a) invalid++;
-      if (a !== b && differ.length < 10)
-        differ.push(`${definition}: 2020=${a} draft-07=${b} ${JSON.stringify(data).slice(0, 160)}`);
+      if (a !== b && differ.length < 10) differ.push(`${definition}: 2020=${a} draft-07=${b} ${JSON.stringify(data).slice(0, 160)}`);
     };
     for (const definition of Object.keys(schema.$defs).sort()) {
       for (const instance of generator.instances(definition, 2)) {

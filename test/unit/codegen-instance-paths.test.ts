@@ -20,49 +20,53 @@ const VERSIONS = ["2024-11-05", "2025-06-18"];
 
 describe("generated validators report the error objects of unrewritten ajv code", () => {
   for (const version of VERSIONS) {
-    it(version, () => {
-      const generated = GENERATED_PROTOCOLS[version]!.validators;
-      const schema = JSON.parse(readFileSync(new URL(`../../schemas/mcp/${version}/schema.json`, import.meta.url), "utf8")) as Record<string, unknown>;
-      const ajv = new Ajv({ strict: false, allowUnionTypes: true, allErrors: false, messages: false });
-      // The generator's precedence: src/mcp/formats.ts, then ajv-formats for the others.
-      for (const [name, format] of Object.entries(fullFormats)) if (!(name in MCP_FORMATS)) ajv.addFormat(name, format);
-      for (const [name, fn] of Object.entries(MCP_FORMATS)) ajv.addFormat(name, fn as (v: string) => boolean);
-      const id = `https://orchestra-stdio.invalid/test/${version}/schema.json`;
-      ajv.addSchema({ ...schema, $id: id });
-      const runtime = (name: string) => ajv.getSchema(`${id}#/definitions/${name}`)!;
-      const generator = new SchemaInstanceGenerator(schema, { seed: 11 });
-      let failures = 0;
-      let nested = 0;
-      const compare = (name: string, data: unknown): void => {
-        const ours = generated[name]!;
-        const theirs = runtime(name);
-        const verdict = ours(data);
-        expect(theirs(data)).toBe(verdict);
-        if (verdict) return;
-        failures++;
-        const strip = (errors: unknown[] | null | undefined) =>
-          (errors ?? []).map((e) => {
-            const { instancePath, schemaPath, keyword, params } = e as Record<string, unknown>;
-            return { instancePath, schemaPath, keyword, params };
-          });
-        const mine = strip(ours.errors);
-        if (mine.some((e) => (e.instancePath as string).split("/").length > 2)) nested++;
-        expect(mine, `${name} ${JSON.stringify(data).slice(0, 200)}`).toEqual(strip(theirs.errors));
-      };
-      const unions = ["JSONRPCMessage", "ClientRequest", "ServerResult", "ServerRequest", "ClientResult", "ServerNotification"].filter((n) => n in generated);
-      for (const name of generator.definitions) {
-        if (!(name in generated)) continue;
-        for (const instance of generator.instances(name, 2)) {
-          compare(name, instance.value);
-          for (const m of generator.mutations(instance, 25)) {
-            compare(name, m.value);
-            for (const u of unions) compare(u, m.value);
+    it(
+      version,
+      () => {
+        const generated = GENERATED_PROTOCOLS[version]!.validators;
+        const schema = JSON.parse(readFileSync(new URL(`../../schemas/mcp/${version}/schema.json`, import.meta.url), "utf8")) as Record<string, unknown>;
+        const ajv = new Ajv({ strict: false, allowUnionTypes: true, allErrors: false, messages: false });
+        // The generator's precedence: src/mcp/formats.ts, then ajv-formats for the others.
+        for (const [name, format] of Object.entries(fullFormats)) if (!(name in MCP_FORMATS)) ajv.addFormat(name, format);
+        for (const [name, fn] of Object.entries(MCP_FORMATS)) ajv.addFormat(name, fn as (v: string) => boolean);
+        const id = `https://orchestra-stdio.invalid/test/${version}/schema.json`;
+        ajv.addSchema({ ...schema, $id: id });
+        const runtime = (name: string) => ajv.getSchema(`${id}#/definitions/${name}`)!;
+        const generator = new SchemaInstanceGenerator(schema, { seed: 11 });
+        let failures = 0;
+        let nested = 0;
+        const compare = (name: string, data: unknown): void => {
+          const ours = generated[name]!;
+          const theirs = runtime(name);
+          const verdict = ours(data);
+          expect(theirs(data)).toBe(verdict);
+          if (verdict) return;
+          failures++;
+          const strip = (errors: unknown[] | null | undefined) =>
+            (errors ?? []).map((e) => {
+              const { instancePath, schemaPath, keyword, params } = e as Record<string, unknown>;
+              return { instancePath, schemaPath, keyword, params };
+            });
+          const mine = strip(ours.errors);
+          if (mine.some((e) => (e.instancePath as string).split("/").length > 2)) nested++;
+          expect(mine, `${name} ${JSON.stringify(data).slice(0, 200)}`).toEqual(strip(theirs.errors));
+        };
+        const unions = ["JSONRPCMessage", "ClientRequest", "ServerResult", "ServerRequest", "ClientResult", "ServerNotification"].filter((n) => n in generated);
+        for (const name of generator.definitions) {
+          if (!(name in generated)) continue;
+          for (const instance of generator.instances(name, 2)) {
+            compare(name, instance.value);
+            for (const m of generator.mutations(instance, 25)) {
+              compare(name, m.value);
+              for (const u of unions) compare(u, m.value);
+            }
+            for (const m of structuralMutations(instance.value as Json, 10)) compare(name, m.value);
           }
-          for (const m of structuralMutations(instance.value as Json, 10)) compare(name, m.value);
         }
-      }
-      expect(failures).toBeGreaterThan(1000);
-      expect(nested).toBeGreaterThan(100);
-    }, 300_000);
+        expect(failures).toBeGreaterThan(1000);
+        expect(nested).toBeGreaterThan(100);
+      },
+      300_000,
+    );
   }
 });

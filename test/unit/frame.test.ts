@@ -177,9 +177,7 @@ describe("readOneFrame (stream reader)", () => {
     const { readOneFrame } = await import("../helpers/quic/library.js");
     const { FrameEmptyStreamError } = await import("../../src/framing/frame.js");
     await expect(readOneFrame(readerOf([]))).rejects.toBeInstanceOf(FrameEmptyStreamError);
-    await expect(readOneFrame(readerOf([encodeFrame(bytes(9)).subarray(0, 7)]))).rejects.toBeInstanceOf(
-      FrameTruncatedError,
-    );
+    await expect(readOneFrame(readerOf([encodeFrame(bytes(9)).subarray(0, 7)]))).rejects.toBeInstanceOf(FrameTruncatedError);
     await expect(readOneFrame(readerOf([new Uint8Array([0xff, 0, 0, 0])]))).rejects.toBeInstanceOf(FrameTooLargeError);
   });
 });

@@ -235,11 +235,13 @@ describe("StdioBridge: stdio edge cases", () => {
 
   it("refuses a line nested deeper than the limit with its id, 5,000 deep too", async () => {
     const out = await bridgeLines([INIT, call("4", "x", `,"extra":${deep(300)}`), `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":${deep(5000)}}}`, deep(200_000)]);
-    expect(out.slice(1).map((l) => JSON.parse(l))).toEqual([4, 5, null].map((id) => ({
-      jsonrpc: "2.0",
-      id,
-      error: { code: -32600, message: "Invalid Request: nesting depth exceeds the limit of 256", data: { maxDepth: 256 } },
-    })));
+    expect(out.slice(1).map((l) => JSON.parse(l))).toEqual(
+      [4, 5, null].map((id) => ({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32600, message: "Invalid Request: nesting depth exceeds the limit of 256", data: { maxDepth: 256 } },
+      })),
+    );
   });
 
   it("answers a result from the orchestrator nested deeper than the limit with -32603", async () => {
@@ -289,7 +291,11 @@ describe("StdioBridge backpressure", () => {
     }, 1);
     await done;
     clearInterval(drain);
-    const lines = Buffer.concat(written).toString("utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: number });
+    const lines = Buffer.concat(written)
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: number });
     expect(lines.map((l) => l.id).sort((a, b) => a - b)).toEqual(Array.from({ length: count + 1 }, (_, i) => i));
   });
 });

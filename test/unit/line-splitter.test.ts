@@ -12,7 +12,7 @@ const lines = (events: LineEvent[]) => events.map((e) => (e.kind === "line" ? e.
 
 describe("LineSplitter", () => {
   it("joins a message split across chunks", () => {
-    expect(lines(split(['{"a":', '1,"b"', ':2}\n']))).toEqual(['{"a":1,"b":2}']);
+    expect(lines(split(['{"a":', '1,"b"', ":2}\n"]))).toEqual(['{"a":1,"b":2}']);
   });
 
   it("splits several messages in one chunk", () => {

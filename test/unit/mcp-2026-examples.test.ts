@@ -152,8 +152,7 @@ function invalidMutations(defs: Record<string, SchemaNode>, definition: string, 
   const props = (def["properties"] ?? {}) as Record<string, SchemaNode>;
   const additional = def["additionalProperties"];
   for (const key of Object.keys(data)) {
-    const propSchema =
-      props[key] ?? (additional !== null && typeof additional === "object" ? (additional as SchemaNode) : undefined);
+    const propSchema = props[key] ?? (additional !== null && typeof additional === "object" ? (additional as SchemaNode) : undefined);
     if (!propSchema) continue;
     const target = resolve(defs, propSchema);
     if (target["const"] !== undefined) {
@@ -172,79 +171,76 @@ function invalidMutations(defs: Record<string, SchemaNode>, definition: string, 
   return out;
 }
 
-describe.skipIf(sharedMissing !== undefined)(
-  skipTitle(`MCP ${VERSION} official examples`, sharedMissing),
-  () => {
-    const examples = sharedMissing === undefined ? loadExamples() : [];
-    const ours = validatorsFor(VERSION);
-    const generated = GENERATED_PROTOCOLS[VERSION];
-    // One official compilation for the whole file (definitions compile lazily, on first use).
-    let officialCache: ((definition: string, data: unknown) => boolean) | undefined;
-    const officialVerdicts = () => (officialCache ??= officialValidator());
-    const ourVerdict = (definition: string, data: unknown): boolean => {
-      const v = generated?.validators[definition];
-      if (!v) throw new Error(`no generated validator for ${definition}`);
-      return v(data);
-    };
+describe.skipIf(sharedMissing !== undefined)(skipTitle(`MCP ${VERSION} official examples`, sharedMissing), () => {
+  const examples = sharedMissing === undefined ? loadExamples() : [];
+  const ours = validatorsFor(VERSION);
+  const generated = GENERATED_PROTOCOLS[VERSION];
+  // One official compilation for the whole file (definitions compile lazily, on first use).
+  let officialCache: ((definition: string, data: unknown) => boolean) | undefined;
+  const officialVerdicts = () => (officialCache ??= officialValidator());
+  const ourVerdict = (definition: string, data: unknown): boolean => {
+    const v = generated?.validators[definition];
+    if (!v) throw new Error(`no generated validator for ${definition}`);
+    return v(data);
+  };
 
-    it("has generated validators for this version and examples to check", () => {
-      expect(ours, `validatorsFor("${VERSION}")`).toBeDefined();
-      expect(generated).toBeDefined();
-      expect(examples.length).toBeGreaterThan(100);
-      const missing = [...new Set(examples.map((e) => e.definition))].filter((d) => !ours?.has(d));
-      expect(missing, "example folders naming a definition our schema lacks").toEqual([]);
-    });
+  it("has generated validators for this version and examples to check", () => {
+    expect(ours, `validatorsFor("${VERSION}")`).toBeDefined();
+    expect(generated).toBeDefined();
+    expect(examples.length).toBeGreaterThan(100);
+    const missing = [...new Set(examples.map((e) => e.definition))].filter((d) => !ours?.has(d));
+    expect(missing, "example folders naming a definition our schema lacks").toEqual([]);
+  });
 
-    it("accepts every official example for its definition, as the official schema does", () => {
-      const official = officialVerdicts();
-      const failures: string[] = [];
-      for (const ex of examples) {
-        const where = `${ex.definition}/${ex.file}`;
-        if (!official(ex.definition, ex.data)) failures.push(`official rejects ${where}`);
-        const issues = ours?.validate(ex.definition, ex.data);
-        if (issues) failures.push(`ours rejects ${where}: ${issues.map((i) => `${i.pointer || "/"} ${i.reason}`).join("; ")}`);
+  it("accepts every official example for its definition, as the official schema does", () => {
+    const official = officialVerdicts();
+    const failures: string[] = [];
+    for (const ex of examples) {
+      const where = `${ex.definition}/${ex.file}`;
+      if (!official(ex.definition, ex.data)) failures.push(`official rejects ${where}`);
+      const issues = ours?.validate(ex.definition, ex.data);
+      if (issues) failures.push(`ours rejects ${where}: ${issues.map((i) => `${i.pointer || "/"} ${i.reason}`).join("; ")}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("rejects, like the official schema, mutations the definition's root facts make invalid", () => {
+    const official = officialVerdicts();
+    const defs = officialSchema().$defs;
+    const failures: string[] = [];
+    let total = 0;
+    for (const ex of examples) {
+      const mutations = invalidMutations(defs, ex.definition, ex.data);
+      // Every example yields at least the non-object replacement and one member mutation.
+      if (mutations.length < 2) failures.push(`${ex.definition}/${ex.file}: only ${mutations.length} mutation(s)`);
+      for (const m of mutations) {
+        total++;
+        const where = `${ex.definition}/${ex.file} [${m.label}]`;
+        if (official(ex.definition, m.data)) failures.push(`official accepts ${where}`);
+        if (ourVerdict(ex.definition, m.data)) failures.push(`ours accepts ${where}`);
       }
-      expect(failures).toEqual([]);
-    });
+    }
+    expect(failures).toEqual([]);
+    expect(total).toBeGreaterThan(examples.length * 3);
+  });
 
-    it("rejects, like the official schema, mutations the definition's root facts make invalid", () => {
-      const official = officialVerdicts();
-      const defs = officialSchema().$defs;
-      const failures: string[] = [];
-      let total = 0;
+  it("gives the official verdict for every example against every definition", () => {
+    const official = officialVerdicts();
+    const definitions = [...(generated?.definitions ?? [])];
+    const disagreements: string[] = [];
+    let accepted = 0;
+    for (const definition of definitions) {
       for (const ex of examples) {
-        const mutations = invalidMutations(defs, ex.definition, ex.data);
-        // Every example yields at least the non-object replacement and one member mutation.
-        if (mutations.length < 2) failures.push(`${ex.definition}/${ex.file}: only ${mutations.length} mutation(s)`);
-        for (const m of mutations) {
-          total++;
-          const where = `${ex.definition}/${ex.file} [${m.label}]`;
-          if (official(ex.definition, m.data)) failures.push(`official accepts ${where}`);
-          if (ourVerdict(ex.definition, m.data)) failures.push(`ours accepts ${where}`);
+        const theirs = official(definition, ex.data);
+        if (theirs) accepted++;
+        if (ourVerdict(definition, ex.data) !== theirs && disagreements.length < 20) {
+          disagreements.push(`${ex.definition}/${ex.file} as ${definition}: official=${theirs}`);
         }
       }
-      expect(failures).toEqual([]);
-      expect(total).toBeGreaterThan(examples.length * 3);
-    });
-
-    it("gives the official verdict for every example against every definition", () => {
-      const official = officialVerdicts();
-      const definitions = [...(generated?.definitions ?? [])];
-      const disagreements: string[] = [];
-      let accepted = 0;
-      for (const definition of definitions) {
-        for (const ex of examples) {
-          const theirs = official(definition, ex.data);
-          if (theirs) accepted++;
-          if (ourVerdict(definition, ex.data) !== theirs && disagreements.length < 20) {
-            disagreements.push(`${ex.definition}/${ex.file} as ${definition}: official=${theirs}`);
-          }
-        }
-      }
-      expect(disagreements).toEqual([]);
-      // Both verdicts must occur often, or agreement would mean little.
-      expect(accepted).toBeGreaterThan(examples.length);
-      expect(accepted).toBeLessThan((definitions.length * examples.length) / 2);
-    });
-  },
-);
+    }
+    expect(disagreements).toEqual([]);
+    // Both verdicts must occur often, or agreement would mean little.
+    expect(accepted).toBeGreaterThan(examples.length);
+    expect(accepted).toBeLessThan((definitions.length * examples.length) / 2);
+  });
+});

@@ -81,15 +81,11 @@ describe("compileValidatorsFromSchema on our own schema", () => {
 
   it("rejects schemas without definitions and unsupported dialects", () => {
     expect(() => compileValidatorsFromSchema({ type: "object" }, "x")).toThrow(/definitions/);
-    expect(() =>
-      compileValidatorsFromSchema({ $schema: "http://json-schema.org/draft-04/schema#", definitions: {} }, "x"),
-    ).toThrow(/dialect/);
+    expect(() => compileValidatorsFromSchema({ $schema: "http://json-schema.org/draft-04/schema#", definitions: {} }, "x")).toThrow(/dialect/);
   });
 
   it("reports an invalid schema at compile time and an unresolvable $ref on use", () => {
-    expect(() => compileValidatorsFromSchema({ definitions: { A: { type: 5 } } }, "x")).toThrow(
-      /schema is invalid: .*definitions\/A\/type must be/,
-    );
+    expect(() => compileValidatorsFromSchema({ definitions: { A: { type: 5 } } }, "x")).toThrow(/schema is invalid: .*definitions\/A\/type must be/);
     const dangling = compileValidatorsFromSchema({ definitions: { A: { $ref: "#/definitions/Nope" } } }, "x");
     expect(dangling.has("A")).toBe(true);
     expect(() => dangling.validate("A", 1)).toThrow(/#\/definitions\/Nope/);

@@ -12,7 +12,6 @@ import { mulberry32 as prng } from "../helpers/prng.js";
 const ajvByte = fullFormats.byte as (s: string) => boolean;
 const ajvUri = fullFormats.uri as (s: string) => boolean;
 
-
 describe("format byte (base64)", () => {
   it("accepts padded base64, including what Buffer encodes", () => {
     for (const s of ["", "AAAA", "AAA=", "AA==", "aGVsbG8=", "+/+/", "QUJDRA=="]) expect(isBase64(s), s).toBe(true);
@@ -171,7 +170,7 @@ describe("format uri", () => {
     "http://x/%2",
     "http://x/#a#b",
     "http://ü.example",
-    "http://x/\"quoted\"",
+    'http://x/"quoted"',
     "http://x/<tag>",
   ];
 

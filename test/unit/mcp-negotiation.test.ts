@@ -194,14 +194,7 @@ describe("requestProtocolVersion", () => {
   });
 
   it("tolerates messages that are not objects or have non-object params", () => {
-    for (const message of [
-      null,
-      42,
-      "tools/list",
-      [],
-      { method: "tools/list", params: [] },
-      { method: "x", params: { _meta: "v" } },
-    ]) {
+    for (const message of [null, 42, "tools/list", [], { method: "tools/list", params: [] }, { method: "x", params: { _meta: "v" } }]) {
       expect(requestProtocolVersion(message, undefined, SUPPORT).ok, JSON.stringify(message)).toBe(false);
       expect(requestProtocolVersion(message, "2025-06-18", SUPPORT)).toMatchObject({ ok: true, version: "2025-06-18" });
     }
@@ -239,12 +232,10 @@ describe("requestProtocolVersion", () => {
       version: "2024-11-05",
       source: "initialize",
     });
-    expect(requestProtocolVersion(init("2025-06-18", { [PROTOCOL_VERSION_META_KEY]: MODERN }), undefined, SUPPORT)).toMatchObject(
-      {
-        era: "legacy",
-        version: "2025-06-18",
-      },
-    );
+    expect(requestProtocolVersion(init("2025-06-18", { [PROTOCOL_VERSION_META_KEY]: MODERN }), undefined, SUPPORT)).toMatchObject({
+      era: "legacy",
+      version: "2025-06-18",
+    });
   });
 
   it("rejects initialize on a modern-only offer, naming the versions it does support", () => {

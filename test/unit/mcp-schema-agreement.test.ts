@@ -32,13 +32,7 @@ import { GENERATED_PROTOCOLS, GENERATED_VERSIONS } from "../../src/gen/mcp/index
 import { MCP_FORMATS } from "../../src/mcp/formats.js";
 import { validatorsFor } from "../../src/mcp/validation.js";
 import { SAMPLES } from "../helpers/mcp-samples.js";
-import {
-  SchemaInstanceGenerator,
-  structuralMutations,
-  type Json,
-  type Mutation,
-  type MutationKind,
-} from "../helpers/schema-instances.js";
+import { SchemaInstanceGenerator, structuralMutations, type Json, type Mutation, type MutationKind } from "../helpers/schema-instances.js";
 import { requireShared, sharedPath, skipTitle } from "../helpers/requires.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -177,11 +171,7 @@ function parentUnions(doc: Document): Map<string, string[]> {
 function versionsToCompare(): string[] {
   if (sharedMissing !== undefined) return [];
   return readdirSync(path.join(ROOT, "schemas/mcp"))
-    .filter(
-      (v) =>
-        existsSync(path.join(ROOT, "schemas/mcp", v, "schema.json")) &&
-        existsSync(path.join(SHARED, v, "schema.json")),
-    )
+    .filter((v) => existsSync(path.join(ROOT, "schemas/mcp", v, "schema.json")) && existsSync(path.join(SHARED, v, "schema.json")))
     .sort();
 }
 
@@ -208,8 +198,7 @@ function seededEdits(doc: Document, count: number): SchemaEdit[] {
   };
   type Node = Record<string, unknown>;
   const propsOf = (def: Node): Record<string, Node> => (def["properties"] ?? {}) as Record<string, Node>;
-  const requiredOf = (def: Node): string[] =>
-    Array.isArray(def["required"]) ? (def["required"] as string[]) : [];
+  const requiredOf = (def: Node): string[] => (Array.isArray(def["required"]) ? (def["required"] as string[]) : []);
   for (const [definition, def] of Object.entries(defs).sort(([a], [b]) => a.localeCompare(b))) {
     if (JSON.stringify(def).includes('"allOf"')) continue;
     const props = propsOf(def);
@@ -246,8 +235,7 @@ function seededEdits(doc: Document, count: number): SchemaEdit[] {
         add("type", {
           definition,
           label: `${definition}: ${name} type changed`,
-          apply: (d) =>
-            void ((propsOf(d)[name] as Node)["type"] = prop["type"] === "string" ? "number" : "string"),
+          apply: (d) => void ((propsOf(d)[name] as Node)["type"] = prop["type"] === "string" ? "number" : "string"),
         });
       }
     }
@@ -308,200 +296,176 @@ function excuse(version: string, compared: string, origin: Origin): DeliberateDi
   });
 }
 
-describe.skipIf(sharedMissing !== undefined)(
-  skipTitle("MCP schema agreement with the official schemas", sharedMissing),
-  () => {
-    const versions = versionsToCompare();
+describe.skipIf(sharedMissing !== undefined)(skipTitle("MCP schema agreement with the official schemas", sharedMissing), () => {
+  const versions = versionsToCompare();
 
-    it("compares at least one version", () => {
-      expect(versions.length).toBeGreaterThan(0);
-    });
+  it("compares at least one version", () => {
+    expect(versions.length).toBeGreaterThan(0);
+  });
 
-    for (const version of versions) {
-      describe(`MCP ${version}`, () => {
-        const official = readJson<Document>(path.join(SHARED, version, "schema.json"));
-        const ours = readJson<Document>(path.join(ROOT, "schemas/mcp", version, "schema.json"));
-        const officialDefs = definitionsOf(official).defs;
-        const ourNames = Object.keys(definitionsOf(ours).defs).sort();
-        const shared = ourNames.filter((d) => d in officialDefs);
-        const examplesDir = path.join(SHARED, version, "examples");
+  for (const version of versions) {
+    describe(`MCP ${version}`, () => {
+      const official = readJson<Document>(path.join(SHARED, version, "schema.json"));
+      const ours = readJson<Document>(path.join(ROOT, "schemas/mcp", version, "schema.json"));
+      const officialDefs = definitionsOf(official).defs;
+      const ourNames = Object.keys(definitionsOf(ours).defs).sort();
+      const shared = ourNames.filter((d) => d in officialDefs);
+      const examplesDir = path.join(SHARED, version, "examples");
 
-        it("has generated validators (run `npm run generate` after editing the schema)", () => {
-          expect(GENERATED_VERSIONS as readonly string[]).toContain(version);
-          expect(validatorsFor(version)).toBeDefined();
-        });
+      it("has generated validators (run `npm run generate` after editing the schema)", () => {
+        expect(GENERATED_VERSIONS as readonly string[]).toContain(version);
+        expect(validatorsFor(version)).toBeDefined();
+      });
 
-        it("uses only definition names the official schema defines", () => {
-          expect(ourNames.filter((d) => !(d in officialDefs))).toEqual([]);
-        });
+      it("uses only definition names the official schema defines", () => {
+        expect(ourNames.filter((d) => !(d in officialDefs))).toEqual([]);
+      });
 
-        if (version === SAMPLES_VERSION) {
-          it("accepts the hand-written samples (mcp-samples.ts) on both sides, with samples for every definition", () => {
-            const mine = validatorsFor(version);
-            if (!mine) throw new Error(`no generated validators for ${version}`);
-            const { verdict: theirs } = officialVerdicts(official);
-            expect(ourNames.filter((d) => !SAMPLES[d]?.length)).toEqual([]);
-            const rejected: string[] = [];
-            for (const [definition, samples] of Object.entries(SAMPLES)) {
-              for (const sample of samples) {
-                const ours = mine.validate(definition, sample) === null;
-                const official = theirs(definition, sample);
-                if (!ours || !official)
-                  rejected.push(
-                    `${definition} (ours=${ours} official=${official}): ${JSON.stringify(sample)}`,
-                  );
-              }
+      if (version === SAMPLES_VERSION) {
+        it("accepts the hand-written samples (mcp-samples.ts) on both sides, with samples for every definition", () => {
+          const mine = validatorsFor(version);
+          if (!mine) throw new Error(`no generated validators for ${version}`);
+          const { verdict: theirs } = officialVerdicts(official);
+          expect(ourNames.filter((d) => !SAMPLES[d]?.length)).toEqual([]);
+          const rejected: string[] = [];
+          for (const [definition, samples] of Object.entries(SAMPLES)) {
+            for (const sample of samples) {
+              const ours = mine.validate(definition, sample) === null;
+              const official = theirs(definition, sample);
+              if (!ours || !official) rejected.push(`${definition} (ours=${ours} official=${official}): ${JSON.stringify(sample)}`);
             }
-            expect(rejected).toEqual([]);
-          });
+          }
+          expect(rejected).toEqual([]);
+        });
+      }
+
+      it(`coverage summary: official definitions we do not define (${version}; listed, not a failure)`, () => {
+        const missing = Object.keys(officialDefs)
+          .filter((d) => !ourNames.includes(d))
+          .sort();
+        const { borrowed } = officialVerdicts(official);
+        console.info(
+          `[schema-agreement ${version}] ours covers ${shared.length}/${Object.keys(officialDefs).length} official definitions` +
+            (missing.length ? `; not covered: ${missing.join(", ")}` : "; full surface") +
+            (borrowed.length ? `; formats checked by ajv-formats: ${borrowed.join(", ")}` : ""),
+        );
+        expect(shared.length).toBeGreaterThan(0);
+      });
+
+      it(`gives the official verdict on >= ${MIN_MESSAGES_PER_VERSION.toLocaleString("en")} generated messages and every official example`, () => {
+        const mine = validatorsFor(version);
+        const generated = GENERATED_PROTOCOLS[version];
+        if (!mine || !generated) throw new Error(`no generated validators for ${version}`);
+        // Verdicts: the facade (validatorsFor) on unmutated data; on mutations the generated validator
+        // it wraps (same verdict: the facade returns null exactly when it passes), skipping the
+        // issue building that only failures pay for.
+        const raw = (definition: string): ((data: unknown) => boolean) => {
+          const v = generated.validators[definition];
+          if (!v) throw new Error(`no generated validator for ${definition}`);
+          return v;
+        };
+        const { verdict: theirs } = officialVerdicts(official);
+        const parents = parentUnions(official);
+        const generator = new SchemaInstanceGenerator(official, { seed: SEED });
+
+        const disagreements: string[] = [];
+        const generatorBugs: string[] = [];
+        const used = new Set<DeliberateDifference>();
+        const stats = { compared: 0, invalid: 0, excused: 0, generated: 0, mutations: 0, examples: 0 };
+        const compare = (definition: string, data: unknown, origin: Origin): void => {
+          const a = origin.source === "mutation" || origin.source === "example-mutation" ? raw(definition)(data) : mine.validate(definition, data) === null;
+          const b = theirs(definition, data);
+          stats.compared++;
+          if (!b) stats.invalid++;
+          if (a === b) return;
+          const excused = excuse(version, definition, origin);
+          if (excused) {
+            used.add(excused);
+            stats.excused++;
+            return;
+          }
+          if (disagreements.length < 25) {
+            const where = origin.mutation
+              ? ` ${origin.mutation.kind} at ${origin.mutation.definition}${origin.mutation.path || " (root)"}`
+              : origin.pointer !== undefined
+                ? ` at ${origin.pointer || "(root)"}`
+                : "";
+            disagreements.push(`${definition} [${origin.source} of ${origin.madeFor}${where}]: ours=${a} official=${b} ${JSON.stringify(data).slice(0, 240)}`);
+          }
+        };
+        const targets = (definition: string): string[] => [definition, ...(parents.get(definition) ?? []).filter((p) => ourNames.includes(p))];
+
+        for (const definition of shared) {
+          for (const instance of generator.instances(definition, instanceCount(officialDefs[definition]))) {
+            stats.generated++;
+            if (!theirs(definition, instance.value) && generatorBugs.length < 10) {
+              generatorBugs.push(`${definition}: ${JSON.stringify(instance.value).slice(0, 240)}`);
+            }
+            for (const t of targets(definition)) compare(t, instance.value, { source: "generated", madeFor: definition });
+            for (const mutation of generator.mutations(instance, MUTATIONS_PER_INSTANCE)) {
+              stats.mutations++;
+              for (const t of targets(definition)) compare(t, mutation.value, { source: "mutation", madeFor: definition, mutation });
+            }
+          }
         }
 
-        it(`coverage summary: official definitions we do not define (${version}; listed, not a failure)`, () => {
-          const missing = Object.keys(officialDefs)
-            .filter((d) => !ourNames.includes(d))
-            .sort();
-          const { borrowed } = officialVerdicts(official);
-          console.info(
-            `[schema-agreement ${version}] ours covers ${shared.length}/${Object.keys(officialDefs).length} official definitions` +
-              (missing.length ? `; not covered: ${missing.join(", ")}` : "; full surface") +
-              (borrowed.length ? `; formats checked by ajv-formats: ${borrowed.join(", ")}` : ""),
-          );
-          expect(shared.length).toBeGreaterThan(0);
-        });
-
-        it(`gives the official verdict on >= ${MIN_MESSAGES_PER_VERSION.toLocaleString("en")} generated messages and every official example`, () => {
-          const mine = validatorsFor(version);
-          const generated = GENERATED_PROTOCOLS[version];
-          if (!mine || !generated) throw new Error(`no generated validators for ${version}`);
-          // Verdicts: the facade (validatorsFor) on unmutated data; on mutations the generated validator
-          // it wraps (same verdict: the facade returns null exactly when it passes), skipping the
-          // issue building that only failures pay for.
-          const raw = (definition: string): ((data: unknown) => boolean) => {
-            const v = generated.validators[definition];
-            if (!v) throw new Error(`no generated validator for ${definition}`);
-            return v;
-          };
-          const { verdict: theirs } = officialVerdicts(official);
-          const parents = parentUnions(official);
-          const generator = new SchemaInstanceGenerator(official, { seed: SEED });
-
-          const disagreements: string[] = [];
-          const generatorBugs: string[] = [];
-          const used = new Set<DeliberateDifference>();
-          const stats = { compared: 0, invalid: 0, excused: 0, generated: 0, mutations: 0, examples: 0 };
-          const compare = (definition: string, data: unknown, origin: Origin): void => {
-            const a =
-              origin.source === "mutation" || origin.source === "example-mutation"
-                ? raw(definition)(data)
-                : mine.validate(definition, data) === null;
-            const b = theirs(definition, data);
-            stats.compared++;
-            if (!b) stats.invalid++;
-            if (a === b) return;
-            const excused = excuse(version, definition, origin);
-            if (excused) {
-              used.add(excused);
-              stats.excused++;
-              return;
-            }
-            if (disagreements.length < 25) {
-              const where = origin.mutation
-                ? ` ${origin.mutation.kind} at ${origin.mutation.definition}${origin.mutation.path || " (root)"}`
-                : origin.pointer !== undefined
-                  ? ` at ${origin.pointer || "(root)"}`
-                  : "";
-              disagreements.push(
-                `${definition} [${origin.source} of ${origin.madeFor}${where}]: ours=${a} official=${b} ${JSON.stringify(data).slice(0, 240)}`,
-              );
-            }
-          };
-          const targets = (definition: string): string[] => [
-            definition,
-            ...(parents.get(definition) ?? []).filter((p) => ourNames.includes(p)),
-          ];
-
-          for (const definition of shared) {
-            for (const instance of generator.instances(definition, instanceCount(officialDefs[definition]))) {
-              stats.generated++;
-              if (!theirs(definition, instance.value) && generatorBugs.length < 10) {
-                generatorBugs.push(`${definition}: ${JSON.stringify(instance.value).slice(0, 240)}`);
-              }
-              for (const t of targets(definition))
-                compare(t, instance.value, { source: "generated", madeFor: definition });
-              for (const mutation of generator.mutations(instance, MUTATIONS_PER_INSTANCE)) {
-                stats.mutations++;
-                for (const t of targets(definition))
-                  compare(t, mutation.value, { source: "mutation", madeFor: definition, mutation });
+        if (existsSync(examplesDir)) {
+          for (const definition of readdirSync(examplesDir).sort()) {
+            if (!ourNames.includes(definition)) continue; // listed as not covered above
+            for (const file of readdirSync(path.join(examplesDir, definition))
+              .filter((f) => f.endsWith(".json"))
+              .sort()) {
+              const example = readJson<Json>(path.join(examplesDir, definition, file));
+              stats.examples++;
+              const label = `${definition}/${file}`;
+              expect(theirs(definition, example), `official schema rejects its own example ${label}`).toBe(true);
+              compare(definition, example, { source: "example", madeFor: label });
+              for (const m of structuralMutations(example, MUTATIONS_PER_EXAMPLE)) {
+                compare(definition, m.value, {
+                  source: "example-mutation",
+                  madeFor: label,
+                  pointer: m.pointer,
+                });
               }
             }
           }
+        }
 
-          if (existsSync(examplesDir)) {
-            for (const definition of readdirSync(examplesDir).sort()) {
-              if (!ourNames.includes(definition)) continue; // listed as not covered above
-              for (const file of readdirSync(path.join(examplesDir, definition))
-                .filter((f) => f.endsWith(".json"))
-                .sort()) {
-                const example = readJson<Json>(path.join(examplesDir, definition, file));
-                stats.examples++;
-                const label = `${definition}/${file}`;
-                expect(theirs(definition, example), `official schema rejects its own example ${label}`).toBe(
-                  true,
-                );
-                compare(definition, example, { source: "example", madeFor: label });
-                for (const m of structuralMutations(example, MUTATIONS_PER_EXAMPLE)) {
-                  compare(definition, m.value, {
-                    source: "example-mutation",
-                    madeFor: label,
-                    pointer: m.pointer,
-                  });
-                }
-              }
-            }
-          }
-
-          console.info(
-            `[schema-agreement ${version}] ${stats.compared} comparisons (${stats.invalid} invalid, ${stats.compared - stats.invalid} valid) ` +
-              `over ${shared.length} definitions: ${stats.generated} generated instances, ${stats.mutations} mutations, ` +
-              `${stats.examples} official examples; ${stats.excused} excused by deliberate differences`,
-          );
-          expect(generatorBugs, "the generator must produce instances the official schema accepts").toEqual(
-            [],
-          );
-          expect(disagreements).toEqual([]);
-          const stale = DELIBERATE_DIFFERENCES.filter((d) => d.versions.includes(version) && !used.has(d));
-          expect(
-            stale.map((d) => `${d.definition}${d.path ?? ""}: ${d.reason}`),
-            "deliberate differences that no longer occur",
-          ).toEqual([]);
-          // The corpus must be large and exercise both verdicts, or agreement would mean little.
-          expect(stats.compared).toBeGreaterThanOrEqual(MIN_MESSAGES_PER_VERSION);
-          expect(stats.invalid).toBeGreaterThan(stats.compared / 5);
-          expect(stats.compared - stats.invalid).toBeGreaterThan(stats.compared / 5);
-        });
-
-        it(`the corpus notices ${EDITS_PER_VERSION} seeded edits of the official schema (so agreement is meaningful)`, () => {
-          const { verdict: original } = officialVerdicts(official);
-          const edits = seededEdits(official, EDITS_PER_VERSION);
-          expect(edits.length).toBe(EDITS_PER_VERSION);
-          const unnoticed: string[] = [];
-          for (const edit of edits) {
-            const copy = structuredClone(official);
-            edit.apply(definitionsOf(copy).defs[edit.definition] as Record<string, unknown>);
-            const { verdict: edited } = officialVerdicts(copy);
-            const generator = new SchemaInstanceGenerator(official, { seed: SEED });
-            const corpus = generator
-              .instances(edit.definition, instanceCount(officialDefs[edit.definition]))
-              .flatMap((i) => [
-                i.value,
-                ...generator.mutations(i, MUTATIONS_PER_INSTANCE).map((m) => m.value),
-              ]);
-            if (!corpus.some((data) => edited(edit.definition, data) !== original(edit.definition, data)))
-              unnoticed.push(edit.label);
-          }
-          expect(unnoticed).toEqual([]);
-        });
+        console.info(
+          `[schema-agreement ${version}] ${stats.compared} comparisons (${stats.invalid} invalid, ${stats.compared - stats.invalid} valid) ` +
+            `over ${shared.length} definitions: ${stats.generated} generated instances, ${stats.mutations} mutations, ` +
+            `${stats.examples} official examples; ${stats.excused} excused by deliberate differences`,
+        );
+        expect(generatorBugs, "the generator must produce instances the official schema accepts").toEqual([]);
+        expect(disagreements).toEqual([]);
+        const stale = DELIBERATE_DIFFERENCES.filter((d) => d.versions.includes(version) && !used.has(d));
+        expect(
+          stale.map((d) => `${d.definition}${d.path ?? ""}: ${d.reason}`),
+          "deliberate differences that no longer occur",
+        ).toEqual([]);
+        // The corpus must be large and exercise both verdicts, or agreement would mean little.
+        expect(stats.compared).toBeGreaterThanOrEqual(MIN_MESSAGES_PER_VERSION);
+        expect(stats.invalid).toBeGreaterThan(stats.compared / 5);
+        expect(stats.compared - stats.invalid).toBeGreaterThan(stats.compared / 5);
       });
-    }
-  },
-);
+
+      it(`the corpus notices ${EDITS_PER_VERSION} seeded edits of the official schema (so agreement is meaningful)`, () => {
+        const { verdict: original } = officialVerdicts(official);
+        const edits = seededEdits(official, EDITS_PER_VERSION);
+        expect(edits.length).toBe(EDITS_PER_VERSION);
+        const unnoticed: string[] = [];
+        for (const edit of edits) {
+          const copy = structuredClone(official);
+          edit.apply(definitionsOf(copy).defs[edit.definition] as Record<string, unknown>);
+          const { verdict: edited } = officialVerdicts(copy);
+          const generator = new SchemaInstanceGenerator(official, { seed: SEED });
+          const corpus = generator
+            .instances(edit.definition, instanceCount(officialDefs[edit.definition]))
+            .flatMap((i) => [i.value, ...generator.mutations(i, MUTATIONS_PER_INSTANCE).map((m) => m.value)]);
+          if (!corpus.some((data) => edited(edit.definition, data) !== original(edit.definition, data))) unnoticed.push(edit.label);
+        }
+        expect(unnoticed).toEqual([]);
+      });
+    });
+  }
+});

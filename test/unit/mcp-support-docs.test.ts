@@ -8,20 +8,24 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { GENERATED_TABLES } from "../../src/gen/mcp/catalog.js";
-import {
-  allowsBatches,
-  LEGACY_PROTOCOL_VERSIONS,
-  MODERN_PROTOCOL_VERSIONS,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from "../../src/mcp/versions.js";
+import { allowsBatches, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from "../../src/mcp/versions.js";
 import { featuresOf } from "../../src/translate/features.js";
 import { PROJECT_ROOT } from "../helpers/requires.js";
 
 const text = readFileSync(`${PROJECT_ROOT}/docs/mcp-support.md`, "utf8");
-const cells = (line: string): string[] => line.slice(1, -1).split("|").map((c) => c.trim());
+const cells = (line: string): string[] =>
+  line
+    .slice(1, -1)
+    .split("|")
+    .map((c) => c.trim());
 const lines = text.split("\n");
 const header = lines.findIndex((l) => l.startsWith("| method |"));
-const rows = lines.slice(header + 2, lines.findIndex((l, i) => i > header && !l.startsWith("|"))).map(cells);
+const rows = lines
+  .slice(
+    header + 2,
+    lines.findIndex((l, i) => i > header && !l.startsWith("|")),
+  )
+  .map(cells);
 
 /** Every method of a revision's schema, both directions, requests and notifications. */
 function methodsOf(version: string): string[] {

@@ -142,7 +142,12 @@ describe("validate: first issue pointer and reason", () => {
     {
       name: "image block missing mimeType explains the image branch, not the text branch",
       definition: "CallToolResult",
-      data: { content: [{ type: "text", text: "ok" }, { type: "image", data: "AAAA" }] },
+      data: {
+        content: [
+          { type: "text", text: "ok" },
+          { type: "image", data: "AAAA" },
+        ],
+      },
       pointer: "/content/1",
       reason: /required property 'mimeType'/,
       issueDefinition: "ImageContent",

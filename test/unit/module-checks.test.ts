@@ -33,7 +33,9 @@ const tool = (inputSchema: string) => `export const tools = [{ name: "t", descri
 describe("tool inputSchema at load", () => {
   it("refuses a schema ajv cannot compile, naming the module, the tool and the problem", async () => {
     const requiredNotArray = await mod(tool(`{ type: "object", required: "a" }`));
-    await expect(loadModule(requiredNotArray)).rejects.toThrow(new RegExp(`${requiredNotArray.replace(/[.\\/]/g, "\\$&")} \\[0\\] \\(t\\): "inputSchema" is not a valid JSON Schema: .*required must be array`));
+    await expect(loadModule(requiredNotArray)).rejects.toThrow(
+      new RegExp(`${requiredNotArray.replace(/[.\\/]/g, "\\$&")} \\[0\\] \\(t\\): "inputSchema" is not a valid JSON Schema: .*required must be array`),
+    );
     const badType = await mod(tool(`{ type: "object", properties: { a: { type: "strng" } } }`));
     await expect(loadModule(badType)).rejects.toThrow(/\(t\): "inputSchema" is not a valid JSON Schema: .*properties\/a\/type/);
   });
@@ -69,7 +71,10 @@ describe("prompts: async render and render failures", () => {
   });
   it("answers a render that throws with a JSON-RPC error naming the prompt and the message", async () => {
     const b = await bridgeOf(source);
-    for (const [name, message] of [["boom", "render exploded"], ["asyncboom", "async exploded"]]) {
+    for (const [name, message] of [
+      ["boom", "render exploded"],
+      ["asyncboom", "async exploded"],
+    ]) {
       const answer = await b.call("prompts/get", { name });
       expect(answer.error?.code).toBe(-32603);
       expect(answer.error?.message).toContain(`prompt ${name}: ${message}`);
@@ -79,7 +84,9 @@ describe("prompts: async render and render failures", () => {
 
 describe("template resources: async read", () => {
   it("awaits an async read", async () => {
-    const b = await bridgeOf(`export const resources = [{ uriTemplate: "t://x/{id}", mimeType: "text/plain", async read({ id }) { await new Promise((r) => setTimeout(r, 5)); return "id " + id; } }];`);
+    const b = await bridgeOf(
+      `export const resources = [{ uriTemplate: "t://x/{id}", mimeType: "text/plain", async read({ id }) { await new Promise((r) => setTimeout(r, 5)); return "id " + id; } }];`,
+    );
     expect((await b.call("resources/read", { uri: "t://x/7" })).result?.contents).toEqual([{ uri: "t://x/7", mimeType: "text/plain", text: "id 7" }]);
   });
 });
@@ -94,7 +101,9 @@ describe("messages about tool calls", () => {
   });
 
   it("an invalid result names the tool", async () => {
-    const b = await bridgeOf(`export const tools = [{ name: "badimage", description: "", inputSchema: { type: "object" }, handler: async () => ({ content: [{ type: "image", data: "AA==" }] }) }];`);
+    const b = await bridgeOf(
+      `export const tools = [{ name: "badimage", description: "", inputSchema: { type: "object" }, handler: async () => ({ content: [{ type: "image", data: "AA==" }] }) }];`,
+    );
     const answer = await b.call("tools/call", { name: "badimage", arguments: {} });
     expect(answer.error?.code).toBe(-32603);
     expect(answer.error?.message).toMatch(/the result of tool badimage would not be valid MCP: \/content\/0/);
@@ -102,7 +111,8 @@ describe("messages about tool calls", () => {
 
   it("a call timeout names the tool, the address once and --call-timeout", async () => {
     const sender = new FakeSender((request) => {
-      if (request.request.case === "listTools") return answer(request, { case: "listTools", value: { tools: [{ name: "hangs", description: "", inputSchema: { type: "object" } }] } });
+      if (request.request.case === "listTools")
+        return answer(request, { case: "listTools", value: { tools: [{ name: "hangs", description: "", inputSchema: { type: "object" } }] } });
       throw new SenderError("timeout", `orchestrator ${sender.address}: no response within 5 ms`);
     });
     const { init, send, byId } = harness(sender);
@@ -121,12 +131,16 @@ describe("start-up messages", () => {
     const a = await mod(oneTool("x"));
     const b = await mod(`export const tools = [${"{ name: 'y', description: '', inputSchema: {}, handler: async () => ({}) }"}, ...(await import(${JSON.stringify(a)})).tools];`);
     await expect(loadOrchestratorContent([a, b], false)).rejects.toThrow(`tool module ${b} [1]: tool "x" is defined twice: already by tool module ${a} [0]`);
-    await expect(loadOrchestratorContent([await mod(oneTool("echo"))], true)).rejects.toThrow(/tool "echo" is defined twice: already by a built-in \(leave the built-ins out with --no-builtins\)/);
+    await expect(loadOrchestratorContent([await mod(oneTool("echo"))], true)).rejects.toThrow(
+      /tool "echo" is defined twice: already by a built-in \(leave the built-ins out with --no-builtins\)/,
+    );
     expect((await loadOrchestratorContent([await mod(oneTool("echo"))], false)).tools.list().map((t) => t.name)).toEqual(["echo"]);
   });
   it("a resource URI used twice is named, not a version conflict", async () => {
     const r = await mod(`export const resources = [{ uri: "test://a", text: "1" }, { uri: "test://a", text: "2" }];`);
-    await expect(loadOrchestratorContent([r], false)).rejects.toThrow(`tool module ${r} resources[1]: resource "test://a" is defined twice: already by tool module ${r} resources[0]`);
+    await expect(loadOrchestratorContent([r], false)).rejects.toThrow(
+      `tool module ${r} resources[1]: resource "test://a" is defined twice: already by tool module ${r} resources[0]`,
+    );
   });
   it("refuses a blob that is not base64", async () => {
     const bad = await mod(`export const resources = [{ uri: "test://b", mimeType: "image/png", blob: "not base64!" }];`);
@@ -135,12 +149,18 @@ describe("start-up messages", () => {
     expect((await loadModule(ok)).resources).toHaveLength(1);
   });
   it("a missing module file names the resolved path and the current directory, not this project's files", async () => {
-    const error = await loadModule("no-such-dir/tools.mjs").then(() => undefined, (e: Error) => e);
+    const error = await loadModule("no-such-dir/tools.mjs").then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).toContain(join(process.cwd(), "no-such-dir/tools.mjs"));
     expect(error?.message).toContain(`current directory, ${process.cwd()}`);
     expect(error?.message).not.toMatch(/load-tools/);
     const missingImport = await mod(`import "./not-there.mjs"; export const tools = [];`);
-    const inner = await loadModule(missingImport).then(() => undefined, (e: Error) => e);
+    const inner = await loadModule(missingImport).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(inner?.message).toContain("not-there.mjs");
     expect(inner?.message).not.toMatch(/load-tools/);
   });
@@ -148,7 +168,9 @@ describe("start-up messages", () => {
 
 describe("ctx.log and ctx.progress arguments", () => {
   const run = async (body: (ctx: ToolContext) => void) => {
-    const registry = new ToolRegistry([{ name: "t", description: "", inputSchema: { type: "object" }, handler: async (_a, ctx) => (body(ctx), {}), stream: async (_a, ctx) => void body(ctx) }]);
+    const registry = new ToolRegistry([
+      { name: "t", description: "", inputSchema: { type: "object" }, handler: async (_a, ctx) => (body(ctx), {}), stream: async (_a, ctx) => void body(ctx) },
+    ]);
     const chunks: ToolChunk[] = [];
     const outcome = await registry.callStream("t", {}, { signal: new AbortController().signal }, (c) => void chunks.push(c));
     const unary = await registry.call("t", {}, { signal: new AbortController().signal });
@@ -157,7 +179,10 @@ describe("ctx.log and ctx.progress arguments", () => {
   it("refuses an unknown level with a TypeError naming the allowed ones", async () => {
     const { outcome, unary } = await run((ctx) => ctx.log("bogus" as never, "x"));
     expect(unary).toMatchObject({ success: false, errorMessage: expect.stringContaining("ctx.log: level") }); // the same in a unary call
-    expect(outcome).toMatchObject({ success: false, errorMessage: expect.stringMatching(/ctx\.log: level "bogus" is not one of debug, info, notice, warning, error, critical, alert, emergency/) });
+    expect(outcome).toMatchObject({
+      success: false,
+      errorMessage: expect.stringMatching(/ctx\.log: level "bogus" is not one of debug, info, notice, warning, error, critical, alert, emergency/),
+    });
   });
   it("refuses progress that is not a finite number", async () => {
     for (const bad of ["half", NaN, Infinity]) {
@@ -201,7 +226,9 @@ describe("resources: list and read agree on the type", () => {
   it("refuses a mimeType that the path's extension contradicts; accepts one it confirms or no extension", async () => {
     const bad = await mod(`export const resources = [{ path: "notes.txt", mimeType: "image/png", blob: "AAEC" }];`);
     await expect(loadModule(bad)).rejects.toThrow(/resources\[0\]: "mimeType" image\/png contradicts the path's extension, which resources\/list reports as text\/plain/);
-    const ok = await mod(`export const resources = [{ path: "notes.txt", mimeType: "text/plain; charset=utf-8", text: "n" }, { uri: "test://bin", mimeType: "image/png", blob: "AAEC" }];`);
+    const ok = await mod(
+      `export const resources = [{ path: "notes.txt", mimeType: "text/plain; charset=utf-8", text: "n" }, { uri: "test://bin", mimeType: "image/png", blob: "AAEC" }];`,
+    );
     const b = await moduleBridge([ok]);
     await b.init("2025-06-18");
     await b.send({ jsonrpc: "2.0", id: 1, method: "resources/list" });

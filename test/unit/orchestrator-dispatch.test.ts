@@ -16,7 +16,10 @@ function services(): OrchestratorServices {
   return {
     tools: new ToolRegistry(builtinTools()),
     prompts: new PromptRegistry(builtinPrompts()),
-    storage: new MemoryStorage([{ path: "docs/a.md", content: "A" }, { path: "docs/sub/b.txt", content: "B" }]),
+    storage: new MemoryStorage([
+      { path: "docs/a.md", content: "A" },
+      { path: "docs/sub/b.txt", content: "B" },
+    ]),
     events: new EventBus(),
     stats: { toolCalls: 0 },
   };
@@ -76,7 +79,9 @@ describe("dispatchStream", () => {
   it("streams count as chunks then stream_end, and refuses a tool without a streaming form", async () => {
     const s = services();
     const frames: PluginResponse[] = [];
-    const last = await dispatchStream(s, req({ case: "streamStart", value: { streamId: "s1", toolName: "count", arguments: { to: 3 } } as never }), signal(), (f) => frames.push(f));
+    const last = await dispatchStream(s, req({ case: "streamStart", value: { streamId: "s1", toolName: "count", arguments: { to: 3 } } as never }), signal(), (f) =>
+      frames.push(f),
+    );
     expect(frames.map((f) => (f.response.case === "streamChunk" ? new TextDecoder().decode(f.response.value.data) : "?"))).toEqual(["1\n", "2\n", "3\n"]);
     expect(last?.response.case === "streamEnd" && last.response.value).toMatchObject({ streamId: "s1", success: true, totalChunks: 3n });
     const refused = await dispatchStream(s, req({ case: "streamStart", value: { streamId: "s2", toolName: "echo", arguments: { text: "x" } } as never }), signal(), () => {

@@ -60,8 +60,8 @@ describe("module loading", () => {
     expect((await content.storage.read("test://static-binary"))?.content.subarray(1, 4)).toEqual(new TextEncoder().encode("PNG"));
     expect(JSON.parse(text((await content.storage.read("test://template/123/data"))?.content)!)).toEqual({ id: "123", templateTest: true, data: "Data for ID: 123" });
     expect(text((await content.storage.read("test://template/a%20b/data"))?.content)).toContain('"id":"a b"');
-    expect((await content.storage.read("test://template/1/2/data"))).toBeUndefined(); // {id} is one segment
-    expect((await content.storage.read("test://template/123/data", "other"))).toBeUndefined(); // templates: default namespace only
+    expect(await content.storage.read("test://template/1/2/data")).toBeUndefined(); // {id} is one segment
+    expect(await content.storage.read("test://template/123/data", "other")).toBeUndefined(); // templates: default namespace only
     const withBuiltins = await loadOrchestratorContent([FIXTURES], true);
     expect(withBuiltins.tools.list().some((t) => t.name === "echo")).toBe(true);
   });
@@ -69,9 +69,14 @@ describe("module loading", () => {
   it("serves {+rest} templates across segments and reads a throwing template as absent", async () => {
     const storage = new MemoryStorage();
     storage.addTemplate({ uriTemplate: "files://{+rest}", read: (v) => `rest=${v.rest}` });
-    storage.addTemplate({ uriTemplate: "bad://{x}", read: () => { throw new Error("no"); } });
+    storage.addTemplate({
+      uriTemplate: "bad://{x}",
+      read: () => {
+        throw new Error("no");
+      },
+    });
     expect(text((await storage.read("files://a/b/c"))?.content)).toBe("rest=a/b/c");
-    expect((await storage.read("bad://1"))).toBeUndefined();
+    expect(await storage.read("bad://1")).toBeUndefined();
   });
 
   it("lists templates as entries named by their uriTemplate (default namespace), and does not render the template itself", async () => {
@@ -80,7 +85,7 @@ describe("module loading", () => {
     expect(storage.list().map((e) => e.path)).toEqual(["docs/a.md", "x://{id}"]);
     expect(storage.list("docs/").map((e) => e.path)).toEqual(["docs/a.md"]);
     expect(storage.list("", "", "other")).toEqual([]);
-    expect((await storage.read("x://{id}"))).toBeUndefined();
+    expect(await storage.read("x://{id}")).toBeUndefined();
     expect(text((await storage.read("x://7"))?.content)).toBe("7");
   });
 });

@@ -5,12 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { pino } from "pino";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { EventBus } from "../../src/orchestrator/dispatch.js";
 import { TOOLS_TOPIC } from "../../src/translate/tools.js";
@@ -120,7 +115,9 @@ describe("RpcServer", () => {
 
   it("streams chunks then stream_end on a streaming transport, and refuses streaming kinds on the other", async () => {
     const streams = new FakeLink();
-    server().open(streams).serve(req({ case: "streamStart", value: { toolName: "count", arguments: { to: 2 }, streamId: "s1" } as never }));
+    server()
+      .open(streams)
+      .serve(req({ case: "streamStart", value: { toolName: "count", arguments: { to: 2 }, streamId: "s1" } as never }));
     await streams.finished();
     expect(streams.frames.map((f) => [f.response.response.case, f.last])).toEqual([
       ["streamChunk", false],
@@ -180,7 +177,9 @@ describe("RpcServer", () => {
       }
     }
     const link = new FakeLink();
-    server({ storage: new BrokenStorage([]) }).open(link).serve(req({ case: "storageRead", value: { path: "a" } as never }));
+    server({ storage: new BrokenStorage([]) })
+      .open(link)
+      .serve(req({ case: "storageRead", value: { path: "a" } as never }));
     await link.finished();
     expect(link.faults).toEqual(["internal"]);
     expect(link.frames).toEqual([]);

@@ -273,9 +273,7 @@ describe("QUIC engine", () => {
     // A foreign client certificate: TLS 1.3 lets the client finish first; the server then closes.
     const failures: number[] = [];
     es.server.onHandshakeFailure = (info) => failures.push(info.code);
-    const conn = await client(es.port, { caPem: pki.client.caPem, certPem: other.client.certPem, keyPem: other.client.keyPem }).catch(
-      (e: unknown) => e as QuicConnectError,
-    );
+    const conn = await client(es.port, { caPem: pki.client.caPem, certPem: other.client.certPem, keyPem: other.client.keyPem }).catch((e: unknown) => e as QuicConnectError);
     if (conn instanceof QuicConnectError) expect(conn.reason).toBe("tls-peer");
     else {
       const r = await rpc(conn, new Uint8Array([1]));

@@ -20,9 +20,7 @@ describe("TLS alert naming (RFC 8446 §6, RFC 9001 §4.8)", () => {
   });
 
   it("explains our verdict on the orchestrator's certificate", () => {
-    expect(describeTlsClose({ kind: "local", code: 0x100 + 48 })).toBe(
-      "the orchestrator's certificate is not signed by our CA (unknown_ca, TLS alert 48): check --certs-dir",
-    );
+    expect(describeTlsClose({ kind: "local", code: 0x100 + 48 })).toBe("the orchestrator's certificate is not signed by our CA (unknown_ca, TLS alert 48): check --certs-dir");
     expect(describeTlsClose({ kind: "local", code: 0x100 + 42 }, "other.example")).toMatch(
       /^the orchestrator's certificate was rejected \(bad_certificate, TLS alert 42\): does it carry the server name "other\.example"\? check --server-name/,
     );
@@ -31,9 +29,7 @@ describe("TLS alert naming (RFC 8446 §6, RFC 9001 §4.8)", () => {
   });
 
   it("explains the orchestrator's verdict on us", () => {
-    expect(describeTlsClose({ kind: "peer", code: 0x100 + 116 })).toBe(
-      "the orchestrator requires a client certificate (certificate_required, TLS alert 116): check --certs-dir",
-    );
+    expect(describeTlsClose({ kind: "peer", code: 0x100 + 116 })).toBe("the orchestrator requires a client certificate (certificate_required, TLS alert 116): check --certs-dir");
     expect(describeTlsFailure(48, "peer")).toMatch(/does not trust our client certificate/);
     expect(describeTlsFailure(42, "peer")).toMatch(/rejected our client certificate \(bad_certificate, TLS alert 42\)/);
   });

@@ -5,21 +5,9 @@
 import { Writable } from "node:stream";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-  type PluginResponse,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, PluginResponseSchema, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
-import {
-  cancelRequest,
-  cancelTarget,
-  FrameWriter,
-  RequestErrorCode,
-  requestErrorOf,
-  requestErrorResponse,
-  ResponseRouter,
-} from "../../src/tls/mux.js";
+import { cancelRequest, cancelTarget, FrameWriter, RequestErrorCode, requestErrorOf, requestErrorResponse, ResponseRouter } from "../../src/tls/mux.js";
 
 function toolResponse(requestId: string, text: string): PluginResponse {
   return create(PluginResponseSchema, {
@@ -97,10 +85,7 @@ describe("cancellation and per-request error messages", () => {
   });
 
   it("a per-request error is a failed stream_end carrying code and message", () => {
-    const r = fromBinary(
-      PluginResponseSchema,
-      toBinary(PluginResponseSchema, requestErrorResponse("r3", RequestErrorCode.UNSUPPORTED, "no storage here")),
-    );
+    const r = fromBinary(PluginResponseSchema, toBinary(PluginResponseSchema, requestErrorResponse("r3", RequestErrorCode.UNSUPPORTED, "no storage here")));
     expect(r.requestId).toBe("r3");
     expect(r.response.case).toBe("streamEnd");
     expect(requestErrorOf(r)).toEqual({ code: "unsupported_request", message: "no storage here" });
@@ -194,7 +179,7 @@ describe("ResponseRouter: matching responses to requests by request_id", () => {
     const stream = sink.bytes;
     const decoder = new FrameDecoder();
     const matched: Array<{ n: number; text: unknown; id: string }> = [];
-    for (let pos = 0; pos < stream.length; ) {
+    for (let pos = 0; pos < stream.length;) {
       const size = 1 + ((pos * 7919) % 37); // irregular chunk sizes, some splitting headers
       for (const payload of decoder.push(stream.subarray(pos, pos + size))) {
         const r = router.route(payload);

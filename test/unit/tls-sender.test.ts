@@ -8,12 +8,7 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  HealthResult_Status,
-  PluginRequestSchema,
-  type PluginRequest,
-  type PluginResponse,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { HealthResult_Status, PluginRequestSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { createEphemeralPki, type TlsMaterial } from "../../src/pki/store.js";
 import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { SenderError } from "../../src/transport/sender.js";
@@ -40,8 +35,7 @@ let seq = 0;
 const rid = (p = "r"): string => `${p}-${process.pid}-${++seq}`;
 const call = (toolName: string, args: JsonObject, requestId = rid("call")): PluginRequest =>
   create(PluginRequestSchema, { requestId, request: { case: "toolCall", value: { toolName, arguments: args } } });
-const health = (requestId = rid("health")): PluginRequest =>
-  create(PluginRequestSchema, { requestId, request: { case: "health", value: {} } });
+const health = (requestId = rid("health")): PluginRequest => create(PluginRequestSchema, { requestId, request: { case: "health", value: {} } });
 
 function toolValue(r: PluginResponse) {
   if (r.response.case !== "toolCall") throw new Error(`expected tool_call, got ${String(r.response.case)}`);
@@ -116,20 +110,14 @@ describe("TlsSender against the TLS reference orchestrator", () => {
     expect(h.requestId).toBe(id);
     expect(h.response.case === "health" && h.response.value.status).toBe(HealthResult_Status.HEALTHY);
     const list = await sender.send(create(PluginRequestSchema, { requestId: rid(), request: { case: "listTools", value: {} } }));
-    expect(list.response.case === "listTools" && list.response.value.tools.map((t) => t.name)).toEqual(
-      expect.arrayContaining(["echo", "slow", "hold"]),
-    );
+    expect(list.response.case === "listTools" && list.response.value.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "slow", "hold"]));
     expect(toolValue(await sender.send(call("echo", { text: "över TLS 🙂" }))).result).toEqual({ text: "över TLS 🙂" });
   });
 
   it("matches 100 concurrent calls on one connection, answered out of order", async () => {
     const before = server.stats.connections;
     const calls = Array.from({ length: 100 }, (_, i) => ({ id: rid("c"), ms: (i * 37) % 23, text: `t${i}` }));
-    const responses = await Promise.all(
-      calls.map((c) =>
-        c.ms % 2 === 0 ? sender.send(call("echo", { text: c.text }, c.id)) : sender.send(call("slow", { ms: c.ms }, c.id)),
-      ),
-    );
+    const responses = await Promise.all(calls.map((c) => (c.ms % 2 === 0 ? sender.send(call("echo", { text: c.text }, c.id)) : sender.send(call("slow", { ms: c.ms }, c.id)))));
     responses.forEach((r, i) => {
       const c = calls[i]!;
       expect(r.requestId).toBe(c.id);
@@ -267,20 +255,13 @@ describe("connection loss and recovery", () => {
 });
 
 /** A TLS server under test control: mutual TLS with `material`, custom ALPN, scripted behaviour. */
-async function scriptedServer(
-  material: TlsMaterial,
-  alpn: string[],
-  onSocket: (s: tls.TLSSocket) => void,
-): Promise<{ port: number; close: () => Promise<void> }> {
+async function scriptedServer(material: TlsMaterial, alpn: string[], onSocket: (s: tls.TLSSocket) => void): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<tls.TLSSocket>();
-  const srv = tls.createServer(
-    { key: material.keyPem, cert: material.certPem, ca: material.caPem, requestCert: true, rejectUnauthorized: true, ALPNProtocols: alpn },
-    (s) => {
-      sockets.add(s);
-      s.on("error", () => {});
-      onSocket(s);
-    },
-  );
+  const srv = tls.createServer({ key: material.keyPem, cert: material.certPem, ca: material.caPem, requestCert: true, rejectUnauthorized: true, ALPNProtocols: alpn }, (s) => {
+    sockets.add(s);
+    s.on("error", () => {});
+    onSocket(s);
+  });
   srv.on("tlsClientError", () => {});
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
   return {

@@ -109,7 +109,10 @@ const logging: StreamReply = async (request, emit) => {
   emit({ case: "streamChunk", value: { streamId, contentType: LOG_CONTENT_TYPE, data: enc('{"level":"debug","data":"fine detail"}') } });
   emit({ case: "streamChunk", value: { streamId, contentType: LOG_CONTENT_TYPE, data: enc('{"level":"warning","logger":"disk","data":"almost full"}') } });
   emit({ case: "streamChunk", value: { streamId, contentType: PROGRESS_CONTENT_TYPE, data: enc('{"progress":1,"total":1}') } });
-  emit({ case: "streamChunk", value: { streamId, contentType: RESULT_CONTENT_TYPE, data: enc(JSON.stringify({ content: [{ type: "image", data: PNG, mimeType: "image/png" }] })) } });
+  emit({
+    case: "streamChunk",
+    value: { streamId, contentType: RESULT_CONTENT_TYPE, data: enc(JSON.stringify({ content: [{ type: "image", data: PNG, mimeType: "image/png" }] })) },
+  });
   emit({ case: "streamEnd", value: { streamId, success: true } });
 };
 

@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  PluginRequestSchema,
-  StreamStartSchema,
-  ToolDefinitionSchema,
-  ToolRequestSchema,
-  ToolResponseSchema,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, StreamStartSchema, ToolDefinitionSchema, ToolRequestSchema, ToolResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { objectToStruct, structToObject, StructConversionError } from "../../src/translate/struct.js";
 import { TRACE_PARENT_META_KEY } from "../../src/mcp/versions.js";
-import {
-  callToolParamsToPluginRequest,
-  NOT_IN_STREAM_START,
-  toolDefinitionToMcpTool,
-  toolResponseToCallToolResult,
-} from "../../src/translate/tools.js";
+import { callToolParamsToPluginRequest, NOT_IN_STREAM_START, toolDefinitionToMcpTool, toolResponseToCallToolResult } from "../../src/translate/tools.js";
 
 describe("Struct ⇄ object", () => {
   it("converts a Struct to an object, and an absent Struct to {}", () => {
@@ -107,10 +96,7 @@ describe("ToolResponse → CallToolResult", () => {
 
 describe("tools/call params → PluginRequest", () => {
   it("sets caller_plugin, session_id, a UUIDv7 request_id and the traceparent", () => {
-    const req = callToolParamsToPluginRequest(
-      { name: "echo", arguments: { text: "x" }, _meta: { traceparent: "00-abc-def-01" } },
-      { sessionId: "s-1" },
-    );
+    const req = callToolParamsToPluginRequest({ name: "echo", arguments: { text: "x" }, _meta: { traceparent: "00-abc-def-01" } }, { sessionId: "s-1" });
     expect(req.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     expect(req.request.case).toBe("toolCall");
     if (req.request.case !== "toolCall") return;

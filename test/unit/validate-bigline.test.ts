@@ -10,7 +10,6 @@ import { validateFiles } from "../../src/validate/index.js";
 import { dispatchRecorder } from "../helpers/dispatch-recorder.js";
 import { mulberry32 as prng } from "../helpers/prng.js";
 
-
 const recorder = dispatchRecorder;
 
 /** Events of `line` through the fast path, and through the reader on the full text. */
@@ -36,7 +35,7 @@ describe("long-line fast path", () => {
       result: {
         content: [
           { type: "image", data: b64(60_000, rand), mimeType: "image/png" },
-          { type: "text", text: "done ✓ \"quoted\" \\ back" },
+          { type: "text", text: 'done ✓ "quoted" \\ back' },
           { type: "resource", resource: { uri: "file:///x", blob: b64(5_000, rand) } },
         ],
       },
@@ -61,7 +60,12 @@ describe("long-line fast path", () => {
       const msg: Record<string, unknown> = {
         jsonrpc: "2.0",
         id: i,
-        result: { content: [{ type: pick(["image", "audio"]), data: big, mimeType: "x/y" }, { type: "resource", resource: { uri: "u:x", blob: small } }] },
+        result: {
+          content: [
+            { type: pick(["image", "audio"]), data: big, mimeType: "x/y" },
+            { type: "resource", resource: { uri: "u:x", blob: small } },
+          ],
+        },
       };
       let line = JSON.stringify(pick([{ ts: "t", dir: pick(["s2c", "c2s", "up"]), msg }, { ts: "t", dir: "s2c", raw: big }, msg, [msg, msg]]));
       // Mutations: breaks of the JSON, of the base64, escapes, duplicate keys, keys that are payloads, NULs.
@@ -173,7 +177,11 @@ describe("long-line fast path: payload strings made of parts", () => {
   it("a line with a multi-part payload gives the reader's events for its full text", async () => {
     const data = b64(3 * BASE64_PART_CHARS, prng(22)); // 4 parts of base64 characters
     expect(data.length).toBeGreaterThan(3 * BASE64_PART_CHARS);
-    const line = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data, mimeType: "image/png" }] } } });
+    const line = JSON.stringify({
+      ts: "2025-06-18T10:00:00.000Z",
+      dir: "s2c",
+      msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data, mimeType: "image/png" }] } },
+    });
     const split = splitBigLine(Buffer.from(line), 0, Buffer.byteLength(line));
     expect(split?.strings).toEqual([data]);
     const r = both("capture", line);
@@ -186,8 +194,16 @@ describe("long-line fast path: schema verdicts", () => {
   /** A capture whose one long result carries `data` as its image payload. */
   const capture = (data: string): string =>
     [
-      { ts: "2025-06-18T10:00:00.000Z", dir: "c2s", msg: { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } } },
-      { ts: "2025-06-18T10:00:00.001Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } } },
+      {
+        ts: "2025-06-18T10:00:00.000Z",
+        dir: "c2s",
+        msg: { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } },
+      },
+      {
+        ts: "2025-06-18T10:00:00.001Z",
+        dir: "s2c",
+        msg: { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } },
+      },
       { ts: "2025-06-18T10:00:00.002Z", dir: "c2s", msg: { jsonrpc: "2.0", method: "notifications/initialized" } },
       { ts: "2025-06-18T10:00:00.003Z", dir: "c2s", msg: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shot", arguments: {} } } },
       { ts: "2025-06-18T10:00:00.004Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "image", data, mimeType: "image/png" }] } } },

@@ -33,7 +33,11 @@ const brief = (fs: Finding[]) => fs.map((f) => `${f.line} ${f.severity} ${f.rule
 function split(chunks: Buffer[], max?: number): { lines: Array<[number, string]>; tooLong: Array<[number, number]> } {
   const lines: Array<[number, string]> = [];
   const tooLong: Array<[number, number]> = [];
-  const s = textLineSplitter((t, n) => lines.push([n, t]), max, (n, b) => tooLong.push([n, b]));
+  const s = textLineSplitter(
+    (t, n) => lines.push([n, t]),
+    max,
+    (n, b) => tooLong.push([n, b]),
+  );
   for (const c of chunks) s.push(c);
   s.end();
   return { lines, tooLong };
@@ -83,7 +87,12 @@ describe("LineSplitter", () => {
     for (const size of [1, 2, 3, 100]) {
       const bad: number[] = [];
       const lines: number[] = [];
-      const s = textLineSplitter((_t, n) => lines.push(n), undefined, undefined, (n) => bad.push(n));
+      const s = textLineSplitter(
+        (_t, n) => lines.push(n),
+        undefined,
+        undefined,
+        (n) => bad.push(n),
+      );
       for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
       s.end();
       expect(bad).toEqual([2]);
@@ -115,7 +124,11 @@ describe("format detection", () => {
 
   it("detects a capture whose first line is longer than the sniffed head", () => {
     // Regression: a first record over 64 KiB (a big first message) was taken for JSONL.
-    const record = JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "s2c", msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(70_000) }] } } });
+    const record = JSON.stringify({
+      ts: "2025-06-18T10:00:00.000Z",
+      dir: "s2c",
+      msg: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "x".repeat(70_000) }] } },
+    });
     expect(detectFormat(record.slice(0, SNIFF_BYTES), "input")).toBe("capture");
     expect(detectFormat(record.slice(0, SNIFF_BYTES).replace('"dir":"s2c"', '"dir":"up"'), "input")).toBe("jsonl");
     // Written by other JSON writers: spaces between tokens (Python's json.dumps), dir before ts.
@@ -198,9 +211,13 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("one fixture per input fo
   });
 
   it("claude-log: findings name the server session; a restart starts a fresh session", async () => {
-    const at = (t: string, server: string, who: string, msg: object) =>
-      `${t} [${server}] [info] Message from ${who}: ${JSON.stringify(msg)} { metadata: undefined }`;
-    const initMsg = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } });
+    const at = (t: string, server: string, who: string, msg: object) => `${t} [${server}] [info] Message from ${who}: ${JSON.stringify(msg)} { metadata: undefined }`;
+    const initMsg = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } },
+    });
     const initRes = (id: number) => ({ jsonrpc: "2.0", id, result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "s", version: "1" } } });
     const t = "2025-06-18T10:00:00.000Z";
     const log = [
@@ -511,7 +528,12 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("HAR order, sessions and 
 
   describe("HAR input limits (finding 4)", () => {
     it("a HAR starting with a UTF-8 BOM is read (detected by content and forced)", async () => {
-      const har = "\ufeff" + harOf([{ at: t("00.000"), time: 10, req: init(), res: initRes }, { at: t("01.000"), time: 10, req: initialized }]);
+      const har =
+        "\ufeff" +
+        harOf([
+          { at: t("00.000"), time: 10, req: init(), res: initRes },
+          { at: t("01.000"), time: 10, req: initialized },
+        ]);
       for (const opts of [{}, { inputFormat: "har" as const }]) {
         for (const jobs of [1, 2]) {
           const r = await check(har, jobs, opts);
@@ -581,10 +603,20 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("HAR order, sessions and 
     const rec = (dir: string, msg: unknown) => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir, msg });
     const dropped = (bytes: number) => JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "c2s", dropped: { bytes, limit: 16777216, reason: "line-too-long" } });
     const head = [rec("c2s", init()), rec("s2c", initRes), rec("c2s", initialized)];
-    const tooLong = (id: unknown) => ({ jsonrpc: "2.0", id, error: { code: -32600, message: "Message of 17000000 bytes exceeds the 16777216-byte limit", data: { bytes: 17000000, maxBytes: 16777216 } } });
+    const tooLong = (id: unknown) => ({
+      jsonrpc: "2.0",
+      id,
+      error: { code: -32600, message: "Message of 17000000 bytes exceeds the 16777216-byte limit", data: { bytes: 17000000, maxBytes: 16777216 } },
+    });
 
     it("is a warning naming the size; the bridge's -32600 reply to it (recovered id) is not blamed", async () => {
-      const text = [...head, dropped(17000000), rec("s2c", tooLong("huge")), rec("c2s", { jsonrpc: "2.0", id: 2, method: "ping" }), rec("s2c", { jsonrpc: "2.0", id: 2, result: {} })].join("\n");
+      const text = [
+        ...head,
+        dropped(17000000),
+        rec("s2c", tooLong("huge")),
+        rec("c2s", { jsonrpc: "2.0", id: 2, method: "ping" }),
+        rec("s2c", { jsonrpc: "2.0", id: 2, result: {} }),
+      ].join("\n");
       for (const jobs of [1, 2]) {
         const r = await check(text, jobs, { chunkBytes: 256 });
         expect(r.brief).toEqual(["4 warning input/dropped-message"]);

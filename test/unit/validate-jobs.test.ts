@@ -59,7 +59,8 @@ function mixedCapture(): string {
       else if (i % 19 === 0) s({ jsonrpc: "2.0", id, result: { content: [{ type: "image", data: "aGVsbG8=".repeat(40), mimeType: "image/png" }] } });
       else s({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `result ${i} `.repeat(1 + (i % 5)) }], isError: false } });
     };
-    if (i % 5 === 0) late.push(answer); // answered a few dozen lines later (often another chunk)
+    if (i % 5 === 0)
+      late.push(answer); // answered a few dozen lines later (often another chunk)
     else if (i % 29 !== 0) answer();
     if (i % 29 === 0) c({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "stop" } });
     if (late.length > 6) late.shift()!();
@@ -69,7 +70,10 @@ function mixedCapture(): string {
       s({ jsonrpc: "2.0", id: 9000 + i, result: {} });
       out.push(JSON.stringify({ ts: "x", dir: "c2s", raw: '{"jsonrpc":"2.0", oops' }));
       out.push("this is not a capture record");
-      c([{ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "nope", progress: 1 } }, { jsonrpc: "2.0", id: 8000 + i, method: "ping" }]);
+      c([
+        { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "nope", progress: 1 } },
+        { jsonrpc: "2.0", id: 8000 + i, method: "ping" },
+      ]);
       s({ jsonrpc: "2.0", id: 8000 + i, result: {} });
       c({ jsonrpc: "1.0", id: 7000 + i, method: "ping" });
       s({ jsonrpc: "2.0", id: 7000 + i, result: {} });
@@ -170,8 +174,7 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   it("for several inputs of every format, stdin and an unreadable path, in input order", async () => {
     const inputs = everyFormat();
     const stdinText = mixedCapture();
-    const run = (jobs: number) =>
-      validateFiles(inputs, { jobs, chunkBytes: 300, direction: "s2c", stdin: Readable.from([Buffer.from(stdinText)]) });
+    const run = (jobs: number) => validateFiles(inputs, { jobs, chunkBytes: 300, direction: "s2c", stdin: Readable.from([Buffer.from(stdinText)]) });
     const one = await run(1);
     const many = await run(2);
     expect(strip(many)).toEqual(strip(one));
@@ -216,8 +219,12 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   it("for a Claude Desktop log interleaving two servers", async () => {
     const lines: string[] = [];
     for (const server of ["alpha", "beta"]) {
-      lines.push(`2025-06-18T10:00:00.000Z [${server}] [info] Message from client: ${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } })} { metadata: undefined }`);
-      lines.push(`2025-06-18T10:00:00.001Z [${server}] [info] Message from server: ${JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: server, version: "1" } } })} { metadata: undefined }`);
+      lines.push(
+        `2025-06-18T10:00:00.000Z [${server}] [info] Message from client: ${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities: {}, clientInfo: { name: "c", version: "1" } } })} { metadata: undefined }`,
+      );
+      lines.push(
+        `2025-06-18T10:00:00.001Z [${server}] [info] Message from server: ${JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: V, capabilities: { tools: {} }, serverInfo: { name: server, version: "1" } } })} { metadata: undefined }`,
+      );
       lines.push(`2025-06-18T10:00:00.002Z [${server}] [info] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`);
     }
     for (let i = 1; i <= 60; i++) {
@@ -237,11 +244,19 @@ describe("--jobs gives the findings and summaries of a single-threaded run", () 
   it("a pasted Claude log with multi-line bodies, quote markers and a body-less line: the same findings with --jobs", async () => {
     const lines: string[] = [];
     const pretty = (m: object) => JSON.stringify(m, null, 2).split("\n");
-    lines.push(...pretty({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }).map((l, i) => (i === 0 ? `> [info] [w] Message from client: ${l}` : `> ${l}`)));
-    lines.push(`> [info] [w] Message from server: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`);
+    lines.push(
+      ...pretty({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }).map(
+        (l, i) => (i === 0 ? `> [info] [w] Message from client: ${l}` : `> ${l}`),
+      ),
+    );
+    lines.push(
+      `> [info] [w] Message from server: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`,
+    );
     lines.push(`> [info] [w] Message from client: {"jsonrpc":"2.0","method":"notifications/initialized"}`);
     for (let i = 1; i <= 30; i++) {
-      lines.push(...pretty({ jsonrpc: "2.0", id: i, method: "tools/list", params: i % 7 === 0 ? null : {} }).map((l, k) => (k === 0 ? `  [info] [w] Message from client: ${l}` : `  ${l}`)));
+      lines.push(
+        ...pretty({ jsonrpc: "2.0", id: i, method: "tools/list", params: i % 7 === 0 ? null : {} }).map((l, k) => (k === 0 ? `  [info] [w] Message from client: ${l}` : `  ${l}`)),
+      );
       if (i % 5 !== 0) lines.push(`[info] [w] Message from server: {"jsonrpc":"2.0","id":${i},"result":{"tools":${i % 9 === 0 ? "5" : "[]"}}}`);
       if (i === 11) lines.push(`2025-06-18T10:00:00.000Z [w] [info] Message from client method="tools/list" id=99`);
     }
@@ -352,7 +367,11 @@ describe("LineSplitter over-long lines", () => {
     for (const size of [1000, 7]) {
       const bytes = Buffer.from(text);
       const seen: Array<[number, string | number]> = [];
-      const s = textLineSplitter((t, n) => seen.push([n, t]), 30, (n, b) => seen.push([n, b]));
+      const s = textLineSplitter(
+        (t, n) => seen.push([n, t]),
+        30,
+        (n, b) => seen.push([n, b]),
+      );
       for (let i = 0; i < bytes.length; i += size) s.push(bytes.subarray(i, i + size));
       s.end();
       expect(seen).toEqual([
@@ -538,7 +557,10 @@ describe("compiled code with worker threads", () => {
     expect(many.stderr).toBe("");
     expect(many.code).toBe(one.code);
     expect(withoutDuration(many.stdout)).toBe(withoutDuration(one.stdout));
-    const findings = one.stdout.split("\n").filter((l) => l.includes('"type":"finding"')).map((l) => JSON.parse(l) as Finding);
+    const findings = one.stdout
+      .split("\n")
+      .filter((l) => l.includes('"type":"finding"'))
+      .map((l) => JSON.parse(l) as Finding);
     expect(findings.length).toBeGreaterThan(100);
   });
 });

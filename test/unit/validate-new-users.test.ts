@@ -20,7 +20,13 @@ describe("null-id answers to invalid requests", () => {
   });
 
   it("a duplicate in-flight id is an invalid request the peer may reject with id null (as serve does)", async () => {
-    const records = [...handshake(), req("c2s", 9, "tools/list"), req("c2s", 9, "tools/list"), err("s2c", null, -32600, "Invalid Request: request id 9 is already in flight"), ok("s2c", 9, { tools: [] })];
+    const records = [
+      ...handshake(),
+      req("c2s", 9, "tools/list"),
+      req("c2s", 9, "tools/list"),
+      err("s2c", null, -32600, "Invalid Request: request id 9 is already in flight"),
+      ok("s2c", 9, { tools: [] }),
+    ];
     const { findings } = await validateText(captureText(records));
     expect(brief(findings)).toEqual(["5 error session/duplicate-request-id", "6 warning jsonrpc/null-id-error"]);
   });
@@ -100,8 +106,20 @@ describe("plain JSONL direction", () => {
 
 describe("batches by version", () => {
   it("a batch in a 2024-11-05 session is fine (its messages follow JSON-RPC 2.0, which has batches)", async () => {
-    const batch: Rec = ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "ping" }]];
-    const answers: Rec = ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, result: {} }]];
+    const batch: Rec = [
+      "c2s",
+      [
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        { jsonrpc: "2.0", id: 2, method: "ping" },
+      ],
+    ];
+    const answers: Rec = [
+      "s2c",
+      [
+        { jsonrpc: "2.0", id: 1, result: {} },
+        { jsonrpc: "2.0", id: 2, result: {} },
+      ],
+    ];
     const { findings } = await validateText(captureText([...handshake("2024-11-05"), batch, answers]));
     expect(brief(findings)).toEqual([]);
     const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
@@ -138,7 +156,7 @@ describe("one defect, one finding", () => {
 });
 
 describe("text report", () => {
-  it("a file-level finding shows no line number (\"-\"), not line 0", async () => {
+  it('a file-level finding shows no line number ("-"), not line 0', async () => {
     const result = await validateText(gzipSync(Buffer.from("x\n")), { inputFormat: undefined });
     const out = renderReport("text", result.findings, result.summary);
     expect(out).toMatch(/^\s+-\s+error\s+input\/unreadable/m);

@@ -66,9 +66,7 @@ describe("Claude Desktop logs as people paste them", () => {
       SESSION.map(([w, m], i) => `${ts(i)} [weather] [info] Message from ${w}: ${pretty(m)}`).join("\n") +
       "\n" +
       // and once quoted as pasted into an issue, with a bad request in it
-      `> ${ts(6)} [weather] [info] Message from client: ${pretty({ jsonrpc: "2.0", id: 2, method: "tools/call", params: {} })
-        .split("\n")
-        .join("\n> ")}\n`;
+      `> ${ts(6)} [weather] [info] Message from client: ${pretty({ jsonrpc: "2.0", id: 2, method: "tools/call", params: {} }).split("\n").join("\n> ")}\n`;
     const { findings, summary } = await run(text);
     expect(summary.files[0]).toMatchObject({ format: "claude-log", messages: 6 });
     const startLine = text.split("\n").findIndex((l) => l.startsWith(`> ${ts(6)}`)) + 1;

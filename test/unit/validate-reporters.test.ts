@@ -22,7 +22,17 @@ const fileSummary = (file: string, errors: number, warnings: number, extra: Part
 
 const findings: Finding[] = [
   { file: "a.jsonl", line: 7, direction: "s2c", id: 9, rule: "session/unmatched-response", severity: "error", message: "response id 9 matches no client→server request" },
-  { file: "a.jsonl", line: 3, direction: "c2s", id: 1, method: "tools/call", rule: "schema/request", severity: "error", pointer: "/params/name", message: 'CallToolRequest: <must> be "string" & more' },
+  {
+    file: "a.jsonl",
+    line: 3,
+    direction: "c2s",
+    id: 1,
+    method: "tools/call",
+    rule: "schema/request",
+    severity: "error",
+    pointer: "/params/name",
+    message: 'CallToolRequest: <must> be "string" & more',
+  },
   { file: "a.jsonl", line: 5, direction: "c2s", method: "x/y", rule: "schema/unknown-method", severity: "warning", message: "method x/y is not defined" },
   { file: "dir/b c.har", line: 2, direction: "s2c", rule: "schema/result", severity: "error", location: "response event 1", message: "bad \u0001 control" },
 ];
@@ -123,7 +133,10 @@ describe("text reporter", () => {
 describe("json reporter", () => {
   it("writes one parseable JSON object per finding per line, then a summary object", () => {
     const out = renderReport("json", findings, summary);
-    const objs = out.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(objs).toHaveLength(findings.length + 1);
     expect(objs.slice(0, -1).every((o) => o.type === "finding")).toBe(true);
     expect(objs[0]).toMatchObject({ file: "a.jsonl", line: 7, rule: "session/unmatched-response", severity: "error", id: 9 });
@@ -166,7 +179,14 @@ describe("sarif reporter", () => {
     $schema: string;
     runs: Array<{
       tool: { driver: { name: string; rules: Array<{ id: string; defaultConfiguration: { level: string } }> } };
-      results: Array<{ ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations: Array<{ physicalLocation: { artifactLocation: { uri: string }; region?: { startLine: number } } }>; properties?: Record<string, unknown> }>;
+      results: Array<{
+        ruleId: string;
+        ruleIndex: number;
+        level: string;
+        message: { text: string };
+        locations: Array<{ physicalLocation: { artifactLocation: { uri: string }; region?: { startLine: number } } }>;
+        properties?: Record<string, unknown>;
+      }>;
     }>;
   };
 

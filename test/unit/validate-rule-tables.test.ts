@@ -33,7 +33,19 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
   "jsonrpc/invalid": {
     valid: [{ name: "requests, notifications, responses", records: [...H, call(1), text("s2c", 1)] }],
     invalid: [
-      { name: "not an object, a bad method, both result and error, neither, jsonrpc 1.0, an empty batch", records: [...H, ["c2s", 5], ["c2s", { jsonrpc: "2.0", id: 9, method: 3 }], ["s2c", { jsonrpc: "2.0", id: 1, result: {}, error: { code: 1, message: "m" } }], ["c2s", { jsonrpc: "2.0", id: 8 }], ["c2s", { jsonrpc: "1.0", id: 7, method: "ping" }], ["c2s", []]], lines: [4, 5, 6, 7, 8, 9] },
+      {
+        name: "not an object, a bad method, both result and error, neither, jsonrpc 1.0, an empty batch",
+        records: [
+          ...H,
+          ["c2s", 5],
+          ["c2s", { jsonrpc: "2.0", id: 9, method: 3 }],
+          ["s2c", { jsonrpc: "2.0", id: 1, result: {}, error: { code: 1, message: "m" } }],
+          ["c2s", { jsonrpc: "2.0", id: 8 }],
+          ["c2s", { jsonrpc: "1.0", id: 7, method: "ping" }],
+          ["c2s", []],
+        ],
+        lines: [4, 5, 6, 7, 8, 9],
+      },
     ],
   },
   "jsonrpc/null-id-error": {
@@ -42,7 +54,13 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
   },
   "jsonrpc/kind-mismatch": {
     valid: [{ name: "a notification without an id", records: [...H, note("c2s", "notifications/cancelled", { requestId: 5 })] }],
-    invalid: [{ name: "a notification method with an id, a request method without one", records: [...H, req("c2s", 4, "notifications/cancelled", { requestId: 5 }), req("c2s", undefined, "tools/list")], lines: [4, 5] }],
+    invalid: [
+      {
+        name: "a notification method with an id, a request method without one",
+        records: [...H, req("c2s", 4, "notifications/cancelled", { requestId: 5 }), req("c2s", undefined, "tools/list")],
+        lines: [4, 5],
+      },
+    ],
   },
   "schema/envelope": {
     valid: [{ name: "well-formed envelopes", records: [...H, call(1), text("s2c", 1)] }],
@@ -53,8 +71,19 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
     invalid: [{ name: "a tools/call without a name", records: [...H, call(1, {}), text("s2c", 1)], lines: [4] }],
   },
   "schema/notification": {
-    valid: [{ name: "a progress notification with its token", records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), text("s2c", 1)] }],
-    invalid: [{ name: "a progress notification without progress", records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t" }), text("s2c", 1)], lines: [5] }],
+    valid: [
+      {
+        name: "a progress notification with its token",
+        records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), text("s2c", 1)],
+      },
+    ],
+    invalid: [
+      {
+        name: "a progress notification without progress",
+        records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t" }), text("s2c", 1)],
+        lines: [5],
+      },
+    ],
   },
   "schema/result": {
     valid: [{ name: "a CallToolResult", records: [...H, call(1), text("s2c", 1)] }],
@@ -77,17 +106,33 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
       { name: "initialize first", records: [...H] },
       { name: "an excerpt with --partial", records: [call(1), text("s2c", 1)], options: { partial: true } },
     ],
-    invalid: [{ name: "a client and a server request before initialize (once per side)", records: [req("c2s", 1, "ping"), req("s2c", 7, "ping"), req("c2s", 2, "ping"), ...H], lines: [1, 2] }],
+    invalid: [
+      {
+        name: "a client and a server request before initialize (once per side)",
+        records: [req("c2s", 1, "ping"), req("s2c", 7, "ping"), req("c2s", 2, "ping"), ...H],
+        lines: [1, 2],
+      },
+    ],
   },
   "session/premature-request": {
     valid: [{ name: "ping before the initialize result", records: [init(), req("c2s", 1, "ping"), ok("s2c", 1), initResult(), initialized] }],
-    invalid: [{ name: "tools/list before the initialize result, a server request before initialized", records: [init(), req("c2s", 1, "tools/list"), initResult(), ok("s2c", 1, { tools: [] }), req("s2c", 2, "roots/list"), ok("c2s", 2, { roots: [] }), initialized], lines: [2, 5] }],
+    invalid: [
+      {
+        name: "tools/list before the initialize result, a server request before initialized",
+        records: [init(), req("c2s", 1, "tools/list"), initResult(), ok("s2c", 1, { tools: [] }), req("s2c", 2, "roots/list"), ok("c2s", 2, { roots: [] }), initialized],
+        lines: [2, 5],
+      },
+    ],
   },
   "session/initialized-after-result": {
     valid: [{ name: "initialized after the result", records: [...H, req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })] }],
     invalid: [
       { name: "initialized before the result", records: [init(), initialized, initResult()], lines: [2] },
-      { name: "a request after the result without initialized (reported once)", records: [init(), initResult(), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] }), req("c2s", 2, "tools/list"), ok("s2c", 2, { tools: [] })], lines: [3] },
+      {
+        name: "a request after the result without initialized (reported once)",
+        records: [init(), initResult(), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] }), req("c2s", 2, "tools/list"), ok("s2c", 2, { tools: [] })],
+        lines: [3],
+      },
     ],
   },
   "session/reinitialize": {
@@ -129,7 +174,12 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
     invalid: [{ name: "resources/list without the resources capability", records: [...H, req("c2s", 1, "resources/list"), ok("s2c", 1, { resources: [] })], lines: [4] }],
   },
   "session/unadvertised-notification": {
-    valid: [{ name: "tools/list_changed with tools.listChanged", records: [init(), initResult("2025-06-18", 0, { tools: { listChanged: true } }), initialized, note("s2c", "notifications/tools/list_changed")] }],
+    valid: [
+      {
+        name: "tools/list_changed with tools.listChanged",
+        records: [init(), initResult("2025-06-18", 0, { tools: { listChanged: true } }), initialized, note("s2c", "notifications/tools/list_changed")],
+      },
+    ],
     invalid: [{ name: "tools/list_changed without it", records: [...H, note("s2c", "notifications/tools/list_changed")], lines: [4] }],
   },
   "session/answered-after-cancel": {
@@ -141,12 +191,40 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
     invalid: [{ name: "cancelling initialize", records: [init(), note("c2s", "notifications/cancelled", { requestId: 0 }), initResult(), initialized], lines: [2] }],
   },
   "session/unknown-progress-token": {
-    valid: [{ name: "a token of a request in flight", records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), text("s2c", 1)] }],
+    valid: [
+      {
+        name: "a token of a request in flight",
+        records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), text("s2c", 1)],
+      },
+    ],
     invalid: [{ name: "a token no request announced", records: [...H, note("s2c", "notifications/progress", { progressToken: "t", progress: 1 })], lines: [4] }],
   },
   "session/progress-not-increasing": {
-    valid: [{ name: "increasing progress", records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), note("s2c", "notifications/progress", { progressToken: "t", progress: 2 }), text("s2c", 1)] }],
-    invalid: [{ name: "the same value twice", records: [...H, call(1, { name: "e", _meta: { progressToken: "t" } }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }), text("s2c", 1)], lines: [6] }],
+    valid: [
+      {
+        name: "increasing progress",
+        records: [
+          ...H,
+          call(1, { name: "e", _meta: { progressToken: "t" } }),
+          note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }),
+          note("s2c", "notifications/progress", { progressToken: "t", progress: 2 }),
+          text("s2c", 1),
+        ],
+      },
+    ],
+    invalid: [
+      {
+        name: "the same value twice",
+        records: [
+          ...H,
+          call(1, { name: "e", _meta: { progressToken: "t" } }),
+          note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }),
+          note("s2c", "notifications/progress", { progressToken: "t", progress: 1 }),
+          text("s2c", 1),
+        ],
+        lines: [6],
+      },
+    ],
   },
   "session/version-mismatch": {
     valid: [{ name: "the forced version negotiated", records: [...H], options: { protocolVersion: "2025-06-18" } }],
@@ -160,16 +238,18 @@ const TABLES: Record<string, { valid: Case[]; invalid: Case[] }> = {
 
 /** The capture text of a case (`{ raw }` records as capture `raw` lines). */
 function textOf(records: Case["records"]): string {
-  return records
-    .map((r) => (Array.isArray(r) ? captureText([r]) : `${JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "c2s", raw: r.raw })}\n`))
-    .join("");
+  return records.map((r) => (Array.isArray(r) ? captureText([r]) : `${JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: "c2s", raw: r.raw })}\n`)).join("");
 }
 
 describe("every session rule module has a valid/invalid table", () => {
   it("a table with valid and invalid cases per rule of rules/index.ts", () => {
     const ids: readonly string[] = SESSION_RULES.map((r) => r.meta.id);
     expect(ids.filter((id) => !(id in TABLES)).map((id) => `no valid/invalid table for \`${id}\``)).toEqual([]);
-    expect(Object.keys(TABLES).filter((id) => !ids.includes(id)).map((id) => `a table for \`${id}\`, which is no rule of rules/index.ts`)).toEqual([]);
+    expect(
+      Object.keys(TABLES)
+        .filter((id) => !ids.includes(id))
+        .map((id) => `a table for \`${id}\`, which is no rule of rules/index.ts`),
+    ).toEqual([]);
     for (const [id, t] of Object.entries(TABLES)) {
       expect(t.valid.length, id).toBeGreaterThan(0);
       expect(t.invalid.length, id).toBeGreaterThan(0);
@@ -231,7 +311,9 @@ describe("the findings of one message come in the order rules/index.ts gives", (
   });
 
   it("a duplicate id with a missing capability: missing-capability before duplicate-request-id", async () => {
-    const { findings } = await validateText(textOf([...H, req("c2s", 1, "resources/list"), req("c2s", 1, "resources/list"), ok("s2c", 1, { resources: [] }), ok("s2c", 1, { resources: [] })]));
+    const { findings } = await validateText(
+      textOf([...H, req("c2s", 1, "resources/list"), req("c2s", 1, "resources/list"), ok("s2c", 1, { resources: [] }), ok("s2c", 1, { resources: [] })]),
+    );
     expect(findings.filter((f) => f.line === 5).map((f) => f.rule)).toEqual(["session/missing-capability", "session/duplicate-request-id"]);
   });
 

@@ -33,8 +33,7 @@ function official(version: string): ProtocolValidators {
   return v;
 }
 /** Resolver over the official draft-07 schemas (2024-11-05, 2025-03-26, 2025-06-18). */
-const resolveOfficial = (version: string): ProtocolValidators | undefined =>
-  ["2024-11-05", "2025-03-26", V].includes(version) ? official(version) : undefined;
+const resolveOfficial = (version: string): ProtocolValidators | undefined => (["2024-11-05", "2025-03-26", V].includes(version) ? official(version) : undefined);
 const validators = { resolve: resolveOfficial, latest: V };
 
 type Dir = "c2s" | "s2c";
@@ -50,17 +49,18 @@ const initResult = (id: number | string = 0, caps: object = { tools: { listChang
 ];
 const initialized: Rec = ["c2s", { jsonrpc: "2.0", method: "notifications/initialized" }];
 const handshake: Rec[] = [init(), initResult(), initialized];
-const req = (dir: Dir, id: number | string, method: string, params?: object): Rec => [
-  dir,
-  { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) },
-];
+const req = (dir: Dir, id: number | string, method: string, params?: object): Rec => [dir, { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }];
 const note = (dir: Dir, method: string, params?: object): Rec => [dir, { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }];
 const ok = (dir: Dir, id: number | string | null, result: object = {}): Rec => [dir, { jsonrpc: "2.0", id, result }];
 const err = (dir: Dir, id: number | string | null, code: unknown = -32601, message = "nope"): Rec => [dir, { jsonrpc: "2.0", id, error: { code, message } }];
 
 function captureText(records: Rec[]): string {
   return records
-    .map((r) => (r[2] === "raw" ? JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], raw: (r[1] as { raw: string }).raw }) : JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], msg: r[1] })))
+    .map((r) =>
+      r[2] === "raw"
+        ? JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], raw: (r[1] as { raw: string }).raw })
+        : JSON.stringify({ ts: "2025-06-18T10:00:00.000Z", dir: r[0], msg: r[1] }),
+    )
     .join("\n");
 }
 
@@ -95,22 +95,69 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
     ["session/wrong-direction", [...handshake, req("c2s", 1, "roots/list"), err("s2c", 1)], ["4 error session/wrong-direction"]],
     ["session/initialize-first", [req("c2s", 7, "ping"), ok("s2c", 7), ...handshake], ["1 error session/initialize-first"]],
     ["session/premature-request", [init(), req("c2s", 1, "tools/list"), initResult(), initialized, ok("s2c", 1, { tools: [] })], ["2 warning session/premature-request"]],
-    ["session/premature-request (server)", [init(), initResult(), req("s2c", "r", "roots/list"), initialized, ok("c2s", "r", { roots: [] })], ["3 warning session/premature-request"]],
+    [
+      "session/premature-request (server)",
+      [init(), initResult(), req("s2c", "r", "roots/list"), initialized, ok("c2s", "r", { roots: [] })],
+      ["3 warning session/premature-request"],
+    ],
     ["session/initialized-after-result (too early)", [init(), initialized, initResult()], ["2 error session/initialized-after-result"]],
     ["session/initialized-after-result (missing)", [init(), initResult(), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], ["3 error session/initialized-after-result"]],
     ["session/reinitialize", [...handshake, init(10), initResult(10), initialized], ["4 warning session/reinitialize"]],
-    ["session/batch-not-allowed", [...handshake, ["c2s", [{ jsonrpc: "2.0", id: 5, method: "ping" }, { jsonrpc: "2.0", id: 6, method: "ping" }]], ok("s2c", 5), ok("s2c", 6)], ["4 error session/batch-not-allowed"]],
-    ["session/duplicate-request-id", [...handshake, req("c2s", 1, "tools/list"), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })], ["5 error session/duplicate-request-id"]],
+    [
+      "session/batch-not-allowed",
+      [
+        ...handshake,
+        [
+          "c2s",
+          [
+            { jsonrpc: "2.0", id: 5, method: "ping" },
+            { jsonrpc: "2.0", id: 6, method: "ping" },
+          ],
+        ],
+        ok("s2c", 5),
+        ok("s2c", 6),
+      ],
+      ["4 error session/batch-not-allowed"],
+    ],
+    [
+      "session/duplicate-request-id",
+      [...handshake, req("c2s", 1, "tools/list"), req("c2s", 1, "tools/list"), ok("s2c", 1, { tools: [] })],
+      ["5 error session/duplicate-request-id"],
+    ],
     ["session/reused-request-id", [...handshake, req("c2s", 1, "ping"), ok("s2c", 1), req("c2s", 1, "ping"), ok("s2c", 1)], ["6 error session/reused-request-id"]],
     ["session/unmatched-response", [...handshake, ok("s2c", 99)], ["4 error session/unmatched-response"]],
     ["session/unanswered-request", [...handshake, req("c2s", 7, "tools/list")], ["4 error session/unanswered-request"]],
     ["session/missing-capability (server)", [...handshake, req("c2s", 5, "prompts/list"), ok("s2c", 5, { prompts: [] })], ["4 warning session/missing-capability"]],
-    ["session/missing-capability (client)", [init(0, {}), initResult(), initialized, req("s2c", "e", "elicitation/create", { message: "m", requestedSchema: { type: "object", properties: {} } }), ok("c2s", "e", { action: "decline" })], ["4 warning session/missing-capability"]],
+    [
+      "session/missing-capability (client)",
+      [
+        init(0, {}),
+        initResult(),
+        initialized,
+        req("s2c", "e", "elicitation/create", { message: "m", requestedSchema: { type: "object", properties: {} } }),
+        ok("c2s", "e", { action: "decline" }),
+      ],
+      ["4 warning session/missing-capability"],
+    ],
     ["session/unadvertised-notification", [...handshake, note("s2c", "notifications/resources/list_changed")], ["4 warning session/unadvertised-notification"]],
-    ["session/answered-after-cancel", [...handshake, req("c2s", 3, "tools/list"), note("c2s", "notifications/cancelled", { requestId: 3 }), ok("s2c", 3, { tools: [] })], ["6 warning session/answered-after-cancel"]],
+    [
+      "session/answered-after-cancel",
+      [...handshake, req("c2s", 3, "tools/list"), note("c2s", "notifications/cancelled", { requestId: 3 }), ok("s2c", 3, { tools: [] })],
+      ["6 warning session/answered-after-cancel"],
+    ],
     ["session/cancel-initialize", [init(), note("c2s", "notifications/cancelled", { requestId: 0 }), initResult(), initialized], ["2 error session/cancel-initialize"]],
     ["session/unknown-progress-token", [...handshake, note("s2c", "notifications/progress", { progressToken: "nope", progress: 1 })], ["4 error session/unknown-progress-token"]],
-    ["session/progress-not-increasing", [...handshake, req("c2s", 1, "tools/list", { _meta: { progressToken: 9 } }), note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }), note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }), ok("s2c", 1, { tools: [] })], ["6 error session/progress-not-increasing"]],
+    [
+      "session/progress-not-increasing",
+      [
+        ...handshake,
+        req("c2s", 1, "tools/list", { _meta: { progressToken: 9 } }),
+        note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }),
+        note("s2c", "notifications/progress", { progressToken: 9, progress: 2 }),
+        ok("s2c", 1, { tools: [] }),
+      ],
+      ["6 error session/progress-not-increasing"],
+    ],
     ["session/version-mismatch", [...handshake, req("c2s", 1, "ping"), ok("s2c", 1)], ["2 warning session/version-mismatch"], { protocolVersion: "2025-03-26" }],
     ["session/unsupported-version", [init(), initResult(0, { tools: {} }, "2099-01-01"), initialized], ["2 warning session/unsupported-version"]],
   ];
@@ -130,7 +177,13 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
   });
 
   it("a notification method sent with an id is a request (JSON-RPC 2.0 §4): one kind-mismatch, and the peer's answer to it is fine", async () => {
-    const findings = await check([...handshake, req("c2s", 8, "notifications/roots/list_changed"), err("s2c", 8, -32600, "Invalid Request"), req("c2s", 9, "notifications/roots/list_changed"), ok("s2c", 9)]);
+    const findings = await check([
+      ...handshake,
+      req("c2s", 8, "notifications/roots/list_changed"),
+      err("s2c", 8, -32600, "Invalid Request"),
+      req("c2s", 9, "notifications/roots/list_changed"),
+      ok("s2c", 9),
+    ]);
     expect(brief(findings)).toEqual(["4 error jsonrpc/kind-mismatch", "6 error jsonrpc/kind-mismatch"]);
   });
 
@@ -141,7 +194,9 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
   });
 
   it("initialize sent without an id is a kind-mismatch (as ping without an id is)", async () => {
-    const findings = await check([["c2s", { jsonrpc: "2.0", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }]]);
+    const findings = await check([
+      ["c2s", { jsonrpc: "2.0", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } } }],
+    ]);
     expect(findings.map((f) => f.rule)).toContain("jsonrpc/kind-mismatch");
   });
 
@@ -182,7 +237,13 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("validator rules against 
       ["c2s", [{ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: v, capabilities: {}, clientInfo: { name: "c", version: "1" } } }]],
       ["s2c", { jsonrpc: "2.0", id: 0, result: { protocolVersion: v, capabilities: {}, serverInfo: { name: "s", version: "1" } } }],
       initialized,
-      ["c2s", [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } }]],
+      [
+        "c2s",
+        [
+          { jsonrpc: "2.0", id: 1, method: "ping" },
+          { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } },
+        ],
+      ],
       ["s2c", [{ jsonrpc: "2.0", id: 1, result: {} }]],
     ]);
     expect(brief(findings)).toEqual(["1 error session/batch-not-allowed"]);
@@ -337,7 +398,8 @@ describe("stateless 2026-07-28 sessions (built-in validators)", () => {
     const records = [discover(), discoverResult(), call, inputRequired];
     expect(brief(await check(records, builtin))).toEqual([]);
     // the same with the official file given as --schema
-    if (requireShared(`mcp-schema/${V26}/schema.json`) === undefined) expect(brief(await check(records, { validators: undefined, schemaPath: join(SHARED, V26, "schema.json") }))).toEqual([]);
+    if (requireShared(`mcp-schema/${V26}/schema.json`) === undefined)
+      expect(brief(await check(records, { validators: undefined, schemaPath: join(SHARED, V26, "schema.json") }))).toEqual([]);
     // a result that is neither is still reported, inside its result
     const neither = await check([discover(), discoverResult(), call, ok("s2c", 3, { content: [], _meta: serverMeta })], builtin);
     expect(neither.map((f) => `${f.rule} ${f.pointer}`)).toEqual(["schema/envelope /result"]); // one defect, one finding
@@ -445,8 +507,17 @@ describe("stateless 2026-07-28 sessions (built-in validators)", () => {
 
   it("a subscriptions/listen stream still open at the end, or ended by the server's notifications/cancelled, is not unanswered", async () => {
     const listen = (id: number): Rec => req("c2s", id, "subscriptions/listen", { ...meta26(), notifications: { toolsListChanged: true } });
-    const ack = (id: number): Rec => note("s2c", "notifications/subscriptions/acknowledged", { _meta: { "io.modelcontextprotocol/subscriptionId": id }, notifications: { toolsListChanged: true } });
-    const records: Rec[] = [discover(), discoverResult("d", { tools: { listChanged: true } }), listen(1), ack(1), listen(2), ack(2), note("s2c", "notifications/cancelled", { requestId: 2 })];
+    const ack = (id: number): Rec =>
+      note("s2c", "notifications/subscriptions/acknowledged", { _meta: { "io.modelcontextprotocol/subscriptionId": id }, notifications: { toolsListChanged: true } });
+    const records: Rec[] = [
+      discover(),
+      discoverResult("d", { tools: { listChanged: true } }),
+      listen(1),
+      ack(1),
+      listen(2),
+      ack(2),
+      note("s2c", "notifications/cancelled", { requestId: 2 }),
+    ];
     expect(brief(await check(records, builtin))).toEqual([]);
     // ...while an ordinary request left unanswered is still reported
     expect(brief(await check([...records, toolsList26(3)], builtin))).toEqual(["8 error session/unanswered-request"]);
@@ -556,13 +627,7 @@ describe("new-user findings (built-in validators)", () => {
     { jsonrpc: "2.0", id: 1, result: { protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "s", version: "1" } } },
   ];
   const tools = { tools: [{ name: "echo", inputSchema: { type: "object" } }] };
-  const session = (offered: string, answered: string): Rec[] => [
-    initAsk(offered),
-    initAnswer(answered),
-    initialized,
-    req("c2s", 2, "tools/list"),
-    ok("s2c", 2, tools),
-  ];
+  const session = (offered: string, answered: string): Rec[] => [initAsk(offered), initAnswer(answered), initialized, req("c2s", 2, "tools/list"), ok("s2c", 2, tools)];
 
   it("an unknown offered version answered with 2025-11-25 is checked as 2025-11-25 (not the stateless schema)", async () => {
     for (const jobs of [1, 2]) {
@@ -602,10 +667,7 @@ describe("new-user findings (built-in validators)", () => {
   });
 
   it("a null-id error rejecting a forbidden batch answers the batch (no response-to-notification, no unanswered request)", async () => {
-    const findings = await check(
-      [...session(V, V), ["c2s", [{ jsonrpc: "2.0", id: 6, method: "ping" }]], err("s2c", null, -32600, "JSON-RPC batches are not supported")],
-      builtin,
-    );
+    const findings = await check([...session(V, V), ["c2s", [{ jsonrpc: "2.0", id: 6, method: "ping" }]], err("s2c", null, -32600, "JSON-RPC batches are not supported")], builtin);
     expect(brief(findings)).toEqual(["6 error session/batch-not-allowed", "7 warning jsonrpc/null-id-error"]);
   });
 
@@ -657,8 +719,7 @@ describe("new-user findings (built-in validators)", () => {
 
 describe.skipIf(sharedMissing !== undefined)(skipTitle("--schema FILE checked at start-up", sharedMissing), () => {
   const dir = mkdtempSync(join(tmpdir(), "orchestra-validate-schema-"));
-  const official25 = (): { definitions: Record<string, unknown> } =>
-    JSON.parse(readFileSync(join(SHARED, V, "schema.json"), "utf8")) as { definitions: Record<string, unknown> };
+  const official25 = (): { definitions: Record<string, unknown> } => JSON.parse(readFileSync(join(SHARED, V, "schema.json"), "utf8")) as { definitions: Record<string, unknown> };
   const write = (name: string, schema: object): string => {
     const path = join(dir, name);
     writeFileSync(path, JSON.stringify(schema));

@@ -8,10 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import {
-  PluginRequestSchema,
-  PluginResponseSchema,
-} from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { PluginRequestSchema, PluginResponseSchema } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { encodeFrame, FrameDecoder } from "../../src/framing/frame.js";
 import { firstReason, requireCommand, skipTitle } from "../helpers/requires.js";
 
@@ -28,27 +25,16 @@ function findProtoc(): { bin: string; include: string } | undefined {
 }
 
 const protoc = findProtoc();
-const protocMissing = firstReason(
-  requireCommand("protoc"),
-  protoc ? undefined : "needs google/protobuf/*.proto beside protoc (apt-get install protobuf-compiler)",
-);
+const protocMissing = firstReason(requireCommand("protoc"), protoc ? undefined : "needs google/protobuf/*.proto beside protoc (apt-get install protobuf-compiler)");
 
 function decodeWithProtoc(type: string, bytes: Uint8Array): string {
-  const r = spawnSync(
-    protoc!.bin,
-    [`--decode=${type}`, "-I", join(ROOT, "proto"), "-I", protoc!.include, PROTO],
-    { input: bytes, encoding: "buffer" },
-  );
+  const r = spawnSync(protoc!.bin, [`--decode=${type}`, "-I", join(ROOT, "proto"), "-I", protoc!.include, PROTO], { input: bytes, encoding: "buffer" });
   if (r.status !== 0) throw new Error(`protoc failed: ${r.stderr.toString()}`);
   return r.stdout.toString("utf8");
 }
 
 function encodeWithProtoc(type: string, text: string): Uint8Array {
-  const r = spawnSync(
-    protoc!.bin,
-    [`--encode=${type}`, "-I", join(ROOT, "proto"), "-I", protoc!.include, PROTO],
-    { input: Buffer.from(text), encoding: "buffer" },
-  );
+  const r = spawnSync(protoc!.bin, [`--encode=${type}`, "-I", join(ROOT, "proto"), "-I", protoc!.include, PROTO], { input: Buffer.from(text), encoding: "buffer" });
   if (r.status !== 0) throw new Error(`protoc failed: ${r.stderr.toString()}`);
   return new Uint8Array(r.stdout);
 }
@@ -86,17 +72,11 @@ describe.skipIf(protocMissing !== undefined)(skipTitle("wire format vs protoc", 
   });
 
   it("health and list_tools requests carry their oneof field numbers", () => {
-    const health = toBinary(
-      PluginRequestSchema,
-      create(PluginRequestSchema, { requestId: "h", request: { case: "health", value: {} } }),
-    );
+    const health = toBinary(PluginRequestSchema, create(PluginRequestSchema, { requestId: "h", request: { case: "health", value: {} } }));
     expect(decodeWithProtoc("orchestra.plugin.v1.PluginRequest", health)).toMatch(/health \{\s*\}/);
     // Field 13, length-delimited, empty: tag byte (13 << 3 | 2) = 0x6a.
     expect([...health]).toEqual([0x0a, 0x01, 0x68, 0x6a, 0x00]);
-    const list = toBinary(
-      PluginRequestSchema,
-      create(PluginRequestSchema, { requestId: "l", request: { case: "listTools", value: {} } }),
-    );
+    const list = toBinary(PluginRequestSchema, create(PluginRequestSchema, { requestId: "l", request: { case: "listTools", value: {} } }));
     expect(decodeWithProtoc("orchestra.plugin.v1.PluginRequest", list)).toMatch(/list_tools \{\s*\}/);
   });
 

@@ -210,7 +210,11 @@ export async function connectQuic(options: ConnectOptions): Promise<QuicConnecti
       // socket must not outlive the attempt, or the process never exits.
       settled = true;
       ep.shut();
-      reject(new QuicConnectError("tls-local", `cannot start the TLS handshake with server name ${JSON.stringify(options.serverName)}: ${(e as Error).message}`, undefined, { cause: e }));
+      reject(
+        new QuicConnectError("tls-local", `cannot start the TLS handshake with server name ${JSON.stringify(options.serverName)}: ${(e as Error).message}`, undefined, {
+          cause: e,
+        }),
+      );
       return;
     }
     const conn: QuicConnection = new QuicConnection(ep, qc, "client", recvInfo, limits, () => {
@@ -389,7 +393,16 @@ export class QuicServerEndpoint extends UdpEndpoint {
       });
     });
     const handshakeTimeoutMs = Math.min(options.handshakeTimeoutMs ?? 10_000, limits.idleTimeoutMs);
-    return new QuicServerEndpoint(socket, limits, config, handshakeTimeoutMs, secret === undefined ? undefined : Uint8Array.from(secret), maxHandshakes, retryThreshold, maxPerAddress);
+    return new QuicServerEndpoint(
+      socket,
+      limits,
+      config,
+      handshakeTimeoutMs,
+      secret === undefined ? undefined : Uint8Array.from(secret),
+      maxHandshakes,
+      retryThreshold,
+      maxPerAddress,
+    );
   }
 
   /** Bound address. */

@@ -46,9 +46,7 @@ export const MAX_BODY_LINES = 10_000;
 
 /** What the grammar finds on one line of a Claude log (see the module comment). */
 export type ClaudeLine =
-  | { kind: "message"; session: string | undefined; dir: Direction; rest: string; ts?: string }
-  | { kind: "bodiless"; session: string | undefined; method: string }
-  | { kind: "log" };
+  { kind: "message"; session: string | undefined; dir: Direction; rest: string; ts?: string } | { kind: "bodiless"; session: string | undefined; method: string } | { kind: "log" };
 
 /** `text` without the marks pasting adds before a line (spaces, `> `, backticks) and trailing backticks. */
 export function unpasted(text: string): string {

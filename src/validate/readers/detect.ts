@@ -25,8 +25,7 @@ import { claudeLine } from "./claude-log.js";
  * The start of a capture record: `dir` (after `ts`, or before it), then `msg`, `raw` or `dropped`,
  * as `serve --capture` writes it, or with the spaces other JSON writers put between tokens.
  */
-const CAPTURE_PREFIX =
-  /^\{\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"dir"\s*:\s*"(?:c2s|s2c)"\s*,\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"(?:msg|raw|dropped)"\s*:/;
+const CAPTURE_PREFIX = /^\{\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"dir"\s*:\s*"(?:c2s|s2c)"\s*,\s*(?:"ts"\s*:\s*"[^"\\]*"\s*,\s*)?"(?:msg|raw|dropped)"\s*:/;
 
 /** Bytes of head read before deciding. */
 export const SNIFF_BYTES = 64 * 1024;

@@ -67,7 +67,10 @@ export function htmlReporter(options: ReporterOptions): Reporter {
 
 /** JSON for a `<script>` element: `<`, U+2028 and U+2029 escaped. */
 function scriptJson(data: unknown): string {
-  return JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(data)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 function page(data: PageData): string {

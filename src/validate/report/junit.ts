@@ -69,15 +69,20 @@ export function junitReporter(options: ReporterOptions): Reporter {
       pending.push(f);
     },
     fileDone(file) {
-      suites.push(suite(file, pending.filter((f) => f.file === file.file)));
+      suites.push(
+        suite(
+          file,
+          pending.filter((f) => f.file === file.file),
+        ),
+      );
       pending = pending.filter((f) => f.file !== file.file);
     },
     end(summary) {
       options.write(
         `<?xml version="1.0" encoding="UTF-8"?>\n` +
-          `<testsuites name="orchestra-stdio validate" tests="${totalTests}" failures="${totalFailures}" errors="0" time="${(
-            summary.durationMs / 1000
-          ).toFixed(3)}">\n${suites.join("\n")}${suites.length > 0 ? "\n" : ""}</testsuites>\n`,
+          `<testsuites name="orchestra-stdio validate" tests="${totalTests}" failures="${totalFailures}" errors="0" time="${(summary.durationMs / 1000).toFixed(
+            3,
+          )}">\n${suites.join("\n")}${suites.length > 0 ? "\n" : ""}</testsuites>\n`,
       );
     },
   };

@@ -33,9 +33,10 @@ export function textReporter(options: ReporterOptions): Reporter {
       const list = pending.filter((f) => f.file === file.file);
       pending = pending.filter((f) => f.file !== file.file);
       list.sort((a, b) => a.line - b.line);
-      const facts = file.unreadable !== undefined
-        ? [...(file.format !== undefined ? [file.format] : []), "unreadable"]
-        : [file.format ?? "?", ...(file.protocolVersions.length > 0 ? [file.protocolVersions.join("+")] : []), plural(file.messages, "message")];
+      const facts =
+        file.unreadable !== undefined
+          ? [...(file.format !== undefined ? [file.format] : []), "unreadable"]
+          : [file.format ?? "?", ...(file.protocolVersions.length > 0 ? [file.protocolVersions.join("+")] : []), plural(file.messages, "message")];
       const status = list.length === 0 ? paint("green", " ok") : "";
       options.write(`${paint("bold", escapeControls(file.file))}  ${paint("dim", escapeControls(facts.join(", ")))}${status}\n`);
       // A file-level finding (line 0) has no line: "-".

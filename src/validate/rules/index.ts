@@ -75,7 +75,13 @@ export const SESSION_RULES = [
 export type SessionRuleId = (typeof SESSION_RULES)[number]["meta"]["id"];
 
 /** The ids of the rules of {@link SESSION_RULES} whose `create` returns a handler for event `E`. */
-type HandlersOf<E extends RuleEvent> = (typeof SESSION_RULES)[number] extends infer R ? (R extends SessionRule<infer Id, infer Events> ? (E extends Events ? Id : never) : never) : never;
+type HandlersOf<E extends RuleEvent> = (typeof SESSION_RULES)[number] extends infer R
+  ? R extends SessionRule<infer Id, infer Events>
+    ? E extends Events
+      ? Id
+      : never
+    : never
+  : never;
 
 /**
  * Per event, the rules whose handlers the checker calls, in this order. tsc checks it against the

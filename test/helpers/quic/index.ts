@@ -50,10 +50,7 @@ export function toolCallRequest(toolName: string, args: JsonObject, requestId = 
 }
 
 /** What a raw stream ended with. */
-export type RawOutcome =
-  | { kind: "data"; bytes: Uint8Array }
-  | { kind: "reset"; code: number }
-  | { kind: "error"; error: unknown };
+export type RawOutcome = { kind: "data"; bytes: Uint8Array } | { kind: "reset"; code: number } | { kind: "error"; error: unknown };
 
 /** A bare QUIC client (same TLS/ALPN as QuicSender) writing arbitrary bytes. */
 export class RawQuicClient {

@@ -49,10 +49,7 @@ export const clientCrypto: QUICClientCrypto = {
  */
 export async function createServerCrypto(): Promise<QUICServerCrypto> {
   const key = webcrypto.getRandomValues(new Uint8Array(32)).buffer;
-  const hmac = await webcrypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
+  const hmac = await webcrypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
   return {
     key,
     ops: {
@@ -91,7 +88,6 @@ export function quietQuicLogger(name: string, level: LogLevel = LogLevel.WARN): 
   return new Logger(name, level, [new PinoHandler(childLogger(name))]);
 }
 
-
 /**
  * Writes one frame carrying `payload` and closes the writable side, issuing every write and the
  * close in the same event-loop turn so the last data and the FIN can leave together
@@ -118,10 +114,7 @@ function ignore(): void {}
  * or the stream's own error. `extra` counts bytes that followed the frame in the same chunk
  * (0 for a well-behaved peer).
  */
-export async function readOneFrame(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  maxFrameBytes: number = MAX_FRAME_BYTES,
-): Promise<{ payload: Uint8Array; extra: number }> {
+export async function readOneFrame(reader: ReadableStreamDefaultReader<Uint8Array>, maxFrameBytes: number = MAX_FRAME_BYTES): Promise<{ payload: Uint8Array; extra: number }> {
   // Fast path: the whole frame in the first chunk (any small response) needs no decoder.
   const first = await reader.read();
   if (!first.done) {
@@ -151,7 +144,6 @@ export async function readOneFrame(
     }
   }
 }
-
 
 let patchChecked = false;
 
