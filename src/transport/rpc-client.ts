@@ -11,7 +11,13 @@
  *   a lost link delays the next attempt by `reconnectMinMs`, doubling to `reconnectMaxMs`, reset
  *   by the first response on a new link;
  * - liveness: when a call's deadline expires on a link that counts packets and none arrived
- *   for longer than `livenessMs`, the link is dropped at once (quic-notes fault 3);
+ *   for longer than `livenessMs`, the link is dropped at once (quic-notes fault 3); a request
+ *   written on an idle link that draws no packet at all (not even its ACK) within
+ *   {@link REQUEST_LIVENESS_MS} drops the link too (a restarted peer that silently discards the
+ *   old connection's packets);
+ * - retry: a call whose request provably never reached a live peer (its link died with no packet
+ *   received since the request was written, e.g. through a stateless reset, RFC 9000 §10.3) is
+ *   sent once more on a new link (docs/reliability.md, "Retry");
  * - the error kinds ({@link SenderError}); the refusals learnt per link ({@link RefusedKinds});
  *   the resync of a lost subscription ({@link RESUBSCRIBED_EVENT_TYPE}).
  *
@@ -52,6 +58,17 @@ export interface RpcClientOptions {
 /** Longest delay `setTimeout` honours (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * How long a request written on an idle link may go without any packet from the peer (not even
+ * its ACK) before the link is dropped, ms. RFC 9002 §6.2.1: PTO = smoothed_rtt +
+ * max(4·rttvar, kGranularity) + max_ack_delay, and a live peer acknowledges an ack-eliciting
+ * packet within one PTO. Before any RTT sample (kInitialRtt 333 ms, rttvar 166.5 ms, §6.2.2;
+ * max_ack_delay 25 ms) one PTO is about 1 s; on loopback or a LAN (RTT under 10 ms, PTO under
+ * 70 ms) 1 s is more than a dozen PTOs. The engine's binding does not expose the RTT estimate,
+ * so the window is this floor.
+ */
+export const REQUEST_LIVENESS_MS = 1_000;
+
 /** Deadline checks run at most this often (ms): a deadline may fire this much late. */
 const DEADLINE_SLACK_MS = 10;
 
@@ -85,6 +102,8 @@ interface Conn {
   recvWatch: ReceiveWatch;
   /** Streaming request kinds the orchestrator on this link does not implement. */
   refused: RefusedKinds;
+  /** The pending request liveness check (see {@link REQUEST_LIVENESS_MS}). */
+  probe: NodeJS.Timeout | undefined;
 }
 
 interface Call {
@@ -106,6 +125,10 @@ interface Call {
   frames: number;
   /** A `subscribe` whose request went out (it may be lost later). */
   subscribed: boolean;
+  /** The link's received-packet count right after the request was written (undefined: no counter). */
+  packetsAtWrite: number | undefined;
+  /** The loss that made this call a retry (it is retried at most once). */
+  retryOf: SenderError | undefined;
 }
 
 /** The transport client over the links of one {@link LinkDialer} (see the module comment). */
@@ -132,6 +155,8 @@ export class RpcClient implements StreamingSender {
   private readonly closing = new Set<Promise<void>>();
   /** Topics whose established subscription was lost: the next one to it starts with a resync event. */
   private readonly lostTopics = new Set<string>();
+  /** The current outage's connect failure was logged at warn level. */
+  private outageLogged = false;
 
   constructor(
     private readonly dialer: LinkDialer,
@@ -228,6 +253,8 @@ export class RpcClient implements StreamingSender {
         linkCall: undefined,
         frames: 0,
         subscribed: false,
+        packetsAtWrite: undefined,
+        retryOf: undefined,
       };
       if (signal) {
         call.onAbort = () => this.fail(call, this.err("aborted", "call aborted", signal.reason), "cancelled");
@@ -288,6 +315,27 @@ export class RpcClient implements StreamingSender {
     }
   }
 
+  /**
+   * A request was written on `conn` after it had been idle: when no packet at all arrives within
+   * {@link REQUEST_LIVENESS_MS}, the peer is gone or no longer knows the connection (a restarted
+   * process that drops the old connection's packets), so the link is dropped and its calls
+   * that the peer never answered are retried. One check per link at a time.
+   */
+  private probeLiveness(conn: Conn, packets: number): void {
+    if (conn.probe) return;
+    const windowMs = REQUEST_LIVENESS_MS;
+    conn.probe = setTimeout(() => {
+      // Decide after this turn's poll phase: packets that arrived while the event loop was busy
+      // are read first, so a stalled process does not mistake its own delay for silence.
+      setImmediate(() => {
+        conn.probe = undefined;
+        if (conn.dead || conn.link.packetsReceived !== packets) return;
+        this.lost(conn, this.err("closed", `connection lost: no packet received for ${windowMs} ms after a request on the idle connection`));
+      });
+    }, windowMs);
+    conn.probe.unref();
+  }
+
   /** Starts as many queued calls as the link, the local cap and the peer's credit allow. */
   private pump(): void {
     if (this.closed) return;
@@ -330,6 +378,7 @@ export class RpcClient implements StreamingSender {
   }
 
   private start(call: Call, conn: Conn, linkCall: LinkCall): void {
+    const idle = conn.proven && conn.calls.size === 0;
     this.active++;
     call.conn = conn;
     call.linkCall = linkCall;
@@ -341,6 +390,8 @@ export class RpcClient implements StreamingSender {
       this.fail(call, this.asSenderError(e), "internal");
       return;
     }
+    call.packetsAtWrite = conn.link.packetsReceived;
+    if (idle && call.packetsAtWrite !== undefined) this.probeLiveness(conn, call.packetsAtWrite);
     const sub = call.request.request.case === "subscribe" ? call.request.request.value : undefined;
     if (sub && !call.settled) {
       call.subscribed = true;
@@ -364,6 +415,7 @@ export class RpcClient implements StreamingSender {
       conn.proven = true;
       this.failures = 0;
       this.nextConnectAt = 0;
+      this.outageLogged = false;
     }
     call.frames++;
     const id = call.request.requestId;
@@ -481,7 +533,7 @@ export class RpcClient implements StreamingSender {
             this.queue.length = 0;
             return;
           }
-          const conn: Conn = { link, calls: new Set(), dead: false, proven: false, streamed: false, recvWatch: new ReceiveWatch(), refused: new RefusedKinds() };
+          const conn: Conn = { link, calls: new Set(), dead: false, proven: false, streamed: false, recvWatch: new ReceiveWatch(), refused: new RefusedKinds(), probe: undefined };
           if (this.closed) {
             this.drop(conn, this.err("closed", "sender closed"), true);
             return;
@@ -495,11 +547,23 @@ export class RpcClient implements StreamingSender {
           this.connecting = undefined;
           const error = e instanceof SenderError ? e : this.err("connect", messageOf(e), e);
           if (this.closed) return; // close() already rejected everything
+          const first = !this.outageLogged;
           this.noteFailure();
-          this.log.warn({ address: this.address, err: error.message, retryInMs: this.reconnectDelayMs }, `${this.dialer.name} connect failed`);
-          for (const call of this.queue.splice(0)) this.fail(call, error, "shutdown");
+          const fields = { address: this.address, err: error.message, retryInMs: this.reconnectDelayMs };
+          if (first) {
+            // Once per outage: further failed attempts log at debug until a link answers.
+            this.outageLogged = true;
+            this.log.warn(fields, `${this.dialer.name} connect failed (further failures are logged at debug level until a connection succeeds)`);
+          } else this.log.debug(fields, `${this.dialer.name} connect failed`);
+          for (const call of this.queue.splice(0)) this.fail(call, call.retryOf ? this.retryFailed(call.retryOf, error) : error, "shutdown");
         },
       );
+  }
+
+  /** The error of a retried call whose reconnect failed: its original loss, naming the failure. */
+  private retryFailed(loss: SenderError, error: SenderError): SenderError {
+    const detail = loss.message.startsWith(`orchestrator ${this.address}: `) ? loss.message.slice(`orchestrator ${this.address}: `.length) : loss.message;
+    return this.err(loss.kind, `${detail}; reconnecting failed: ${error.message}`, loss);
   }
 
   private noteFailure(): void {
@@ -511,6 +575,14 @@ export class RpcClient implements StreamingSender {
   /** The link ended without our asking: log it, fail its calls, drop it; the next calls reconnect. */
   private lost(conn: Conn, error: SenderError): void {
     if (conn.dead) return;
+    let packets: number | undefined;
+    try {
+      packets = conn.link.packetsReceived;
+    } catch {
+      packets = undefined;
+    }
+    const retries = [...conn.calls].filter((call) => this.retryable(call, packets));
+    for (const call of retries) this.requeue(call, error);
     // "streaming" when the link carried progress calls or subscriptions: their callers retry / resubscribe.
     this.log.warn({ address: this.address, err: error.message }, `${this.dialer.name} ${conn.streamed ? "streaming " : ""}connection lost`);
     if (this.conn === conn) this.conn = undefined;
@@ -518,13 +590,49 @@ export class RpcClient implements StreamingSender {
     // reconnectMinMs; one that never answered keeps doubling.
     this.noteFailure();
     this.drop(conn, error, false);
+    if (retries.length > 0) this.log.debug({ address: this.address, calls: retries.length }, "calls the peer never received are retried on a new connection");
+    this.queue.unshift(...retries);
     this.pump();
+  }
+
+  /**
+   * Whether `call`, on a link that died having received `packets` packets in all, provably
+   * never reached a live peer: no packet at all arrived since its request was written (not
+   * even the ACK of it), it had no response, it was not retried before, and its caller still
+   * waits. See docs/reliability.md, "Retry".
+   */
+  private retryable(call: Call, packets: number | undefined): boolean {
+    return (
+      !this.closed &&
+      call.retryOf === undefined &&
+      call.frames === 0 &&
+      !call.settled &&
+      !call.signal?.aborted &&
+      call.packetsAtWrite !== undefined &&
+      packets === call.packetsAtWrite
+    );
+  }
+
+  /** Takes `call` off its dying link, to be sent again on the next one. */
+  private requeue(call: Call, loss: SenderError): void {
+    const conn = call.conn!;
+    const linkCall = call.linkCall;
+    conn.calls.delete(call);
+    this.active--;
+    call.conn = undefined;
+    call.linkCall = undefined;
+    call.packetsAtWrite = undefined;
+    call.subscribed = false;
+    call.retryOf = loss;
+    linkCall?.cancel("shutdown");
   }
 
   /** Marks `conn` dead, rejects its calls with `error` and closes its link. */
   private drop(conn: Conn, error: SenderError, graceful: boolean): void {
     if (conn.dead) return;
     conn.dead = true;
+    if (conn.probe) clearTimeout(conn.probe);
+    conn.probe = undefined;
     for (const call of [...conn.calls]) this.fail(call, error, "shutdown");
     conn.link.onDown = undefined;
     conn.link.onCredit = undefined;
