@@ -155,6 +155,8 @@ export class RpcClient implements StreamingSender {
   private readonly closing = new Set<Promise<void>>();
   /** Topics whose established subscription was lost: the next one to it starts with a resync event. */
   private readonly lostTopics = new Set<string>();
+  /** Calls taken off a dying link, queued again on the next microtask (see {@link retry}). */
+  private readonly retrying: Call[] = [];
   /** The current outage's connect failure was logged at warn level. */
   private outageLogged = false;
 
@@ -209,7 +211,7 @@ export class RpcClient implements StreamingSender {
       this.dialAbort.abort();
       if (this.backoffTimer) clearTimeout(this.backoffTimer);
       const error = this.err("closed", "sender closed");
-      for (const call of this.queue.splice(0)) this.fail(call, error, "shutdown");
+      for (const call of [...this.queue.splice(0), ...this.retrying.splice(0)]) this.fail(call, error, "shutdown");
       const conn = this.conn;
       this.conn = undefined;
       if (conn) this.drop(conn, error, true);
@@ -450,7 +452,8 @@ export class RpcClient implements StreamingSender {
 
   private onEnd(call: Call, error: SenderError | undefined, reason: CancelReason = "malformed"): void {
     if (call.settled) return;
-    if (error) this.fail(call, error, reason);
+    if (error && this.retryable(call, this.packetsOf(call.conn!))) this.retry(call, error);
+    else if (error) this.fail(call, error, reason);
     else if (call.frames === 0) this.fail(call, this.err("frame", "malformed response: stream ended before a frame arrived"), "malformed");
     else this.complete(call, undefined);
   }
@@ -575,14 +578,8 @@ export class RpcClient implements StreamingSender {
   /** The link ended without our asking: log it, fail its calls, drop it; the next calls reconnect. */
   private lost(conn: Conn, error: SenderError): void {
     if (conn.dead) return;
-    let packets: number | undefined;
-    try {
-      packets = conn.link.packetsReceived;
-    } catch {
-      packets = undefined;
-    }
-    const retries = [...conn.calls].filter((call) => this.retryable(call, packets));
-    for (const call of retries) this.requeue(call, error);
+    const packets = this.packetsOf(conn);
+    for (const call of [...conn.calls]) if (this.retryable(call, packets)) this.retry(call, error);
     // "streaming" when the link carried progress calls or subscriptions: their callers retry / resubscribe.
     this.log.warn({ address: this.address, err: error.message }, `${this.dialer.name} ${conn.streamed ? "streaming " : ""}connection lost`);
     if (this.conn === conn) this.conn = undefined;
@@ -590,9 +587,16 @@ export class RpcClient implements StreamingSender {
     // reconnectMinMs; one that never answered keeps doubling.
     this.noteFailure();
     this.drop(conn, error, false);
-    if (retries.length > 0) this.log.debug({ address: this.address, calls: retries.length }, "calls the peer never received are retried on a new connection");
-    this.queue.unshift(...retries);
     this.pump();
+  }
+
+  /** `conn`'s received-packet count now (undefined: the link has none, or it can no longer say). */
+  private packetsOf(conn: Conn): number | undefined {
+    try {
+      return conn.link.packetsReceived;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -613,8 +617,12 @@ export class RpcClient implements StreamingSender {
     );
   }
 
-  /** Takes `call` off its dying link, to be sent again on the next one. */
-  private requeue(call: Call, loss: SenderError): void {
+  /**
+   * Takes `call` off its dying link and queues it again, ahead of the calls not yet sent. The
+   * queue is pumped on the next microtask: a link's streams end before the link reports its own
+   * end (`onDown`), so by then the dying link is no longer the current one.
+   */
+  private retry(call: Call, loss: SenderError): void {
     const conn = call.conn!;
     const linkCall = call.linkCall;
     conn.calls.delete(call);
@@ -625,6 +633,12 @@ export class RpcClient implements StreamingSender {
     call.subscribed = false;
     call.retryOf = loss;
     linkCall?.cancel("shutdown");
+    this.log.debug({ address: this.address, requestId: call.request.requestId, err: loss.message }, "call retried on a new connection: the peer never received it");
+    if (this.retrying.push(call) > 1) return;
+    queueMicrotask(() => {
+      this.queue.unshift(...this.retrying.splice(0).filter((c) => !c.settled));
+      this.pump();
+    });
   }
 
   /** Marks `conn` dead, rejects its calls with `error` and closes its link. */
