@@ -321,10 +321,11 @@ export class RpcClient implements StreamingSender {
    * A request was written on `conn` after it had been idle: when no packet at all arrives within
    * {@link REQUEST_LIVENESS_MS}, the peer is gone or no longer knows the connection (a restarted
    * process that drops the old connection's packets), so the link is dropped and its calls
-   * that the peer never answered are retried. One check per link at a time.
+   * that the peer never answered are retried. One check per link: a later request restarts it
+   * from its own write (no packet after it means none after the earlier one either).
    */
   private probeLiveness(conn: Conn, packets: number): void {
-    if (conn.probe) return;
+    if (conn.probe) clearTimeout(conn.probe);
     const windowMs = REQUEST_LIVENESS_MS;
     conn.probe = setTimeout(() => {
       // Decide after this turn's poll phase: packets that arrived while the event loop was busy

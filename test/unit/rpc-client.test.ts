@@ -260,6 +260,20 @@ describe("RpcClient", () => {
     await client.close();
   });
 
+  it("a second request on an idle link restarts the liveness window from its own write", async () => {
+    const { dialer, client } = await idleLink();
+    const b = client.send(health("b"));
+    await opened(dialer, 1);
+    dialer.last.packetsReceived = 6; // b's ACK
+    dialer.last.calls[1]!.events.frame(healthy("b"));
+    await b;
+    const c = client.send(health("c")); // idle again, and silently dropped
+    await until(() => dialer.links.length === 2 && dialer.last.calls.length === 1, "the link dropped and c retried");
+    dialer.last.calls[0]!.events.frame(healthy("c"));
+    expect((await c).requestId).toBe("c");
+    await client.close();
+  });
+
   it("a request on an idle link that gets its ACK keeps the link", async () => {
     const { dialer, client } = await idleLink();
     const p = client.send(health("b"));
