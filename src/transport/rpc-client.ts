@@ -322,7 +322,7 @@ export class RpcClient implements StreamingSender {
    * {@link REQUEST_LIVENESS_MS}, the peer is gone or no longer knows the connection (a restarted
    * process that drops the old connection's packets), so the link is dropped and its calls
    * that the peer never answered are retried. One check per link: a later request restarts it
-   * from its own write (no packet after it means none after the earlier one either).
+   * from its own write (an earlier request that drew no packet either is covered by it).
    */
   private probeLiveness(conn: Conn, packets: number): void {
     if (conn.probe) clearTimeout(conn.probe);
