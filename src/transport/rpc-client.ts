@@ -11,13 +11,10 @@
  *   a lost link delays the next attempt by `reconnectMinMs`, doubling to `reconnectMaxMs`, reset
  *   by the first response on a new link;
  * - liveness: when a call's deadline expires on a link that counts packets and none arrived
- *   for longer than `livenessMs`, the link is dropped at once (quic-notes fault 3); a request
- *   written on an idle link that draws no packet at all (not even its ACK) within
- *   {@link REQUEST_LIVENESS_MS} drops the link too (a restarted peer that silently discards the
- *   old connection's packets);
- * - retry: a call whose request provably never reached a live peer (its link died with no packet
- *   received since the request was written, e.g. through a stateless reset, RFC 9000 §10.3) is
- *   sent once more on a new link (docs/reliability.md, "Retry");
+ *   for longer than `livenessMs`, or a request on an idle link draws no packet within
+ *   `REQUEST_LIVENESS_MS`, the link is dropped at once (quic-notes fault 3; ./liveness.ts);
+ * - retry: a call whose link died with no packet received since its request was written is sent
+ *   once more on a new link (docs/reliability.md, "Retry");
  * - the error kinds ({@link SenderError}); the refusals learnt per link ({@link RefusedKinds});
  *   the resync of a lost subscription ({@link RESUBSCRIBED_EVENT_TYPE}).
  *
@@ -32,7 +29,10 @@ import { MAX_FRAME_BYTES } from "../framing/frame.js";
 import type { Logger } from "../log.js";
 import { messageOf, senderError, SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "./link.js";
+import { ReceiveWatch, watchRequest } from "./liveness.js";
 import { RefusedKinds, refusalOf, type FrameHandler, type SendOptions, type StreamingSender } from "./sender.js";
+
+export { REQUEST_LIVENESS_MS, ReceiveWatch } from "./liveness.js";
 
 /**
  * Event type of the synthetic `event_delivery` that starts a subscription re-established after
@@ -58,38 +58,8 @@ export interface RpcClientOptions {
 /** Longest delay `setTimeout` honours (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/**
- * How long a request written on an idle link may go without any packet from the peer (not even
- * its ACK) before the link is dropped, ms. RFC 9002 §6.2.1: PTO = smoothed_rtt +
- * max(4·rttvar, kGranularity) + max_ack_delay, and a live peer acknowledges an ack-eliciting
- * packet within one PTO. Before any RTT sample (kInitialRtt 333 ms, rttvar 166.5 ms, §6.2.2;
- * max_ack_delay 25 ms) one PTO is about 1 s; on loopback or a LAN (RTT under 10 ms, PTO under
- * 70 ms) 1 s is more than a dozen PTOs. The engine's binding does not expose the RTT estimate,
- * so the window is this floor.
- */
-export const REQUEST_LIVENESS_MS = 1_000;
-
 /** Deadline checks run at most this often (ms): a deadline may fire this much late. */
 const DEADLINE_SLACK_MS = 10;
-
-/**
- * The liveness check's memory of one link: how long its received-packet counter has stood
- * still, judged at the moments it is sampled (call deadlines).
- */
-export class ReceiveWatch {
-  private packets = -1;
-  private changedAt = 0;
-
-  /** Samples `packetsReceived` at `now` (ms); returns how long it has not moved (0 when it just did). */
-  silentFor(packetsReceived: number, now: number): number {
-    if (packetsReceived !== this.packets) {
-      this.packets = packetsReceived;
-      this.changedAt = now;
-      return 0;
-    }
-    return now - this.changedAt;
-  }
-}
 
 interface Conn {
   link: Link;
@@ -102,7 +72,7 @@ interface Conn {
   recvWatch: ReceiveWatch;
   /** Streaming request kinds the orchestrator on this link does not implement. */
   refused: RefusedKinds;
-  /** The pending request liveness check (see {@link REQUEST_LIVENESS_MS}). */
+  /** The pending request liveness check (./liveness.ts). */
   probe: NodeJS.Timeout | undefined;
 }
 
@@ -317,28 +287,6 @@ export class RpcClient implements StreamingSender {
     }
   }
 
-  /**
-   * A request was written on `conn` after it had been idle: when no packet at all arrives within
-   * {@link REQUEST_LIVENESS_MS}, the peer is gone or no longer knows the connection (a restarted
-   * process that drops the old connection's packets), so the link is dropped and its calls
-   * that the peer never answered are retried. One check per link: a later request restarts it
-   * from its own write (an earlier request that drew no packet either is covered by it).
-   */
-  private probeLiveness(conn: Conn, packets: number): void {
-    if (conn.probe) clearTimeout(conn.probe);
-    const windowMs = REQUEST_LIVENESS_MS;
-    conn.probe = setTimeout(() => {
-      // Decide after this turn's poll phase: packets that arrived while the event loop was busy
-      // are read first, so a stalled process does not mistake its own delay for silence.
-      setImmediate(() => {
-        conn.probe = undefined;
-        if (conn.dead || conn.link.packetsReceived !== packets) return;
-        this.lost(conn, this.err("closed", `connection lost: no packet received for ${windowMs} ms after a request on the idle connection`));
-      });
-    }, windowMs);
-    conn.probe.unref();
-  }
-
   /** Starts as many queued calls as the link, the local cap and the peer's credit allow. */
   private pump(): void {
     if (this.closed) return;
@@ -394,7 +342,13 @@ export class RpcClient implements StreamingSender {
       return;
     }
     call.packetsAtWrite = conn.link.packetsReceived;
-    if (idle && call.packetsAtWrite !== undefined) this.probeLiveness(conn, call.packetsAtWrite);
+    const packets = call.packetsAtWrite;
+    if (idle && packets !== undefined) {
+      // The request liveness check (./liveness.ts); a later request restarts it.
+      if (conn.probe) clearTimeout(conn.probe);
+      const silent = () => !conn.dead && conn.link.packetsReceived === packets;
+      conn.probe = watchRequest(silent, (ms) => this.lost(conn, this.err("closed", `connection lost: no packet received for ${ms} ms after a request on the idle connection`)));
+    }
     const sub = call.request.request.case === "subscribe" ? call.request.request.value : undefined;
     if (sub && !call.settled) {
       call.subscribed = true;
@@ -453,7 +407,7 @@ export class RpcClient implements StreamingSender {
 
   private onEnd(call: Call, error: SenderError | undefined, reason: CancelReason = "malformed"): void {
     if (call.settled) return;
-    if (error && this.retryable(call, this.packetsOf(call.conn!))) this.retry(call, error);
+    if (error && this.retryable(call, call.conn!.link.packetsReceived)) this.retry(call, error);
     else if (error) this.fail(call, error, reason);
     else if (call.frames === 0) this.fail(call, this.err("frame", "malformed response: stream ended before a frame arrived"), "malformed");
     else this.complete(call, undefined);
@@ -551,14 +505,12 @@ export class RpcClient implements StreamingSender {
           this.connecting = undefined;
           const error = e instanceof SenderError ? e : this.err("connect", messageOf(e), e);
           if (this.closed) return; // close() already rejected everything
-          const first = !this.outageLogged;
           this.noteFailure();
+          // Once per outage: further failed attempts log at debug until a link answers.
           const fields = { address: this.address, err: error.message, retryInMs: this.reconnectDelayMs };
-          if (first) {
-            // Once per outage: further failed attempts log at debug until a link answers.
-            this.outageLogged = true;
-            this.log.warn(fields, `${this.dialer.name} connect failed (further failures are logged at debug level until a connection succeeds)`);
-          } else this.log.debug(fields, `${this.dialer.name} connect failed`);
+          if (this.outageLogged) this.log.debug(fields, `${this.dialer.name} connect failed`);
+          else this.log.warn(fields, `${this.dialer.name} connect failed (further failures are logged at debug level until a connection succeeds)`);
+          this.outageLogged = true;
           for (const call of this.queue.splice(0)) this.fail(call, call.retryOf ? this.retryFailed(call.retryOf, error) : error, "shutdown");
         },
       );
@@ -579,7 +531,7 @@ export class RpcClient implements StreamingSender {
   /** The link ended without our asking: log it, fail its calls, drop it; the next calls reconnect. */
   private lost(conn: Conn, error: SenderError): void {
     if (conn.dead) return;
-    const packets = this.packetsOf(conn);
+    const packets = conn.link.packetsReceived;
     for (const call of [...conn.calls]) if (this.retryable(call, packets)) this.retry(call, error);
     // "streaming" when the link carried progress calls or subscriptions: their callers retry / resubscribe.
     this.log.warn({ address: this.address, err: error.message }, `${this.dialer.name} ${conn.streamed ? "streaming " : ""}connection lost`);
@@ -591,31 +543,14 @@ export class RpcClient implements StreamingSender {
     this.pump();
   }
 
-  /** `conn`'s received-packet count now (undefined: the link has none, or it can no longer say). */
-  private packetsOf(conn: Conn): number | undefined {
-    try {
-      return conn.link.packetsReceived;
-    } catch {
-      return undefined;
-    }
-  }
-
   /**
-   * Whether `call`, on a link that died having received `packets` packets in all, provably
-   * never reached a live peer: no packet at all arrived since its request was written (not
-   * even the ACK of it), it had no response, it was not retried before, and its caller still
-   * waits. See docs/reliability.md, "Retry".
+   * Whether `call`, on a link that died having received `packets` packets, provably never reached
+   * a live peer (no packet since its request was written, not even its ACK), had no response, was
+   * not retried before and is still awaited. See docs/reliability.md, "Retry".
    */
   private retryable(call: Call, packets: number | undefined): boolean {
-    return (
-      !this.closed &&
-      call.retryOf === undefined &&
-      call.frames === 0 &&
-      !call.settled &&
-      !call.signal?.aborted &&
-      call.packetsAtWrite !== undefined &&
-      packets === call.packetsAtWrite
-    );
+    const unseen = call.packetsAtWrite !== undefined && packets === call.packetsAtWrite;
+    return unseen && !this.closed && call.retryOf === undefined && call.frames === 0 && !call.settled && !call.signal?.aborted;
   }
 
   /**
