@@ -11,7 +11,10 @@
  *   a lost link delays the next attempt by `reconnectMinMs`, doubling to `reconnectMaxMs`, reset
  *   by the first response on a new link;
  * - liveness: when a call's deadline expires on a link that counts packets and none arrived
- *   for longer than `livenessMs`, the link is dropped at once (quic-notes fault 3);
+ *   for longer than `livenessMs`, or a request on an idle link draws no packet within
+ *   `REQUEST_LIVENESS_MS`, the link is dropped at once (quic-notes fault 3; ./liveness.ts);
+ * - retry: a call whose link died with no packet received since its request was written is sent
+ *   once more on a new link (docs/reliability.md, "Retry");
  * - the error kinds ({@link SenderError}); the refusals learnt per link ({@link RefusedKinds});
  *   the resync of a lost subscription ({@link RESUBSCRIBED_EVENT_TYPE}).
  *
@@ -26,7 +29,10 @@ import { MAX_FRAME_BYTES } from "../framing/frame.js";
 import type { Logger } from "../log.js";
 import { messageOf, senderError, SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "./link.js";
+import { ReceiveWatch, watchRequest } from "./liveness.js";
 import { RefusedKinds, refusalOf, type FrameHandler, type SendOptions, type StreamingSender } from "./sender.js";
+
+export { REQUEST_LIVENESS_MS, ReceiveWatch } from "./liveness.js";
 
 /**
  * Event type of the synthetic `event_delivery` that starts a subscription re-established after
@@ -55,25 +61,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** Deadline checks run at most this often (ms): a deadline may fire this much late. */
 const DEADLINE_SLACK_MS = 10;
 
-/**
- * The liveness check's memory of one link: how long its received-packet counter has stood
- * still, judged at the moments it is sampled (call deadlines).
- */
-export class ReceiveWatch {
-  private packets = -1;
-  private changedAt = 0;
-
-  /** Samples `packetsReceived` at `now` (ms); returns how long it has not moved (0 when it just did). */
-  silentFor(packetsReceived: number, now: number): number {
-    if (packetsReceived !== this.packets) {
-      this.packets = packetsReceived;
-      this.changedAt = now;
-      return 0;
-    }
-    return now - this.changedAt;
-  }
-}
-
 interface Conn {
   link: Link;
   calls: Set<Call>;
@@ -85,6 +72,8 @@ interface Conn {
   recvWatch: ReceiveWatch;
   /** Streaming request kinds the orchestrator on this link does not implement. */
   refused: RefusedKinds;
+  /** The pending request liveness check (./liveness.ts). */
+  probe: NodeJS.Timeout | undefined;
 }
 
 interface Call {
@@ -106,6 +95,10 @@ interface Call {
   frames: number;
   /** A `subscribe` whose request went out (it may be lost later). */
   subscribed: boolean;
+  /** The link's received-packet count right after the request was written (undefined: no counter). */
+  packetsAtWrite: number | undefined;
+  /** The loss that made this call a retry (it is retried at most once). */
+  retryOf: SenderError | undefined;
 }
 
 /** The transport client over the links of one {@link LinkDialer} (see the module comment). */
@@ -132,6 +125,10 @@ export class RpcClient implements StreamingSender {
   private readonly closing = new Set<Promise<void>>();
   /** Topics whose established subscription was lost: the next one to it starts with a resync event. */
   private readonly lostTopics = new Set<string>();
+  /** Calls taken off a dying link, queued again on the next microtask (see {@link retry}). */
+  private readonly retrying: Call[] = [];
+  /** The current outage's connect failure was logged at warn level. */
+  private outageLogged = false;
 
   constructor(
     private readonly dialer: LinkDialer,
@@ -184,7 +181,7 @@ export class RpcClient implements StreamingSender {
       this.dialAbort.abort();
       if (this.backoffTimer) clearTimeout(this.backoffTimer);
       const error = this.err("closed", "sender closed");
-      for (const call of this.queue.splice(0)) this.fail(call, error, "shutdown");
+      for (const call of [...this.queue.splice(0), ...this.retrying.splice(0)]) this.fail(call, error, "shutdown");
       const conn = this.conn;
       this.conn = undefined;
       if (conn) this.drop(conn, error, true);
@@ -228,6 +225,8 @@ export class RpcClient implements StreamingSender {
         linkCall: undefined,
         frames: 0,
         subscribed: false,
+        packetsAtWrite: undefined,
+        retryOf: undefined,
       };
       if (signal) {
         call.onAbort = () => this.fail(call, this.err("aborted", "call aborted", signal.reason), "cancelled");
@@ -330,6 +329,7 @@ export class RpcClient implements StreamingSender {
   }
 
   private start(call: Call, conn: Conn, linkCall: LinkCall): void {
+    const idle = conn.proven && conn.calls.size === 0;
     this.active++;
     call.conn = conn;
     call.linkCall = linkCall;
@@ -340,6 +340,14 @@ export class RpcClient implements StreamingSender {
     } catch (e) {
       this.fail(call, this.asSenderError(e), "internal");
       return;
+    }
+    call.packetsAtWrite = conn.link.packetsReceived;
+    const packets = call.packetsAtWrite;
+    if (idle && packets !== undefined) {
+      // The request liveness check (./liveness.ts); a later request restarts it.
+      if (conn.probe) clearTimeout(conn.probe);
+      const silent = () => !conn.dead && conn.link.packetsReceived === packets;
+      conn.probe = watchRequest(silent, (ms) => this.lost(conn, this.err("closed", `connection lost: no packet received for ${ms} ms after a request on the idle connection`)));
     }
     const sub = call.request.request.case === "subscribe" ? call.request.request.value : undefined;
     if (sub && !call.settled) {
@@ -364,6 +372,7 @@ export class RpcClient implements StreamingSender {
       conn.proven = true;
       this.failures = 0;
       this.nextConnectAt = 0;
+      this.outageLogged = false;
     }
     call.frames++;
     const id = call.request.requestId;
@@ -398,7 +407,8 @@ export class RpcClient implements StreamingSender {
 
   private onEnd(call: Call, error: SenderError | undefined, reason: CancelReason = "malformed"): void {
     if (call.settled) return;
-    if (error) this.fail(call, error, reason);
+    if (error && this.retryable(call, call.conn!.link.packetsReceived)) this.retry(call, error);
+    else if (error) this.fail(call, error, reason);
     else if (call.frames === 0) this.fail(call, this.err("frame", "malformed response: stream ended before a frame arrived"), "malformed");
     else this.complete(call, undefined);
   }
@@ -481,7 +491,7 @@ export class RpcClient implements StreamingSender {
             this.queue.length = 0;
             return;
           }
-          const conn: Conn = { link, calls: new Set(), dead: false, proven: false, streamed: false, recvWatch: new ReceiveWatch(), refused: new RefusedKinds() };
+          const conn: Conn = { link, calls: new Set(), dead: false, proven: false, streamed: false, recvWatch: new ReceiveWatch(), refused: new RefusedKinds(), probe: undefined };
           if (this.closed) {
             this.drop(conn, this.err("closed", "sender closed"), true);
             return;
@@ -496,10 +506,20 @@ export class RpcClient implements StreamingSender {
           const error = e instanceof SenderError ? e : this.err("connect", messageOf(e), e);
           if (this.closed) return; // close() already rejected everything
           this.noteFailure();
-          this.log.warn({ address: this.address, err: error.message, retryInMs: this.reconnectDelayMs }, `${this.dialer.name} connect failed`);
-          for (const call of this.queue.splice(0)) this.fail(call, error, "shutdown");
+          // Once per outage: further failed attempts log at debug until a link answers.
+          const fields = { address: this.address, err: error.message, retryInMs: this.reconnectDelayMs };
+          if (this.outageLogged) this.log.debug(fields, `${this.dialer.name} connect failed`);
+          else this.log.warn(fields, `${this.dialer.name} connect failed (further failures are logged at debug level until a connection succeeds)`);
+          this.outageLogged = true;
+          for (const call of this.queue.splice(0)) this.fail(call, call.retryOf ? this.retryFailed(call.retryOf, error) : error, "shutdown");
         },
       );
+  }
+
+  /** The error of a retried call whose reconnect failed: its original loss, naming the failure. */
+  private retryFailed(loss: SenderError, error: SenderError): SenderError {
+    const detail = loss.message.startsWith(`orchestrator ${this.address}: `) ? loss.message.slice(`orchestrator ${this.address}: `.length) : loss.message;
+    return this.err(loss.kind, `${detail}; reconnecting failed: ${error.message}`, loss);
   }
 
   private noteFailure(): void {
@@ -511,6 +531,8 @@ export class RpcClient implements StreamingSender {
   /** The link ended without our asking: log it, fail its calls, drop it; the next calls reconnect. */
   private lost(conn: Conn, error: SenderError): void {
     if (conn.dead) return;
+    const packets = conn.link.packetsReceived;
+    for (const call of [...conn.calls]) if (this.retryable(call, packets)) this.retry(call, error);
     // "streaming" when the link carried progress calls or subscriptions: their callers retry / resubscribe.
     this.log.warn({ address: this.address, err: error.message }, `${this.dialer.name} ${conn.streamed ? "streaming " : ""}connection lost`);
     if (this.conn === conn) this.conn = undefined;
@@ -521,10 +543,46 @@ export class RpcClient implements StreamingSender {
     this.pump();
   }
 
+  /**
+   * Whether `call`, on a link that died having received `packets` packets, provably never reached
+   * a live peer (no packet since its request was written, not even its ACK), had no response, was
+   * not retried before and is still awaited. See docs/reliability.md, "Retry".
+   */
+  private retryable(call: Call, packets: number | undefined): boolean {
+    const unseen = call.packetsAtWrite !== undefined && packets === call.packetsAtWrite;
+    return unseen && !this.closed && call.retryOf === undefined && call.frames === 0 && !call.settled && !call.signal?.aborted;
+  }
+
+  /**
+   * Takes `call` off its dying link and queues it again, ahead of the calls not yet sent. The
+   * queue is pumped on the next microtask: a link's streams end before the link reports its own
+   * end (`onDown`), so by then the dying link is no longer the current one.
+   */
+  private retry(call: Call, loss: SenderError): void {
+    const conn = call.conn!;
+    const linkCall = call.linkCall;
+    conn.calls.delete(call);
+    this.active--;
+    call.conn = undefined;
+    call.linkCall = undefined;
+    call.packetsAtWrite = undefined;
+    call.subscribed = false;
+    call.retryOf = loss;
+    linkCall?.cancel("shutdown");
+    this.log.debug({ address: this.address, requestId: call.request.requestId, err: loss.message }, "call retried on a new connection: the peer never received it");
+    if (this.retrying.push(call) > 1) return;
+    queueMicrotask(() => {
+      this.queue.unshift(...this.retrying.splice(0).filter((c) => !c.settled));
+      this.pump();
+    });
+  }
+
   /** Marks `conn` dead, rejects its calls with `error` and closes its link. */
   private drop(conn: Conn, error: SenderError, graceful: boolean): void {
     if (conn.dead) return;
     conn.dead = true;
+    if (conn.probe) clearTimeout(conn.probe);
+    conn.probe = undefined;
     for (const call of [...conn.calls]) this.fail(call, error, "shutdown");
     conn.link.onDown = undefined;
     conn.link.onCredit = undefined;

@@ -5,6 +5,10 @@
  * liveness check: call deadlines expiring while quiche received no packet (not even a keep-alive
  * ACK) for longer than the keep-alive interval drop the connection, which fails every other call
  * on it at once. Once the relay forwards again, the next call reconnects and succeeds.
+ *
+ * Silent drop of an idle connection (the upstream Go orchestrator after a restart): the relay
+ * drops the old connection's datagrams only; the next request draws no packet within the request
+ * liveness window (1 s), so the connection is dropped and the call retried on a new one.
  */
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +21,13 @@ interface Relay {
   port: number;
   /** While true, every datagram in both directions is dropped. */
   blackhole: boolean;
+  /** UDP port of the sender's socket that sent last (undefined before the first datagram). */
+  readonly clientPort: number | undefined;
+  /**
+   * Datagrams from this sender port, and to it, are dropped (as by a restarted peer that
+   * silently discards the packets of connections it has no state for); other ports are relayed.
+   */
+  dropFrom: number | undefined;
   close: () => Promise<void>;
 }
 
@@ -27,15 +38,19 @@ async function startRelay(serverPort: number): Promise<Relay> {
   const relay: Relay = {
     port: 0,
     blackhole: false,
+    get clientPort() {
+      return client?.port;
+    },
+    dropFrom: undefined,
     close: () => Promise.all([front, back].map((s: Socket) => new Promise<void>((r) => s.close(() => r())))).then(() => {}),
   };
   front.on("message", (msg, rinfo) => {
-    if (relay.blackhole) return;
+    if (relay.blackhole || rinfo.port === relay.dropFrom) return;
     client = rinfo;
     back.send(msg, serverPort, "127.0.0.1");
   });
   back.on("message", (msg) => {
-    if (relay.blackhole || !client) return;
+    if (relay.blackhole || !client || client.port === relay.dropFrom) return;
     front.send(msg, client.port, client.address);
   });
   await new Promise<void>((r) => front.bind(0, "127.0.0.1", () => r()));
@@ -54,29 +69,35 @@ async function rejection(p: Promise<unknown>): Promise<SenderError> {
   throw new Error("expected the call to fail");
 }
 
-describe("QuicSender recovery from a silent orchestrator", () => {
-  let pki: TestPki;
-  let server: RunningOrchestrator;
-  let relay: Relay;
-  let sender: QuicSender;
-
+/**
+ * Registers a reference orchestrator, a {@link Relay} in front of it and a sender through the
+ * relay (60 s idle timeout, `keepAliveMs` as given) for the enclosing describe block.
+ */
+function relayedSender(keepAliveMs?: number): { relay: Relay; sender: QuicSender } {
+  const parts = {} as { relay: Relay; sender: QuicSender };
+  let server: RunningOrchestrator | undefined;
   beforeAll(async () => {
-    pki = await makePki();
+    const pki: TestPki = await makePki();
     server = await startOrchestrator({ tls: pki.server });
-    relay = await startRelay(server.port);
-    sender = new QuicSender({
+    parts.relay = await startRelay(server.port);
+    parts.sender = new QuicSender({
       host: "127.0.0.1",
-      port: relay.port,
+      port: parts.relay.port,
       tls: pki.client,
       idleTimeoutMs: 60_000,
-      keepAliveMs: 200,
+      ...(keepAliveMs !== undefined ? { keepAliveMs } : {}),
     });
   });
   afterAll(async () => {
-    await sender?.close();
-    await relay?.close();
+    await parts.sender?.close();
+    await parts.relay?.close();
     await server?.stop();
   });
+  return parts;
+}
+
+describe("QuicSender recovery from a silent orchestrator", () => {
+  const parts = relayedSender(200);
 
   it("rejects keepAliveMs >= idleTimeoutMs and derives keep-alive from a short idle timeout", () => {
     expect(() => new QuicSender({ host: "127.0.0.1", port: 1, idleTimeoutMs: 1_000, keepAliveMs: 1_000 })).toThrow(RangeError);
@@ -84,30 +105,45 @@ describe("QuicSender recovery from a silent orchestrator", () => {
   });
 
   it("drops a connection that receives nothing, failing its other calls at once, then reconnects", async () => {
-    const first = await sender.send(toolCallRequest("echo", { text: "before" }));
+    const first = await parts.sender.send(toolCallRequest("echo", { text: "before" }));
     expect(first.response.case).toBe("toolCall");
 
-    relay.blackhole = true;
+    parts.relay.blackhole = true;
     // A call with a long deadline: only the connection-loss path can end it soon.
-    const long = rejection(sender.send(toolCallRequest("echo", { text: "long" }), { timeoutMs: 60_000 }));
+    const long = rejection(parts.sender.send(toolCallRequest("echo", { text: "long" }), { timeoutMs: 60_000 }));
     let longDone = false;
     void long.then(() => (longDone = true));
     // Short calls time out one after another; once no packet arrived for > keepAliveMs across
     // their deadlines, the connection is declared lost.
     for (let i = 0; i < 30 && !longDone; i++) {
-      const e = await rejection(sender.send(toolCallRequest("echo", { text: `short ${i}` }), { timeoutMs: 150 }));
+      const e = await rejection(parts.sender.send(toolCallRequest("echo", { text: `short ${i}` }), { timeoutMs: 150 }));
       expect(["timeout", "closed"]).toContain(e.kind);
     }
     const e = await long;
     expect(e.kind).toBe("closed");
-    expect(e.message).toContain(`127.0.0.1:${relay.port}`);
+    expect(e.message).toContain(`127.0.0.1:${parts.relay.port}`);
     expect(e.message).toMatch(/connection lost: no packet received for \d+ ms/);
-    expect(sender.stats.connected).toBe(false);
+    expect(parts.sender.stats.connected).toBe(false);
 
-    relay.blackhole = false;
-    const after = await sender.send(toolCallRequest("echo", { text: "after" }), { timeoutMs: 20_000 });
+    parts.relay.blackhole = false;
+    const after = await parts.sender.send(toolCallRequest("echo", { text: "after" }), { timeoutMs: 20_000 });
     expect(after.response.case).toBe("toolCall");
     if (after.response.case === "toolCall") expect(after.response.value.result).toEqual({ text: "after" });
-    expect(sender.stats.connected).toBe(true);
+    expect(parts.sender.stats.connected).toBe(true);
   });
+});
+
+describe("QuicSender after an idle connection's packets start being dropped silently", () => {
+  const parts = relayedSender();
+
+  it("the next call draws no packet, so the connection is dropped and the call retried on a new one", async () => {
+    const first = await parts.sender.send(toolCallRequest("echo", { text: "before" }));
+    expect(first.response.case).toBe("toolCall");
+    parts.relay.dropFrom = parts.relay.clientPort; // the old connection's socket: as after a silent restart
+    // Without the request liveness window this would wait for the 60 s idle timeout.
+    const after = await parts.sender.send(toolCallRequest("echo", { text: "after" }), { timeoutMs: 30_000 });
+    expect(after.response.case).toBe("toolCall");
+    if (after.response.case === "toolCall") expect(after.response.value.result).toEqual({ text: "after" });
+    expect(parts.relay.clientPort).not.toBe(parts.relay.dropFrom);
+  }, 60_000);
 });

@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { senderError, SenderError, StreamUnsupportedError } from "../../src/transport/errors.js";
-import { RESUBSCRIBED_EVENT_TYPE, RpcClient, type RpcClientOptions } from "../../src/transport/rpc-client.js";
+import { REQUEST_LIVENESS_MS, RESUBSCRIBED_EVENT_TYPE, RpcClient, type RpcClientOptions } from "../../src/transport/rpc-client.js";
 import { FakeDialer, type FakeCall } from "../helpers/fake-link.js";
 
 const quiet = pino({ level: "silent" });
@@ -49,6 +49,19 @@ async function rejection(p: Promise<unknown>): Promise<SenderError> {
 async function opened(dialer: FakeDialer, n = 0): Promise<FakeCall> {
   await until(() => dialer.links.length > 0 && dialer.last.calls.length > n, `call ${n} to be opened`);
   return dialer.last.calls[n]!;
+}
+
+/** A client whose one link (5 packets received so far) answered a call and is idle now. */
+async function idleLink(): Promise<{ dialer: FakeDialer; client: RpcClient }> {
+  const dialer = new FakeDialer();
+  dialer.prepare = (link) => {
+    link.packetsReceived = 5;
+  };
+  const client = new RpcClient(dialer, options());
+  const first = client.send(health("a"));
+  (await opened(dialer)).events.frame(healthy("a"));
+  await first;
+  return { dialer, client };
 }
 
 describe("RpcClient", () => {
@@ -171,11 +184,125 @@ describe("RpcClient", () => {
     await opened(dialer);
     expect((await rejection(client.send(health("x-1"), { timeoutMs: 10 }))).kind).toBe("timeout"); // first sample
     await new Promise((r) => setTimeout(r, 40));
+    // The peer is gone: w-1 (never acknowledged) is retried once, and the redial fails.
+    dialer.failures.push(senderError("fake:1", "connect", "no handshake"));
     expect((await rejection(client.send(health("x-2"), { timeoutMs: 10 }))).kind).toBe("timeout"); // still 7 packets
     const e = await rejection(waiting);
     expect(e.kind).toBe("closed");
     expect(e.message).toMatch(/no packet received for \d+ ms/);
     expect(client.stats.connected).toBe(false);
+    await client.close();
+  });
+
+  it("a call whose link dies with no packet received since its request was written is retried once on a new link", async () => {
+    const dialer = new FakeDialer();
+    dialer.prepare = (link) => {
+      link.packetsReceived = 3;
+    };
+    const client = new RpcClient(dialer, options());
+    const p = client.send(health("r-1"));
+    (await opened(dialer)).events.frame(healthy("r-1"));
+    await p;
+    const next = client.send(health("r-2"));
+    await opened(dialer, 1);
+    dialer.last.die("connection lost: peer closed the connection: transport error 0 (stateless reset)");
+    await until(() => dialer.links.length === 2 && dialer.last.calls.length === 1, "the retry on a new link");
+    const retry = dialer.last.calls[0]!;
+    expect(retry.request?.requestId).toBe("r-2");
+    // The retried call dies unseen too: it is not retried a second time.
+    dialer.last.die("connection lost: again");
+    const e = await rejection(next);
+    expect(e.message).toMatch(/again/);
+    expect(dialer.links).toHaveLength(2);
+    await client.close();
+  });
+
+  it("a call the peer may have seen (a packet arrived after its request was written) is not retried", async () => {
+    const dialer = new FakeDialer();
+    dialer.prepare = (link) => {
+      link.packetsReceived = 0;
+    };
+    const client = new RpcClient(dialer, options());
+    const p = client.send(health("seen"));
+    await opened(dialer);
+    dialer.last.packetsReceived = 1; // e.g. the ACK of the request
+    dialer.last.die("connection lost: peer went away");
+    expect((await rejection(p)).message).toMatch(/peer went away/);
+    expect(dialer.links).toHaveLength(1);
+    await client.close();
+  });
+
+  it("a retried call whose reconnect fails reports the loss and the connect failure", async () => {
+    const dialer = new FakeDialer();
+    dialer.prepare = (link) => {
+      link.packetsReceived = 0;
+    };
+    const client = new RpcClient(dialer, options());
+    const p = client.send(health("lost"));
+    await opened(dialer);
+    dialer.failures.push(senderError("fake:1", "connect", "refused"));
+    dialer.last.die("connection lost: stateless reset");
+    const e = await rejection(p);
+    expect(e.kind).toBe("closed");
+    expect(e.message).toMatch(/^orchestrator fake:1: connection lost: stateless reset; reconnecting failed: .*refused/);
+    await client.close();
+  });
+
+  it("a request on an idle link that draws no packet within the liveness window drops the link and is retried", async () => {
+    const { dialer, client } = await idleLink();
+    const silent = dialer.last;
+    const p = client.send(health("b")); // the peer silently drops it: the counter stays at 5
+    await opened(dialer, 1);
+    await until(() => dialer.links.length === 2 && dialer.last.calls.length === 1, "the link dropped and the call retried");
+    expect(silent.closed).toBe(false);
+    dialer.last.calls[0]!.events.frame(healthy("b"));
+    expect((await p).requestId).toBe("b");
+    await client.close();
+  });
+
+  it("a second request on an idle link restarts the liveness window from its own write", async () => {
+    const { dialer, client } = await idleLink();
+    const b = client.send(health("b"));
+    await opened(dialer, 1);
+    dialer.last.packetsReceived = 6; // b's ACK
+    dialer.last.calls[1]!.events.frame(healthy("b"));
+    await b;
+    const c = client.send(health("c")); // idle again, and silently dropped
+    await until(() => dialer.links.length === 2 && dialer.last.calls.length === 1, "the link dropped and c retried");
+    dialer.last.calls[0]!.events.frame(healthy("c"));
+    expect((await c).requestId).toBe("c");
+    await client.close();
+  });
+
+  it("a request on an idle link that gets its ACK keeps the link", async () => {
+    const { dialer, client } = await idleLink();
+    const p = client.send(health("b"));
+    await opened(dialer, 1);
+    dialer.last.packetsReceived = 6;
+    await new Promise((r) => setTimeout(r, REQUEST_LIVENESS_MS + 200));
+    expect(dialer.links).toHaveLength(1);
+    dialer.last.calls[1]!.events.frame(healthy("b"));
+    expect((await p).requestId).toBe("b");
+    await client.close();
+  });
+
+  it("logs a failed connect at warn once per outage, then at debug until a link answers", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: "debug" }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const dialer = new FakeDialer();
+    const refused = () => senderError("fake:1", "connect", "refused");
+    dialer.failures.push(refused(), refused(), refused());
+    const client = new RpcClient(dialer, options({ reconnectMinMs: 1, reconnectMaxMs: 2, logger }));
+    for (let i = 0; i < 3; i++) expect((await rejection(client.send(health(`f-${i}`)))).kind).toBe("connect");
+    const failed = () => lines.filter((l) => l.msg.startsWith("FAKE connect failed"));
+    expect(failed().map((l) => l.level)).toEqual([40, 20, 20]);
+    const ok = client.send(health("ok"));
+    (await opened(dialer)).events.frame(healthy("ok"));
+    await ok;
+    dialer.failures.push(refused());
+    dialer.last.die("connection lost: outage 2");
+    expect((await rejection(client.send(health("f-3")))).kind).toBe("connect");
+    expect(failed().map((l) => l.level)).toEqual([40, 20, 20, 40]);
     await client.close();
   });
 
