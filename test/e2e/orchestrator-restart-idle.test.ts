@@ -9,8 +9,8 @@
  *   long before the idle timeout (15 s by default, left as is here).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, tempDir } from "./helpers.js";
-import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge, type OrchestratorProcess } from "./transport-helpers.js";
+import { requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { connectBridge, PROBE_TOOLS, spawnOrchestrator, textOf, type Bridge, type OrchestratorProcess } from "../helpers/transport.js";
 import { goPeerSkipReason, startGoOrchestrator, type GoOrchestrator } from "../helpers/go-peer.js";
 
 beforeAll(() => requireBuiltCli());
