@@ -56,6 +56,9 @@ describe("the packed package installed into a new project", () => {
     expect(existsSync(join(project, "node_modules/patch-package"))).toBe(false);
     expect(existsSync(join(installed, "dist/cli/main.js.map"))).toBe(false);
     expect(existsSync(join(installed, "docs/cli.md"))).toBe(true);
+    // What the README links to from the installed package.
+    expect(existsSync(join(installed, "examples/image-tool.mjs"))).toBe(true);
+    expect(existsSync(join(installed, "LICENSE"))).toBe(true);
   });
 
   it("npx orchestra-stdio serve answers the quick start's three requests", async () => {
