@@ -8,11 +8,15 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   connectQuic,
   PeerResetError,
+  PeerStopError,
+  quiche,
   QuicConnectError,
   QuicServerEndpoint,
+  StreamClosedError,
   statelessResetToken,
   UNREACHABLE_CONFIRM_MS,
   type QuicConnection,
+  type QuicStream,
 } from "../../src/quic/engine/index.js";
 import { FrameTooLargeError, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
 import { FramedStream } from "../../src/quic/framed-stream.js";
@@ -304,6 +308,54 @@ describe("QUIC engine", () => {
     (es.server as unknown as { closed: boolean }).closed = true;
     const info = await new Promise((resolve) => (conn.onClose = resolve));
     expect(info).toMatchObject({ kind: "idle-timeout" });
+  });
+});
+
+/** A server that answers each request (read to its FIN) with one chunk and keeps its send side open. */
+async function streamingServer(): Promise<{ port: number; streams: QuicStream[]; writeErrors: Error[] }> {
+  const server = await QuicServerEndpoint.listen({ host: "127.0.0.1", port: 0, tls: pki.server, alpn: [ALPN], idleTimeoutMs: 20_000 });
+  cleanups.push(() => server.close());
+  const out = { port: server.address.port, streams: [] as QuicStream[], writeErrors: [] as Error[] };
+  server.onConnection = (conn) => {
+    conn.onStream = (s) => {
+      out.streams.push(s);
+      s.onWriteError = (e) => out.writeErrors.push(e);
+      s.onReadEnd = () => s.write(new Uint8Array([1]), false);
+    };
+  };
+  return out;
+}
+
+describe("QUIC engine: the peer stops our send side (STOP_SENDING, RFC 9000 §3.5)", () => {
+  it("a STOP_SENDING that comes with the ACK of the chunk just written reaches onWriteError with its code; the next write throws", async () => {
+    const srv = await streamingServer();
+    const conn = await client(srv.port, pki.client, { idleTimeoutMs: 20_000 });
+    const s = conn.tryOpenStream()!;
+    // Reset in the turn the first chunk is read: the STOP_SENDING leaves in the datagram that
+    // acknowledges that chunk, before the writer's stream is listed writable again.
+    s.onData = () => s.reset(StreamCode.CANCELLED);
+    s.write(new Uint8Array([0]), true);
+    await until(() => srv.writeErrors.length > 0, 10_000);
+    expect(srv.writeErrors).toHaveLength(1);
+    expect(srv.writeErrors[0]).toBeInstanceOf(PeerStopError);
+    expect((srv.writeErrors[0] as PeerStopError).code).toBe(StreamCode.CANCELLED);
+    expect(() => srv.streams[0]!.write(new Uint8Array([2]), false)).toThrow(StreamClosedError);
+  });
+
+  it("a STOP_SENDING in the packet that acknowledges the stream's data (as other QUIC stacks send it) still ends the writer's send side", async () => {
+    const srv = await streamingServer();
+    const conn = await client(srv.port, pki.client, { idleTimeoutMs: 20_000 });
+    const s = conn.tryOpenStream()!;
+    // quiche directly, not the engine's reset (which sends the ACKs due first): the ACK of the
+    // chunk and the STOP_SENDING leave in one packet.
+    s.onData = () => conn.conn.streamShutdown(s.id, quiche.Shutdown.Read, StreamCode.CANCELLED);
+    s.write(new Uint8Array([0]), true);
+    await until(() => srv.writeErrors.length > 0, 10_000);
+    expect(srv.writeErrors).toHaveLength(1);
+    // quiche may release the stream with that packet, its code with it: then the send side is reported closed.
+    expect(srv.writeErrors[0]!.constructor.name).toMatch(/^(PeerStopError|StreamClosedError)$/);
+    expect(srv.streams[0]!.writeFinished).toBe(true);
+    expect(() => srv.streams[0]!.write(new Uint8Array([2]), false)).toThrow(StreamClosedError);
   });
 });
 

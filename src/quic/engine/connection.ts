@@ -466,19 +466,18 @@ export class QuicConnection {
     return s;
   }
 
+  /** Every open send side is asked, not only quiche's `writable()`: that does not list a stream with capacity left the peer stopped (quiche 0.18). */
   private processWritable(): void {
-    for (const id of this.conn.writable()) {
-      const s = this.streams.get(id);
-      if (s === undefined || s.writeDone) continue;
-      if (s.pending) {
-        this.resumeWrite(s);
-        continue;
-      }
-      try {
-        this.conn.streamCapacity(id);
-      } catch (e) {
-        this.writeFailed(s, e);
-      }
+    for (const s of this.streams.values()) if (s.committed && !s.writeDone && this.capacity(s) > 0 && s.pending) this.resumeWrite(s);
+  }
+
+  /** Bytes quiche accepts on `s` now; -1 (reported to `s`) when the peer stopped it or quiche released it. */
+  private capacity(s: QuicStream): number {
+    try {
+      return this.conn.streamCapacity(s.id);
+    } catch (e) {
+      this.writeFailed(s, e);
+      return -1;
     }
   }
 
@@ -565,6 +564,7 @@ export class QuicConnection {
       this.writeSideEnded(s);
     }
     if (read && !s.recvClosed) {
+      this.ack.sendDue(); // the STOP_SENDING leaves after the ACKs due, not with them (AckDelay.sendDue)
       s.recvClosed = true;
       try {
         this.conn.streamShutdown(s.id, quiche.Shutdown.Read, code);

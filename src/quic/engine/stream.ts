@@ -46,7 +46,9 @@ const EMPTY = new Uint8Array(0);
  *   {@link PeerResetError}, or `ConnectionClosedError` when the connection closed first. Not
  *   called after {@link abandonRead} or {@link reset};
  * - {@link onWriteError}(error): once, when the peer stops our send side ({@link PeerStopError})
- *   before our FIN was handed to quiche, or the connection closed with data still queued.
+ *   before our FIN was handed to quiche (a {@link StreamClosedError} when quiche released the
+ *   stream first: a STOP_SENDING in the packet acknowledging its data loses its code), or the
+ *   connection closed with data still queued. Noticed after the turn's datagrams, written or not.
  */
 export class QuicStream {
   onData: ((chunk: Uint8Array) => void) | undefined = undefined;

@@ -93,6 +93,15 @@ export class AckDelay {
     return true;
   }
 
+  /**
+   * Sends the ACKs due now, if any, before a STOP_SENDING is handed to quiche: when the peer's
+   * quiche gets a STOP_SENDING in a packet that acknowledges the last data of that stream, it
+   * releases the stream at once, and its writer learns neither of the stop nor of its code.
+   */
+  sendDue(): void {
+    if (this.received > 0) this.onTimer();
+  }
+
   /** A send is happening: everything due leaves with it. */
   sending(): void {
     this.sendWanted = false;
