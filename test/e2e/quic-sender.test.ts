@@ -11,13 +11,13 @@ import { encodeFrame, encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/frami
 import { StreamCode } from "../../src/quic/quic-common.js";
 import { writeFrameAndClose } from "../helpers/quic/library.js";
 import { parseHostPort, QuicSender } from "../../src/quic/quic-link.js";
-import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { loadToolModule } from "../../src/orchestrator/load-tools.js";
 import { ToolDefinitionError, ToolError, ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { healthRequest, listToolsRequest, makePki, RawQuicClient, rid, ScriptedQuicServer, toolCallRequest, type TestPki } from "../helpers/quic/index.js";
+import { rejection } from "../helpers/sender-error.js";
 
 const digestTool: Tool = {
   name: "digest",
@@ -41,16 +41,6 @@ function toolResult(r: PluginResponse): { success: boolean; result?: unknown; er
   expect(r.response.case).toBe("toolCall");
   if (r.response.case !== "toolCall") throw new Error("not a tool_call response");
   return r.response.value;
-}
-
-async function rejection(p: Promise<unknown>): Promise<SenderError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(SenderError);
-    return e as SenderError;
-  }
-  throw new Error("expected the call to reject");
 }
 
 let pki: TestPki;

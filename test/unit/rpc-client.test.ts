@@ -10,6 +10,7 @@ import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type Plu
 import { senderError, SenderError, StreamUnsupportedError } from "../../src/transport/errors.js";
 import { REQUEST_LIVENESS_MS, RESUBSCRIBED_EVENT_TYPE, RpcClient, type RpcClientOptions } from "../../src/transport/rpc-client.js";
 import { FakeDialer, type FakeCall } from "../helpers/fake-link.js";
+import { rejection } from "../helpers/sender-error.js";
 
 const quiet = pino({ level: "silent" });
 const options = (o: Partial<RpcClientOptions> = {}): RpcClientOptions => ({
@@ -35,15 +36,6 @@ async function until(pred: () => boolean, what: string): Promise<void> {
     if (i > 2_000) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-async function rejection(p: Promise<unknown>): Promise<SenderError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(SenderError);
-    return e as SenderError;
-  }
-  throw new Error("expected the call to reject");
 }
 /** The `n`th call (0-based) opened on the dialer's latest link, once it is there. */
 async function opened(dialer: FakeDialer, n = 0): Promise<FakeCall> {

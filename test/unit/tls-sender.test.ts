@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HealthResult_Status, PluginRequestSchema, type PluginRequest, type PluginResponse } from "../../src/gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { createEphemeralPki, type TlsMaterial } from "../../src/pki/store.js";
 import { encodeFrameHeader, MAX_FRAME_BYTES } from "../../src/framing/frame.js";
-import { SenderError } from "../../src/transport/sender.js";
 import { builtinTools } from "../../src/orchestrator/builtin-tools.js";
 import { ToolRegistry, type Tool } from "../../src/orchestrator/registry.js";
 import type { RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { startTlsOrchestrator } from "../../src/orchestrator/tls-server.js";
 import { TLS_ALPN } from "../../src/tls/mux.js";
 import { TlsSender } from "../../src/tls/tls-link.js";
+import { rejection } from "../helpers/sender-error.js";
 
 interface Pki {
   server: TlsMaterial;
@@ -40,16 +40,6 @@ const health = (requestId = rid("health")): PluginRequest => create(PluginReques
 function toolValue(r: PluginResponse) {
   if (r.response.case !== "toolCall") throw new Error(`expected tool_call, got ${String(r.response.case)}`);
   return r.response.value;
-}
-
-async function rejection(p: Promise<unknown>): Promise<SenderError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(SenderError);
-    return e as SenderError;
-  }
-  throw new Error("expected the call to reject");
 }
 
 async function until(pred: () => boolean, what: string, ms = 5_000): Promise<void> {
