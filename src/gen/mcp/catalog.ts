@@ -100,15 +100,6 @@ export function loadGeneratedValidatorsSync(version: string): GeneratedValidator
   return validators;
 }
 
-/**
- * As {@link loadGeneratedValidatorsSync}, as a promise (rejected when the module cannot be loaded).
- * @returns the validators, or undefined (no promise) for a revision without generated validators
- */
-export function loadGeneratedValidators(version: string): Promise<GeneratedValidators> | undefined {
-  if (!Object.hasOwn(GENERATED_TABLES, version)) return undefined;
-  return new Promise((resolve) => resolve(loadGeneratedValidatorsSync(version)!));
-}
-
 type ValidatorsFactory = (formats: typeof MCP_FORMATS) => GeneratedValidators;
 
 function validatorsModule(version: string): ValidatorsFactory | undefined {
