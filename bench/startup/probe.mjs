@@ -1,9 +1,9 @@
 // `node --import ./bench/startup/probe.mjs ...`: records what a process loads before its first
 // line on stdout (the first JSON-RPC response of an MCP stdio server) and writes it, at exit, to
 // the file named by STARTUP_PROBE_OUT as JSON:
-//   { bootstrapMs, firstLineMs, firstLineMonoUs, modules: [{ url, format, bytes, at }] }
+//   { bootstrapMs, firstLineMs, firstLineMonoUs, firstLineCpuMs, modules: [{ url, format, bytes, at }] }
 // Times are ms since the process started (performance.timeOrigin); `firstLineMonoUs` is the same
-// instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile. `modules`: every ES module
+// instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile; `firstLineCpuMs`: the process's CPU time (user + system, all threads) by then. `modules`: every ES module
 // (loader hooks, ./loader-hooks.mjs) and CommonJS module (Module.prototype._compile; `at` is when
 // its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
 import { writeFileSync } from "node:fs";
@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 
 const out = process.env.STARTUP_PROBE_OUT;
 const now = () => performance.now();
-const record = { bootstrapMs: now(), firstLineMs: undefined, firstLineMonoUs: undefined, modules: [] };
+const record = { bootstrapMs: now(), firstLineMs: undefined, firstLineMonoUs: undefined, firstLineCpuMs: undefined, modules: [] };
 
 // STARTUP_PROBE_MODULES=0: no loader hooks (they start a thread and slow every import), for runs
 // that only need the first line's time, e.g. under --cpu-prof.
@@ -35,6 +35,17 @@ process.stdout.write = function (chunk, ...rest) {
   if (record.firstLineMs === undefined) {
     record.firstLineMs = now();
     record.firstLineMonoUs = Number(process.hrtime.bigint() / 1000n);
+    const cpu = process.cpuUsage();
+    record.firstLineCpuMs = (cpu.user + cpu.system) / 1000;
+    // STARTUP_PROBE_EXIT=first-line: exit once the first line is written (bench/startup-instructions.mjs
+    // counts the instructions up to there).
+    if (process.env.STARTUP_PROBE_EXIT === "first-line") {
+      const [callback] = rest.filter((r) => typeof r === "function");
+      return write.call(this, chunk, (err) => {
+        callback?.(err);
+        process.exit(0);
+      });
+    }
   }
   return write.call(this, chunk, ...rest);
 };
