@@ -1,5 +1,5 @@
 /**
- * Builds dist/ (the compiled CLI that e2e tests spawn) once, so they always run the current
+ * Builds dist/ (the compiled CLI that e2e tests spawn, its entry bundled as `npm run build` does) once, so they always run the current
  * source. A failed build does not stop unit tests; it is handed to e2e tests through
  * `inject("distBuildError")`, which fail with the compiler output (see test/helpers/cli.ts).
  */
@@ -24,12 +24,14 @@ export default function setup(project: TestProject): void {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"],
       });
+      // The CLI's entry as the package ships it: one bundle (scripts/bundle-cli.mjs, as `npm run build`).
+      execFileSync(process.execPath, ["scripts/bundle-cli.mjs"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
       // The bin must stay executable: tsc writes new files 0644, and `npx orchestra-stdio` in a
       // clone runs it through a link npm made once (and made executable) in its npx cache.
       chmodSync(join(root, "dist/cli/main.js"), 0o755);
     } catch (err) {
       const e = err as { stdout?: Buffer; stderr?: Buffer };
-      error = `tsc -p tsconfig.build.json failed:\n${e.stdout?.toString() ?? ""}${e.stderr?.toString() ?? ""}`;
+      error = `tsc -p tsconfig.build.json or scripts/bundle-cli.mjs failed:\n${e.stdout?.toString() ?? ""}${e.stderr?.toString() ?? ""}`;
     }
   }
   project.provide("distBuildError", error);

@@ -49,7 +49,7 @@ async function serveInitialize(certsDir: string, version: string): Promise<{ ans
   });
   child.stdin.end();
   const code = await exited;
-  return { answer, modules: loadedModules(stderr), code };
+  return { answer, modules: loadedModules(stderr, { beforeFirstStdout: true }), code };
 }
 
 describe("serve start-up", () => {
