@@ -11,6 +11,7 @@
  *   proto/ (buf.gen.yaml, local protoc-gen-es)   → src/gen/proto/**            (buf generate)
  *   schemas/mcp/<version>/schema.json            → src/gen/mcp/<version>/types.ts        json-schema-to-typescript
  *                                                   src/gen/mcp/<version>/validators.cjs  ajv standalone (CommonJS factory)
+ *                                                   src/gen/mcp/<version>/validators-start.cjs  the same, START_DEFINITIONS only
  *                                                   src/gen/mcp/<version>/methods.ts      method tables, method type map
  *                                                                                          (src/gen-runtime/schema-meta.js)
  *                                                 → src/gen/mcp/index.ts                   the generated versions
@@ -470,7 +471,32 @@ function relativeInstancePaths(original) {
   );
 }
 
-async function generateValidators(version, plan, definitionNames, mcpFormats) {
+/**
+ * The definitions `serve` validates before a session's first call, the one list of them: the
+ * JSON-RPC envelopes, `initialize` and its result, `notifications/initialized`, `ping` and its
+ * result, and `server/discover` with its result (the stateless revisions). Each revision's
+ * `validators-start.cjs` holds the validators of those it defines (a few KB instead of 1–2 MB),
+ * loaded for the first messages; the whole `validators.cjs` follows once `initialize` is answered
+ * (src/mcp/validation.ts). `test/unit/start-validators.test.ts` fails when a message of the start
+ * needs a validator outside this list.
+ */
+export const START_DEFINITIONS = Object.freeze([
+  "JSONRPCRequest",
+  "JSONRPCNotification",
+  "InitializeRequest",
+  "InitializeResult",
+  "InitializedNotification",
+  "PingRequest",
+  "EmptyResult",
+  "DiscoverRequest",
+  "DiscoverResult",
+]);
+
+/**
+ * The ajv standalone module of `definitionNames` of one revision (every definition for
+ * validators.cjs, {@link START_DEFINITIONS} for validators-start.cjs; `what` says which in its header).
+ */
+async function generateValidators(version, plan, definitionNames, mcpFormats, what = "One validator per schema definition") {
   const { _ } = await import("ajv");
   const standaloneCode = (await import("ajv/dist/standalone/index.js")).default;
   const { key } = plan;
@@ -519,7 +545,7 @@ async function generateValidators(version, plan, definitionNames, mcpFormats) {
   const header = [
     `"use strict";`,
     banner(`schemas/mcp/${version}/schema.json`, "ajv standalone"),
-    "// One validator per schema definition, compiled ahead of time (strict, allErrors: false).",
+    `// ${what}, compiled ahead of time (strict, allErrors: false).`,
     "// Each is `(data) => boolean` and leaves ajv ErrorObjects on `.errors` after a failure.",
   ];
   if (plan.dialect !== "draft-07") header.push(`// ${dialectNote(plan)}`);
@@ -681,6 +707,34 @@ function generateCatalog(versions) {
     "",
     `/** The validators of each revision built so far: each is built once, when first asked for. */`,
     `const built = new Map<string, GeneratedValidators>();`,
+    `const builtStart = new Map<string, GeneratedValidators>();`,
+    "",
+    `/**`,
+    ` * The definitions whose validators are also in each revision's small ./<revision>/validators-start.cjs`,
+    ` * (those of them the revision defines): what \`serve\` validates before the first call (codegen/generate.mjs).`,
+    ` */`,
+    `export const START_DEFINITIONS: ReadonlySet<string> = new Set(${JSON.stringify(START_DEFINITIONS)});`,
+    "",
+    `/** Whether the whole validators.cjs of \`version\` is built (then the start module is not needed). */`,
+    `export function generatedValidatorsBuilt(version: string): boolean {`,
+    `  return built.has(version);`,
+    `}`,
+    "",
+    `/**`,
+    ` * The validators of \`version\`'s {@link START_DEFINITIONS} alone (./<revision>/validators-start.cjs, a`,
+    ` * few KB), loaded and built on first use, synchronously.`,
+    ` * @returns the validators, or undefined for a revision without generated validators`,
+    ` * @throws Error when the module cannot be loaded (a broken installation)`,
+    ` */`,
+    `export function loadStartValidatorsSync(version: string): GeneratedValidators | undefined {`,
+    `  const known = builtStart.get(version);`,
+    `  if (known !== undefined) return known;`,
+    `  const factory = validatorsModule(version, "start");`,
+    `  if (factory === undefined) return undefined;`,
+    `  const validators = factory(MCP_FORMATS);`,
+    `  builtStart.set(version, validators);`,
+    `  return validators;`,
+    `}`,
     "",
     `/**`,
     ` * The generated validators of \`version\` alone (./<revision>/validators.cjs), loaded and built on`,
@@ -691,7 +745,7 @@ function generateCatalog(versions) {
     `export function loadGeneratedValidatorsSync(version: string): GeneratedValidators | undefined {`,
     `  const known = built.get(version);`,
     `  if (known !== undefined) return known;`,
-    `  const factory = validatorsModule(version);`,
+    `  const factory = validatorsModule(version, "all");`,
     `  if (factory === undefined) return undefined;`,
     `  const validators = factory(MCP_FORMATS);`,
     `  built.set(version, validators);`,
@@ -700,11 +754,14 @@ function generateCatalog(versions) {
     "",
     `type ValidatorsFactory = (formats: typeof MCP_FORMATS) => GeneratedValidators;`,
     "",
-    `function validatorsModule(version: string): ValidatorsFactory | undefined {`,
+    `function validatorsModule(version: string, which: "all" | "start"): ValidatorsFactory | undefined {`,
     `  switch (version) {`,
   );
   for (const v of versions) {
-    lines.push(`    case ${JSON.stringify(v)}:`, `      return require("./${v}/validators.cjs") as ValidatorsFactory;`);
+    lines.push(
+      `    case ${JSON.stringify(v)}:`,
+      `      return (which === "all" ? require("./${v}/validators.cjs") : require("./${v}/validators-start.cjs")) as ValidatorsFactory;`,
+    );
   }
   lines.push(`    default:`, `      return undefined;`, `  }`, `}`, "");
   return lines.join("\n");
@@ -766,6 +823,9 @@ async function generateMcp(root, outRoot) {
     const typesSchema = plan.dialect === "draft-07" ? schema : plan.compileAs === "draft-07" ? plan.schema : toDraft07(schema);
     files.set(`${version}/types.ts`, [await generateTypes(version, typesSchema, names), "typescript"]);
     files.set(`${version}/validators.cjs`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
+    const start = START_DEFINITIONS.filter((n) => meta.definitions.includes(n));
+    const startWhat = `The validators of the definitions serve checks before the first call (START_DEFINITIONS in codegen/generate.mjs; all of them: ./validators.cjs)`;
+    files.set(`${version}/validators-start.cjs`, [await generateValidators(version, plan, start, MCP_FORMATS, startWhat), null]);
     files.set(`${version}/methods.ts`, [generateMethods(version, meta), "typescript"]);
     facts[version] = deriveSchemaFacts(schema, meta);
     done.push(version);

@@ -1,6 +1,6 @@
 /**
  * What `serve` does before it answers: it loads the `serve` command alone and the validators of
- * the negotiated MCP revision alone, and `initialize` is answered without the orchestrator (here
+ * the negotiated MCP revision alone (its small start module before the answer), and `initialize` is answered without the orchestrator (here
  * nothing listens at the address given).
  */
 import { spawn } from "node:child_process";
@@ -62,13 +62,14 @@ describe("serve start-up", () => {
   afterAll(() => store?.remove());
 
   it.each(["2025-06-18", "2025-11-25"])(
-    "answers initialize (%s) with no orchestrator listening, loading only that revision's validators and only the serve command",
+    "answers initialize (%s) with no orchestrator listening, loading only that revision's start validators and only the serve command",
     async (version) => {
       const { answer, modules, code } = await serveInitialize(store.path, version);
       expect(answer).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: version } });
       expect(code).toBe(0);
-      const validators = modules.filter((m) => /\/gen\/mcp\/[^/]+\/validators\./.test(m)).map((m) => /\/gen\/mcp\/([^/]+)\//.exec(m)![1]);
-      expect(validators).toEqual([version]);
+      // Before its answer: the revision's small start module alone (the whole one follows it).
+      const validators = modules.filter((m) => /\/gen\/mcp\/[^/]+\/validators/.test(m)).map((m) => /\/gen\/mcp\/([^/]+\/validators[^/]*)$/.exec(m)![1]);
+      expect(validators).toEqual([`${version}/validators-start.cjs`]);
       expect(GENERATED_VERSIONS.length).toBeGreaterThan(1);
       const dist = modules.filter((m) => m.includes("/dist/")).map((m) => m.slice(m.lastIndexOf("/dist/") + 1));
       expect(dist).toContain("dist/cli/serve.js");

@@ -83,6 +83,44 @@ const require = createRequire(import.meta.url);
 
 /** The validators of each revision built so far: each is built once, when first asked for. */
 const built = new Map<string, GeneratedValidators>();
+const builtStart = new Map<string, GeneratedValidators>();
+
+/**
+ * The definitions whose validators are also in each revision's small ./<revision>/validators-start.cjs
+ * (those of them the revision defines): what `serve` validates before the first call (codegen/generate.mjs).
+ */
+export const START_DEFINITIONS: ReadonlySet<string> = new Set([
+  "JSONRPCRequest",
+  "JSONRPCNotification",
+  "InitializeRequest",
+  "InitializeResult",
+  "InitializedNotification",
+  "PingRequest",
+  "EmptyResult",
+  "DiscoverRequest",
+  "DiscoverResult",
+]);
+
+/** Whether the whole validators.cjs of `version` is built (then the start module is not needed). */
+export function generatedValidatorsBuilt(version: string): boolean {
+  return built.has(version);
+}
+
+/**
+ * The validators of `version`'s {@link START_DEFINITIONS} alone (./<revision>/validators-start.cjs, a
+ * few KB), loaded and built on first use, synchronously.
+ * @returns the validators, or undefined for a revision without generated validators
+ * @throws Error when the module cannot be loaded (a broken installation)
+ */
+export function loadStartValidatorsSync(version: string): GeneratedValidators | undefined {
+  const known = builtStart.get(version);
+  if (known !== undefined) return known;
+  const factory = validatorsModule(version, "start");
+  if (factory === undefined) return undefined;
+  const validators = factory(MCP_FORMATS);
+  builtStart.set(version, validators);
+  return validators;
+}
 
 /**
  * The generated validators of `version` alone (./<revision>/validators.cjs), loaded and built on
@@ -93,7 +131,7 @@ const built = new Map<string, GeneratedValidators>();
 export function loadGeneratedValidatorsSync(version: string): GeneratedValidators | undefined {
   const known = built.get(version);
   if (known !== undefined) return known;
-  const factory = validatorsModule(version);
+  const factory = validatorsModule(version, "all");
   if (factory === undefined) return undefined;
   const validators = factory(MCP_FORMATS);
   built.set(version, validators);
@@ -102,18 +140,38 @@ export function loadGeneratedValidatorsSync(version: string): GeneratedValidator
 
 type ValidatorsFactory = (formats: typeof MCP_FORMATS) => GeneratedValidators;
 
-function validatorsModule(version: string): ValidatorsFactory | undefined {
+function validatorsModule(version: string, which: "all" | "start"): ValidatorsFactory | undefined {
   switch (version) {
     case "2024-11-05":
-      return require("./2024-11-05/validators.cjs") as ValidatorsFactory;
+      return (
+        which === "all"
+          ? require("./2024-11-05/validators.cjs")
+          : require("./2024-11-05/validators-start.cjs")
+      ) as ValidatorsFactory;
     case "2025-03-26":
-      return require("./2025-03-26/validators.cjs") as ValidatorsFactory;
+      return (
+        which === "all"
+          ? require("./2025-03-26/validators.cjs")
+          : require("./2025-03-26/validators-start.cjs")
+      ) as ValidatorsFactory;
     case "2025-06-18":
-      return require("./2025-06-18/validators.cjs") as ValidatorsFactory;
+      return (
+        which === "all"
+          ? require("./2025-06-18/validators.cjs")
+          : require("./2025-06-18/validators-start.cjs")
+      ) as ValidatorsFactory;
     case "2025-11-25":
-      return require("./2025-11-25/validators.cjs") as ValidatorsFactory;
+      return (
+        which === "all"
+          ? require("./2025-11-25/validators.cjs")
+          : require("./2025-11-25/validators-start.cjs")
+      ) as ValidatorsFactory;
     case "2026-07-28":
-      return require("./2026-07-28/validators.cjs") as ValidatorsFactory;
+      return (
+        which === "all"
+          ? require("./2026-07-28/validators.cjs")
+          : require("./2026-07-28/validators-start.cjs")
+      ) as ValidatorsFactory;
     default:
       return undefined;
   }
