@@ -21,10 +21,12 @@ export function parseHostPort(input: string, defaultPort?: number, minPort: 0 | 
   let host: string;
   let portText: string | undefined;
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  // An IPv6 address has two colons at least; the test is asked only then (its first use compiles a large RegExp).
+  const bareV6 = !v6 && text.indexOf(":") !== text.lastIndexOf(":") && net.isIPv6(text);
   if (v6) {
     host = v6[1]!;
     portText = v6[2];
-  } else if (net.isIPv6(text)) {
+  } else if (bareV6) {
     host = text;
   } else {
     const i = text.lastIndexOf(":");
@@ -36,8 +38,7 @@ export function parseHostPort(input: string, defaultPort?: number, minPort: 0 | 
     }
   }
   if (host === "") throw new TypeError(`invalid address ${JSON.stringify(input)}: missing host`);
-  if (!v6 && !net.isIPv6(text) && host.includes(":"))
-    throw new TypeError(`invalid address ${JSON.stringify(input)}: an IPv6 host needs brackets ([${host}]:${portText ?? "port"})`);
+  if (!v6 && !bareV6 && host.includes(":")) throw new TypeError(`invalid address ${JSON.stringify(input)}: an IPv6 host needs brackets ([${host}]:${portText ?? "port"})`);
   if (/[/?#@]/.test(host)) throw new TypeError(`invalid address ${JSON.stringify(input)}: expected host:port (a host name or IP address, no path)`);
   let port: number;
   if (portText === undefined) {

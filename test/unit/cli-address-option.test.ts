@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import { describe, expect, it } from "vitest";
 import { orchestratorAddress, serverNameOption } from "../../src/cli/address-option.js";
+import { parseHostPort } from "../../src/quic/address.js";
 
 describe("serve --orchestrator-addr parsing", () => {
   it("accepts host:port and [v6]:port", () => {
@@ -13,6 +14,17 @@ describe("serve --orchestrator-addr parsing", () => {
       expect(() => orchestratorAddress(bad), bad).toThrow(InvalidArgumentError);
     }
     expect(() => orchestratorAddress("127.0.0.1:0")).toThrow(/port 0 cannot be connected to/);
+  });
+});
+
+describe("parseHostPort and IPv6 hosts", () => {
+  it("takes a bare IPv6 address as the host, and asks for brackets around one followed by a port", () => {
+    expect(parseHostPort("::1", 9)).toEqual({ host: "::1", port: 9 });
+    expect(parseHostPort("2001:db8::5", 9)).toEqual({ host: "2001:db8::5", port: 9 });
+    expect(parseHostPort("[2001:db8::5]:443")).toEqual({ host: "2001:db8::5", port: 443 });
+    expect(parseHostPort("127.0.0.1:443")).toEqual({ host: "127.0.0.1", port: 443 });
+    expect(() => parseHostPort("a:b:443")).toThrow(/an IPv6 host needs brackets \(\[a:b\]:443\)/);
+    expect(() => parseHostPort("2001:db8::5")).toThrow(/missing port/);
   });
 });
 
