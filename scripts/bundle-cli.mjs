@@ -6,8 +6,8 @@
 // `serve` does not need before `initialize` still loads after it (or never).
 //
 // Left outside the bundle, loaded from node_modules as before: @matrixai/quic (the native quiche
-// binding), pino-pretty (loaded by createRequire), ajv and ajv-formats (the generated
-// validators, src/gen/mcp/<revision>/*.cjs, require ajv's runtime files: one copy of ajv),
+// binding), pino-pretty (loaded by createRequire), ajv's files that the generated validators
+// (src/gen/mcp/<revision>/*.cjs) and the run-time schema compiler require,
 // @peculiar/x509 and reflect-metadata (only to create certificates; CommonJS, whose named exports
 // a bundle's `import()` would not give as Node does). The rest
 // of dist/ stays as tsc wrote it: the generated validators, the `validate` worker thread
@@ -62,7 +62,7 @@ const result = await build({
   outdir: join(DIST, "cli"),
   chunkNames: "chunks/[name]-[hash]",
   allowOverwrite: true,
-  external: ["@matrixai/quic", "@matrixai/quic/*", "pino-pretty", "ajv", "ajv/*", "ajv-formats", "ajv-formats/*", "@peculiar/x509", "reflect-metadata"],
+  external: ["@matrixai/quic", "@matrixai/quic/*", "pino-pretty", "@peculiar/x509", "reflect-metadata"],
   plugins: [metaUrlPlugin],
   // CommonJS packages in the bundle call require() for Node's modules; __distUrl maps a dist/
   // path to its URL from whichever output file runs it (the entry in dist/cli/, chunks one deeper).
