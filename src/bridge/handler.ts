@@ -10,7 +10,7 @@
  * Input: one JSON-RPC line at a time ({@link McpHandler.handleLine}). Output: JSON-RPC messages
  * (or batch answers) handed to {@link HandlerOptions.sink}. Nothing here throws to the caller.
  */
-import { v4 as uuidv4 } from "uuid";
+import { randomUUID } from "node:crypto";
 import type { Implementation, Prompt, Tool } from "../gen/mcp/2025-06-18/types.js";
 import type { Logger } from "../log.js";
 import { childLogger } from "../log.js";
@@ -70,7 +70,7 @@ function settingsOf(options: HandlerOptions): BridgeSettings {
   return {
     serverInfo: options.serverInfo,
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    sessionId: options.sessionId ?? uuidv4(),
+    sessionId: options.sessionId ?? randomUUID(),
     toolCallTimeoutMs: options.toolCallTimeoutMs ?? 300_000,
     listTimeoutMs: options.listTimeoutMs ?? 10_000,
     pageSize,

@@ -11,15 +11,12 @@
  * doubling to {@link WATCH_RETRY_MAX_MS}, so changes are announced within about 5 s of the
  * orchestrator coming back).
  */
-import { create } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
 import type { Tool } from "../gen/mcp/2025-06-18/types.js";
-import { PluginRequestSchema, SubscribeSchema } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { Logger } from "../log.js";
-import { TOOLS_TOPIC } from "../translate/tools.js";
 import type { Sender } from "../transport/sender.js";
 import type { NamedCatalog } from "./catalog.js";
 import { canStream, StreamUnsupportedError } from "../transport/sender.js";
+import { translators, type Translators } from "./methods/translators.js";
 
 /** Longest wait between attempts to re-subscribe to {@link TOOLS_TOPIC} after a loss (ms). */
 export const WATCH_RETRY_MAX_MS = 5_000;
@@ -57,9 +54,15 @@ export class ToolWatch {
     const controller = new AbortController();
     this.controller = controller;
     let delay = 1_000;
+    // The subscription's messages need the translators, loaded after `initialize` is answered.
+    let t: Translators;
     const run = (): void => {
       const sender = this.options.sender;
       if (!canStream(sender) || controller.signal.aborted) return;
+      const { create } = t.protobuf;
+      const { PluginRequestSchema, SubscribeSchema } = t.messages;
+      const { v7: uuidv7 } = t.uuid;
+      const { TOOLS_TOPIC } = t.tools;
       const request = create(PluginRequestSchema, {
         requestId: uuidv7(),
         request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: uuidv7(), topic: TOOLS_TOPIC }) },
@@ -100,7 +103,13 @@ export class ToolWatch {
       this.timer.unref();
       delay = Math.min(delay * 2, WATCH_RETRY_MAX_MS);
     };
-    run();
+    void translators().then(
+      (loaded) => {
+        t = loaded;
+        run();
+      },
+      (err: unknown) => this.options.log.warn({ err: (err as Error).message }, "cannot load the translators: no tools subscription"),
+    );
   }
 
   /** Ends the subscription and any pending retry; no announcement follows. Idempotent. */

@@ -149,12 +149,7 @@ export function toolResponseToCallToolResult(response: ToolResponse, features?: 
  */
 export const TOOL_NOT_FOUND_CODE = "tool_not_found";
 
-/**
- * `ToolResponse.error_code` with which an orchestrator refuses a request kind it does not
- * implement, in a `PluginResponse{tool_call}` (the protocol has no error response; the upstream
- * Go orchestrator: `error_message` "unrecognized request type").
- */
-export const UNKNOWN_REQUEST_CODE = "unknown_request";
+export { UNKNOWN_REQUEST_CODE } from "./request-codes.js";
 
 /**
  * Orchestra event topic of tool-set changes: the reference orchestrator publishes an event of

@@ -16,7 +16,7 @@
  * the connection (docs/mcp-orchestra-mapping.md, "What the bridge learns from the orchestrator").
  */
 import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
+import { UNKNOWN_REQUEST_CODE } from "../translate/request-codes.js";
 
 export { SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 

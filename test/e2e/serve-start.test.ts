@@ -62,7 +62,7 @@ describe("serve start-up", () => {
   afterAll(() => store?.remove());
 
   it.each(["2025-06-18", "2025-11-25"])(
-    "answers initialize (%s) with no orchestrator listening, loading only that revision's start validators and only the serve command",
+    "answers initialize (%s) with no orchestrator listening, loading only that revision's start validators, only the serve command and nothing of the calls",
     async (version) => {
       const { answer, modules, code } = await serveInitialize(store.path, version);
       expect(answer).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: version } });
@@ -74,6 +74,10 @@ describe("serve start-up", () => {
       const dist = modules.filter((m) => m.includes("/dist/")).map((m) => m.slice(m.lastIndexOf("/dist/") + 1));
       expect(dist).toContain("dist/cli/serve.js");
       expect(dist.filter((m) => /^dist\/(cli\/(validate|orchestrator|certs)\.js|validate\/)/.test(m))).toEqual([]);
+      // Nothing of the calls loads before the answer: protobuf, the translators, uuid, the transport.
+      const forCalls =
+        /\/@bufbuild\/protobuf\/|\/node_modules\/uuid\/|\/dist\/(translate\/(tools|streams|prompts|resources|struct)|gen\/proto\/|quic\/(?!address)|tls\/|transport\/rpc-client)/;
+      expect(modules.filter((m) => forCalls.test(m))).toEqual([]);
       // The store holds the bridge's pair: reading it needs Node's X.509, not @peculiar/x509.
       expect(modules.filter((m) => m.includes("/@peculiar/x509/"))).toEqual([]);
     },

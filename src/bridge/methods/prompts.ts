@@ -6,19 +6,12 @@
 import type { Prompt } from "../../gen/mcp/2025-06-18/types.js";
 import { ErrorCode, JsonRpcError } from "../../jsonrpc/errors.js";
 import { paginate } from "../../translate/pagination.js";
-import {
-  getPromptParamsToPluginRequest,
-  listPromptsPluginRequest,
-  listPromptsResponseToPrompts,
-  missingPromptArguments,
-  promptGetResponseToResult,
-  resourcePathsOf,
-} from "../../translate/prompts.js";
 import type { ResourceContents } from "../../translate/resources.js";
 import { NamedCatalog } from "../catalog.js";
 import type { MethodParams, MethodRegistry, MethodServices, RequestScope } from "./context.js";
 import { rpc, unexpected, withSignal } from "./orchestrator.js";
 import { readStorage } from "./resources.js";
+import { translators } from "./translators.js";
 
 /** The prompt methods of one session and the prompt list they remember. */
 export class PromptMethods {
@@ -35,6 +28,7 @@ export class PromptMethods {
   }
 
   private async fetchPrompts(): Promise<Prompt[]> {
+    const { listPromptsPluginRequest, listPromptsResponseToPrompts } = (await translators()).prompts;
     const response = await this.services.sender.send(listPromptsPluginRequest(), { timeoutMs: this.services.settings.listTimeoutMs });
     if (response.response.case !== "listPrompts") throw unexpected(response, "list_prompts");
     return listPromptsResponseToPrompts(response.response.value);
@@ -43,6 +37,7 @@ export class PromptMethods {
   private async listPrompts(cursor: string | undefined, scope: RequestScope): Promise<{ prompts: Prompt[]; nextCursor?: string }> {
     let prompts: Prompt[];
     if (cursor === undefined) {
+      const { listPromptsPluginRequest, listPromptsResponseToPrompts } = (await translators()).prompts;
       const response = await rpc(this.services, listPromptsPluginRequest(), scope, this.services.settings.listTimeoutMs);
       if (response.response.case !== "listPrompts") throw unexpected(response, "list_prompts");
       prompts = listPromptsResponseToPrompts(response.response.value);
@@ -55,6 +50,7 @@ export class PromptMethods {
   }
 
   private async getPrompt(params: MethodParams<"prompts/get">, scope: RequestScope) {
+    const { getPromptParamsToPluginRequest, missingPromptArguments, promptGetResponseToResult, resourcePathsOf } = (await translators()).prompts;
     const prompt = await withSignal(this.catalog.lookup(params.name), scope.signal);
     if (!prompt) throw new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: unknown prompt ${JSON.stringify(params.name)}`, { prompt: params.name });
     const missing = missingPromptArguments(prompt, params.arguments);

@@ -8,21 +8,13 @@ import type { CallToolResult, ProgressToken, Tool } from "../../gen/mcp/2025-06-
 import { ErrorCode, JsonRpcError } from "../../jsonrpc/errors.js";
 import type { ExactId } from "../../jsonrpc/request-id.js";
 import { paginate } from "../../translate/pagination.js";
-import { isStreamRefusal, progressNotification, StreamAccumulator } from "../../translate/streams.js";
-import {
-  callToolParamsToPluginRequest,
-  invalidArgumentsResult,
-  isUnknownToolAnswer,
-  listToolsPluginRequest,
-  toolDefinitionToMcpTool,
-  toolResponseToCallToolResult,
-  type ToolCallContext,
-} from "../../translate/tools.js";
+import type { ToolCallContext } from "../../translate/tools.js";
 import { NamedCatalog } from "../catalog.js";
 import { canStream, StreamUnsupportedError } from "../../transport/sender.js";
 import { ToolArgumentChecker } from "../tool-args.js";
 import type { MethodParams, MethodRegistry, MethodServices, RequestScope } from "./context.js";
 import { rpc, unexpected, withSignal } from "./orchestrator.js";
+import { translators } from "./translators.js";
 
 type CallToolParams = MethodParams<"tools/call">;
 
@@ -50,6 +42,7 @@ export class ToolMethods {
   }
 
   private async fetchTools(): Promise<Tool[]> {
+    const { listToolsPluginRequest, toolDefinitionToMcpTool } = (await translators()).tools;
     const response = await this.services.sender.send(listToolsPluginRequest(), { timeoutMs: this.services.settings.listTimeoutMs });
     if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
     return response.response.value.tools.map(toolDefinitionToMcpTool);
@@ -58,6 +51,7 @@ export class ToolMethods {
   private async listTools(cursor: string | undefined, scope: RequestScope): Promise<{ tools: Tool[]; nextCursor?: string }> {
     let tools: Tool[];
     if (cursor === undefined) {
+      const { listToolsPluginRequest, toolDefinitionToMcpTool } = (await translators()).tools;
       const response = await rpc(this.services, listToolsPluginRequest(), scope, this.services.settings.listTimeoutMs);
       if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
       tools = response.response.value.tools.map(toolDefinitionToMcpTool);
@@ -72,6 +66,7 @@ export class ToolMethods {
 
   private async callTool(params: CallToolParams, scope: RequestScope): Promise<CallToolResult> {
     scope.tool = params.name;
+    const { callToolParamsToPluginRequest, invalidArgumentsResult, isUnknownToolAnswer, toolResponseToCallToolResult } = (await translators()).tools;
     const tool = await withSignal(this.catalog.lookup(params.name), scope.signal);
     if (!tool) throw unknownTool(params.name, "not in the orchestrator's tool list");
     const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
@@ -123,6 +118,9 @@ export class ToolMethods {
   private async callToolStreaming(params: CallToolParams, scope: RequestScope, token: ProgressToken | ExactId | undefined): Promise<CallToolResult | undefined> {
     const { sender, settings } = this.services;
     if (!canStream(sender)) return undefined;
+    const { tools, streams } = await translators();
+    const { callToolParamsToPluginRequest, isUnknownToolAnswer, toolResponseToCallToolResult } = tools;
+    const { isStreamRefusal, progressNotification, StreamAccumulator } = streams;
     const request = callToolParamsToPluginRequest(params, this.callContext(), "streamStart");
     const acc = new StreamAccumulator();
     let result: CallToolResult | undefined;
