@@ -472,12 +472,13 @@ function relativeInstancePaths(original) {
 }
 
 /**
- * The definitions `serve` validates before a session's first call, the one list of them: the
- * JSON-RPC envelopes, `initialize` and its result, `notifications/initialized`, `ping` and its
- * result, and `server/discover` with its result (the stateless revisions). Each revision's
- * `validators-start.cjs` holds the validators of those it defines (a few KB instead of 1–2 MB),
- * loaded for the first messages; the whole `validators.cjs` follows once `initialize` is answered
- * (src/mcp/validation.ts). `test/unit/start-validators.test.ts` fails when a message of the start
+ * The definitions `serve` validates in a session's start and its tool calls, the one list of
+ * them: the JSON-RPC envelopes, `initialize` and its result, `notifications/initialized`, `ping`
+ * and its result, `server/discover` with its result (the stateless revisions), `tools/list`,
+ * `tools/call` and their results, `notifications/cancelled`. Each revision's
+ * `validators-start.cjs` holds the validators of those it defines (100–190 KB instead of
+ * 0.6–1.6 MB); the whole `validators.cjs` loads when any other definition is first used
+ * (src/mcp/validation.ts). `test/unit/start-validators.test.ts` fails when one of these messages
  * needs a validator outside this list.
  */
 export const START_DEFINITIONS = Object.freeze([
@@ -490,6 +491,11 @@ export const START_DEFINITIONS = Object.freeze([
   "EmptyResult",
   "DiscoverRequest",
   "DiscoverResult",
+  "ListToolsRequest",
+  "ListToolsResult",
+  "CallToolRequest",
+  "CallToolResult",
+  "CancelledNotification",
 ]);
 
 /**
@@ -711,7 +717,7 @@ function generateCatalog(versions) {
     "",
     `/**`,
     ` * The definitions whose validators are also in each revision's small ./<revision>/validators-start.cjs`,
-    ` * (those of them the revision defines): what \`serve\` validates before the first call (codegen/generate.mjs).`,
+    ` * (those of them the revision defines): what \`serve\` validates in a session's start and its tool calls (codegen/generate.mjs).`,
     ` */`,
     `export const START_DEFINITIONS: ReadonlySet<string> = new Set(${JSON.stringify(START_DEFINITIONS)});`,
     "",
@@ -824,7 +830,7 @@ async function generateMcp(root, outRoot) {
     files.set(`${version}/types.ts`, [await generateTypes(version, typesSchema, names), "typescript"]);
     files.set(`${version}/validators.cjs`, [await generateValidators(version, plan, names, MCP_FORMATS), null]);
     const start = START_DEFINITIONS.filter((n) => meta.definitions.includes(n));
-    const startWhat = `The validators of the definitions serve checks before the first call (START_DEFINITIONS in codegen/generate.mjs; all of them: ./validators.cjs)`;
+    const startWhat = `The validators of the definitions of a session's start and its tool calls (START_DEFINITIONS in codegen/generate.mjs; all of them: ./validators.cjs)`;
     files.set(`${version}/validators-start.cjs`, [await generateValidators(version, plan, start, MCP_FORMATS, startWhat), null]);
     files.set(`${version}/methods.ts`, [generateMethods(version, meta), "typescript"]);
     facts[version] = deriveSchemaFacts(schema, meta);

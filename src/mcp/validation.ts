@@ -36,12 +36,11 @@ const generatedCache = new Map<string, ValidatorSet>();
  * Validators generated ahead of time for a protocol revision (see `src/gen/mcp/catalog.ts`).
  * Cheap: no schema compilation; the set is created once per revision and cached, from the
  * revision's method tables alone, so a session holds only the revisions it uses. Its validators
- * load synchronously on first use, in two steps: a definition of the start (`START_DEFINITIONS`:
- * the envelopes, `initialize`, `ping`, `server/discover` and their results) comes from the
- * revision's small `validators-start.cjs` as long as the whole `validators.cjs` (1–2 MB of code)
- * is not loaded; the first use of the start module schedules the whole one for the next turn of
- * the event loop (`setImmediate`: after the message being handled, e.g. `initialize`, is
- * answered), and any other definition loads it at once.
+ * load synchronously on first use, in two steps: a definition of a session's start and its tool
+ * calls (`START_DEFINITIONS`: the envelopes, `initialize`, `ping`, `server/discover`, `tools/list`,
+ * `tools/call` and their results, `notifications/cancelled`) comes from the revision's small
+ * `validators-start.cjs` as long as the whole `validators.cjs` (0.6–1.6 MB of code) is not loaded;
+ * any other definition loads the whole one, once.
  *
  * For a revision known at compile time (`validatorsFor("2025-11-25")`, or a `GeneratedVersion`)
  * the answer is typed by that revision's generated types ({@link TypedProtocolValidators}:
@@ -59,19 +58,8 @@ export function validatorsFor(version: string): ProtocolValidators | undefined {
   if (!Object.hasOwn(GENERATED_TABLES, version)) return undefined;
   const gen = GENERATED_TABLES[version];
   if (!gen) return undefined;
-  let scheduled = false;
   const set = new ValidatorSet(version, gen.definitions, gen.methods, gen.discriminators, (name) => {
     const early = START_DEFINITIONS.has(name) && !generatedValidatorsBuilt(version);
-    if (early && !scheduled) {
-      scheduled = true;
-      setImmediate(() => {
-        try {
-          loadGeneratedValidatorsSync(version);
-        } catch {
-          // A broken installation: the first definition outside the start throws it where it is used.
-        }
-      }).unref();
-    }
     const v = (early ? loadStartValidatorsSync(version) : loadGeneratedValidatorsSync(version))![name];
     if (!v) throw new Error(`generated validators for MCP ${version} lack "${name}" (run npm run generate)`);
     return v;

@@ -87,7 +87,7 @@ const builtStart = new Map<string, GeneratedValidators>();
 
 /**
  * The definitions whose validators are also in each revision's small ./<revision>/validators-start.cjs
- * (those of them the revision defines): what `serve` validates before the first call (codegen/generate.mjs).
+ * (those of them the revision defines): what `serve` validates in a session's start and its tool calls (codegen/generate.mjs).
  */
 export const START_DEFINITIONS: ReadonlySet<string> = new Set([
   "JSONRPCRequest",
@@ -99,6 +99,11 @@ export const START_DEFINITIONS: ReadonlySet<string> = new Set([
   "EmptyResult",
   "DiscoverRequest",
   "DiscoverResult",
+  "ListToolsRequest",
+  "ListToolsResult",
+  "CallToolRequest",
+  "CallToolResult",
+  "CancelledNotification",
 ]);
 
 /** Whether the whole validators.cjs of `version` is built (then the start module is not needed). */
