@@ -5,13 +5,14 @@
 //   plain and once under the probes (their cost shows as the difference);
 // - under `--import bench/startup/probe.mjs`: Node's bootstrap, the modules loaded before the
 //   first response (count, source bytes, grouped by package / dist folder, when the group started
-//   loading);
+//   loading; the files of the CLI bundle count as "dist/cli", and the modules inside them are
+//   listed by group after the table, from dist/cli/chunks/inputs.json);
 // - under `--cpu-prof`: CPU self time before the first response, by the same groups;
 // and, in fresh processes, the cost of the cert store: importing dist/pki/store.js and creating a
 // throwaway store (CA + orchestrator + bridge certificates), what embedded mode did every launch before it kept a store per user (src/pki/embedded.ts), and reusing one.
 // Figures are medians over the spawns. --keep DIR keeps the .cpuprofile files (Chrome DevTools).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ROOT, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
@@ -99,6 +100,11 @@ async function spawnOnce(serveArgs, mode) {
     return { ...result, bootstrapMs: record.bootstrapMs, cpu: profileSelfMs(JSON.parse(readFileSync(join(dir, profileFile), "utf8")), record.firstLineMonoUs) };
   }
   const before = record.modules.filter((m) => m.at <= record.firstLineMs);
+  // The CLI bundle (scripts/bundle-cli.mjs): each of its files stands for the modules in it.
+  const bundled = new Map();
+  for (const m of before)
+    for (const input of bundleInputs[m.url.slice(m.url.lastIndexOf("/dist/") + "/dist/".length)] ?? [])
+      bundled.set(groupOf(`file:///${input}`), (bundled.get(groupOf(`file:///${input}`)) ?? 0) + 1);
   const groups = new Map();
   for (const m of before) {
     const g = groups.get(groupOf(m.url)) ?? { modules: 0, bytes: 0, firstAt: m.at };
@@ -114,6 +120,7 @@ async function spawnOnce(serveArgs, mode) {
     bytesBefore: before.reduce((s, m) => s + m.bytes, 0),
     modulesAfter: record.modules.length - before.length,
     groups,
+    bundled,
   };
 }
 
@@ -164,6 +171,9 @@ function importCosts() {
   });
 }
 
+/** dist/cli/chunks/inputs.json: output file of the CLI bundle → the modules in it ({} without a bundle). */
+const bundleInputs = existsSync(join(ROOT, "dist/cli/chunks/inputs.json")) ? JSON.parse(readFileSync(join(ROOT, "dist/cli/chunks/inputs.json"), "utf8")) : {};
+
 const f = (n, d = 1) => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(d));
 const orch = await startOurOrchestrator({ certsDir: join(work, "certs") });
 await provisionBridgeCert(join(work, "certs"));
@@ -203,6 +213,13 @@ try {
     console.log("| group | modules | source KiB | first loaded at ms (hook run) | CPU ms before the first response |");
     console.log("| --- | --- | --- | --- | --- |");
     for (const r of rows) console.log(`| ${r.g} | ${f(r.modules, 0)} | ${f(r.kib, 0)} | ${f(r.firstAt)} | ${f(r.cpuMs)} |`);
+    const bundledGroups = [...new Set(modules.flatMap((r) => [...r.bundled.keys()]))];
+    if (bundledGroups.length > 0) {
+      const counts = bundledGroups.map((g) => [g, median(modules.map((r) => r.bundled.get(g) ?? 0))]).sort((a, b) => b[1] - a[1]);
+      console.log(
+        `modules inside the bundle's files loaded before the first response: ${counts.reduce((n, [, c]) => n + c, 0)}: ${counts.map(([g, c]) => `${g} ${c}`).join(", ")}`,
+      );
+    }
   }
   console.log(`\n## imports alone (fresh process each, medians of ${runs})`);
   console.log("| import | ms |");
