@@ -64,7 +64,8 @@ const subjectOf = (id) => {
   const [kind, dist] = id.split("@");
   return { kind, main: dist ? join(resolve(dist), "cli/main.js") : MAIN };
 };
-for (const s of subjectsWanted.map((id) => subjectOf(id).kind)) if (!SUBJECTS[s]) throw new Error(`--subjects: unknown subject ${JSON.stringify(s)} (${Object.keys(SUBJECTS).join(", ")})`);
+for (const s of subjectsWanted.map((id) => subjectOf(id).kind))
+  if (!SUBJECTS[s]) throw new Error(`--subjects: unknown subject ${JSON.stringify(s)} (${Object.keys(SUBJECTS).join(", ")})`);
 
 // ---- /proc/<pid>/smaps, grouped ------------------------------------------------------------
 const NODE_EXE = realpathSync(process.execPath);
@@ -90,7 +91,17 @@ function mappings(pid) {
   return list;
 }
 
-const GROUPS = ["node executable", "native QUIC binding (.node)", "other shared libraries", "malloc brk heap ([heap])", "malloc thread arenas", "thread stacks", "main stack", "other anonymous (V8 heap, large malloc blocks, buffers)", "other"];
+const GROUPS = [
+  "node executable",
+  "native QUIC binding (.node)",
+  "other shared libraries",
+  "malloc brk heap ([heap])",
+  "malloc thread arenas",
+  "thread stacks",
+  "main stack",
+  "other anonymous (V8 heap, large malloc blocks, buffers)",
+  "other",
+];
 
 /** RSS of `pid` by group (KiB), and the count of thread arenas and stacks. */
 function smapsAccount(pid) {
@@ -190,7 +201,9 @@ try {
       const r = await spawnOnce(id, round);
       results[id].push(r);
       const p = r.points.at(-1);
-      log(`${id} spawn ${round}/${spawns}: after ${p.calls} calls RSS ${(p.smaps.total / 1024).toFixed(1)} MiB, heap used after GC ${(p.probe.heapUsedAfterGc / 2 ** 20).toFixed(1)} MiB${r.cpuMsPerCall !== undefined ? `, CPU ${r.cpuMsPerCall.toFixed(3)} ms/call at 64 in flight` : ""}`);
+      log(
+        `${id} spawn ${round}/${spawns}: after ${p.calls} calls RSS ${(p.smaps.total / 1024).toFixed(1)} MiB, heap used after GC ${(p.probe.heapUsedAfterGc / 2 ** 20).toFixed(1)} MiB${r.cpuMsPerCall !== undefined ? `, CPU ${r.cpuMsPerCall.toFixed(3)} ms/call at 64 in flight` : ""}`,
+      );
     }
   }
 } finally {
@@ -201,8 +214,14 @@ try {
 // ---- report (medians over spawns) ----------------------------------------------------------
 const mib = (kib) => (kib / 1024).toFixed(1);
 const bmib = (b) => (b / 2 ** 20).toFixed(1);
-console.log(`# bench/memory.mjs, ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log(`# ${PAYLOAD}-byte echo calls at ${inFlight} in flight; medians of ${spawns} spawn(s)${nodeArgs.length ? `; node flags: ${nodeArgs.join(" ")}` : ""}${Object.keys(extraEnv).length ? `; env: ${JSON.stringify(extraEnv)}` : ""}`);
+console.log(
+  `# bench/memory.mjs, ${new Date().toISOString()}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
+console.log(
+  `# ${PAYLOAD}-byte echo calls at ${inFlight} in flight; medians of ${spawns} spawn(s)${nodeArgs.length ? `; node flags: ${nodeArgs.join(" ")}` : ""}${Object.keys(extraEnv).length ? `; env: ${JSON.stringify(extraEnv)}` : ""}`,
+);
 for (const [ci, calls] of counts.entries()) {
   const med = (id, f) => median(results[id].map((r) => f(r.points[ci])));
   console.log(`\nRSS by mapping after ${calls} calls (after a full GC), MiB:`);
@@ -221,17 +240,23 @@ for (const [ci, calls] of counts.entries()) {
   const spaceNames = results[subjectsWanted[0]][0].points[ci].probe.spaces.map((s) => s.name);
   for (const name of spaceNames) {
     const cell = (id) => {
-      const sp = (p, key) => (p.probe[key].find((s) => s.name === name) ?? { physical: 0, used: 0 });
+      const sp = (p, key) => p.probe[key].find((s) => s.name === name) ?? { physical: 0, used: 0 };
       return `${bmib(med(id, (p) => sp(p, "spaces").physical))} / ${bmib(med(id, (p) => sp(p, "spaces").used))} [${bmib(med(id, (p) => sp(p, "spacesBeforeGc").physical))}]`;
     };
     console.log(`| ${name} | ${subjectsWanted.map(cell).join(" | ")} |`);
   }
-  console.log(`| total physical / used after GC | ${subjectsWanted.map((id) => `${bmib(med(id, (p) => p.probe.heap.total_physical_size))} / ${bmib(med(id, (p) => p.probe.heapUsedAfterGc))}`).join(" | ")} |`);
+  console.log(
+    `| total physical / used after GC | ${subjectsWanted.map((id) => `${bmib(med(id, (p) => p.probe.heap.total_physical_size))} / ${bmib(med(id, (p) => p.probe.heapUsedAfterGc))}`).join(" | ")} |`,
+  );
   console.log(`| V8 malloced memory (outside the heap) | ${subjectsWanted.map((id) => bmib(med(id, (p) => p.probe.heap.malloced_memory))).join(" | ")} |`);
-  console.log(`| memoryUsage() before GC: heapTotal / external / arrayBuffers | ${subjectsWanted.map((id) => `${bmib(med(id, (p) => p.probe.heapTotal))} / ${bmib(med(id, (p) => p.probe.external))} / ${bmib(med(id, (p) => p.probe.arrayBuffers))}`).join(" | ")} |`);
+  console.log(
+    `| memoryUsage() before GC: heapTotal / external / arrayBuffers | ${subjectsWanted.map((id) => `${bmib(med(id, (p) => p.probe.heapTotal))} / ${bmib(med(id, (p) => p.probe.external))} / ${bmib(med(id, (p) => p.probe.arrayBuffers))}`).join(" | ")} |`,
+  );
 }
 if (cpuCalls > 0) {
-  console.log(`\nCPU ms per call at 64 in flight (${cpuCalls} calls after the last count): ${subjectsWanted.map((id) => `${id} ${median(results[id].map((r) => r.cpuMsPerCall)).toFixed(3)}`).join(", ")}`);
+  console.log(
+    `\nCPU ms per call at 64 in flight (${cpuCalls} calls after the last count): ${subjectsWanted.map((id) => `${id} ${median(results[id].map((r) => r.cpuMsPerCall)).toFixed(3)}`).join(", ")}`,
+  );
 }
 if (jsonOut) {
   mkdirSync(dirname(jsonOut), { recursive: true });

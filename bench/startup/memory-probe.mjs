@@ -17,8 +17,7 @@ const out = process.env.MEMORY_PROBE_OUT;
 const snapshot = process.env.MEMORY_PROBE_SNAPSHOT;
 const snapshotAt = Number(process.env.MEMORY_PROBE_SNAPSHOT_AT ?? 1);
 let reports = 0;
-const spaces = () =>
-  getHeapSpaceStatistics().map((s) => ({ name: s.space_name, size: s.space_size, used: s.space_used_size, physical: s.physical_space_size }));
+const spaces = () => getHeapSpaceStatistics().map((s) => ({ name: s.space_name, size: s.space_size, used: s.space_used_size, physical: s.physical_space_size }));
 process.on("SIGUSR2", () => {
   const before = process.memoryUsage();
   const spacesBeforeGc = spaces();
