@@ -77,14 +77,7 @@ describe("serve, embedded orchestrator (bridge, QUIC both ways and the orchestra
     dir = await tempDir("orchestra-memory-");
     const env = { ...process.env, MEMORY_PROBE_OUT: join(dir.path, "probe.json") };
     client = new LineClient(["--import", MEMORY_PROBE, join(ROOT, "dist/cli/main.js"), "serve"], process.execPath, env);
-    const init = await client.request({
-      jsonrpc: "2.0",
-      id: "init",
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e-memory", version: "1" } },
-    });
-    expect(init).toHaveProperty("result");
-    client.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await client.initialize("2025-06-18", "e2e-memory");
   });
   afterAll(async () => {
     await client?.kill();

@@ -69,6 +69,22 @@ export class LineClient {
     return p;
   }
 
+  /**
+   * The MCP handshake: `initialize` (id "init") asking for `protocolVersion`, then
+   * `notifications/initialized`. Resolves with the initialize response; throws when it is an error.
+   */
+  async initialize(protocolVersion = "2025-06-18", clientName = "e2e"): Promise<Record<string, unknown>> {
+    const init = await this.request({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: clientName, version: "1" } },
+    });
+    if (!("result" in init)) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
+    this.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return init;
+  }
+
   /** Messages written so far whose `id` is `id` (responses). */
   responsesTo(id: unknown): Array<Record<string, unknown>> {
     return this.lines.flatMap((l) => (Array.isArray(l) ? l : [l])).filter((m) => m.id === id && ("result" in m || "error" in m));
