@@ -258,12 +258,6 @@ class QuicDialer extends PeerDialer implements LinkDialer {
   }
 }
 
-/** A stream whose call is complete and whose FIN is awaited until `deadline`. */
-interface FinWait {
-  stream: QuicStream;
-  deadline: number;
-}
-
 /** Deadline checks of the FIN waits run at most this often (ms). */
 const FIN_SLACK_MS = 10;
 
@@ -271,8 +265,13 @@ const FIN_SLACK_MS = 10;
 class QuicLink implements Link {
   onCredit: (() => void) | undefined = undefined;
   onDown: ((error: SenderError) => void) | undefined = undefined;
-  /** FIN waits in deadline order (all share `finGraceMs`), and their shared timer. */
-  private finWaits: FinWait[] = [];
+  /**
+   * Streams whose call is complete and whose FIN is awaited, each with its deadline
+   * (performance.now() ms), in deadline order (all share `finGraceMs`; a Map iterates in
+   * insertion order), and their shared timer. A FIN that arrives removes its stream at once
+   * ({@link finArrived}), so the link holds no stream beyond its call.
+   */
+  private finWaits = new Map<QuicStream, number>();
   private finTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -298,15 +297,20 @@ class QuicLink implements Link {
     this.qc.close(0, "");
     if (this.finTimer) clearTimeout(this.finTimer);
     this.finTimer = undefined;
-    this.finWaits = [];
+    this.finWaits.clear();
     return Promise.resolve();
   }
 
   /** Gives the server's FIN a grace period after the completing frame, then resets the stream. */
   awaitFin(stream: QuicStream): void {
     const grace = this.dialer.finGraceMs;
-    this.finWaits.push({ stream, deadline: performance.now() + grace });
+    this.finWaits.set(stream, performance.now() + grace);
     if (!this.finTimer) this.armFinTimer(grace);
+  }
+
+  /** The read side of a stream given to {@link awaitFin} ended: it is no longer waited for. */
+  finArrived(stream: QuicStream): void {
+    this.finWaits.delete(stream);
   }
 
   private armFinTimer(ms: number): void {
@@ -318,16 +322,14 @@ class QuicLink implements Link {
   private sweepFinWaits(): void {
     this.finTimer = undefined;
     const now = performance.now();
-    const waits = this.finWaits;
-    let i = 0;
-    while (i < waits.length && (waits[i]!.stream.readFinished || waits[i]!.deadline <= now + 1)) {
-      const w = waits[i]!;
-      if (!w.stream.readFinished) w.stream.reset(StreamCode.NONE);
-      i++;
+    for (const [stream, deadline] of this.finWaits) {
+      if (!stream.readFinished && deadline > now + 1) {
+        this.armFinTimer(Math.max(FIN_SLACK_MS, deadline - now));
+        return;
+      }
+      if (!stream.readFinished) stream.reset(StreamCode.NONE);
+      this.finWaits.delete(stream);
     }
-    this.finWaits = i === waits.length ? [] : waits.slice(i);
-    const head = this.finWaits[0];
-    if (head) this.armFinTimer(Math.max(FIN_SLACK_MS, head.deadline - now));
   }
 }
 
@@ -359,6 +361,7 @@ class QuicCall implements LinkCall {
     };
     stream.onReadEnd = (error) => {
       if (!this.released) events.end(error ? dialer.classify(error, "protocol") : undefined, "malformed");
+      else link.finArrived(stream.stream);
     };
     stream.onWriteError = (error) => {
       if (!this.released) events.end(dialer.classify(error, "protocol"), "internal");

@@ -44,14 +44,7 @@ describe("cancellation through serve", () => {
 
   beforeAll(async () => {
     client = new LineClient();
-    const init = await client.request({
-      jsonrpc: "2.0",
-      id: "init",
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e-cancel", version: "1" } },
-    });
-    expect(init).toHaveProperty("result");
-    client.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await client.initialize("2025-06-18", "e2e-cancel");
     // Warm up: connection open and the tool list cached, so the next call goes straight out.
     await client.request({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
   });

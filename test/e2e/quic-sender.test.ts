@@ -361,14 +361,21 @@ describe("QuicSender against a scripted (misbehaving) server", () => {
       response: { case: "health", value: { status: HealthResult_Status.HEALTHY } },
     });
 
-  it("resolves on a complete response frame even if the FIN never comes", async () => {
+  it("resolves on a complete response frame even if the FIN never comes, and stops the stream after finGraceMs", async () => {
+    let stopped: Promise<unknown> | undefined;
     scripted.script = async (stream, req) => {
       const writer = stream.writable.getWriter();
       await writer.write(encodeFrame(answer(req, healthy))); // no close(): no FIN
-      writer.releaseLock();
+      stopped = writer.closed.then(
+        () => "closed",
+        (e: unknown) => e,
+      );
     };
     const r = await s.send(healthRequest("no-fin"), { timeoutMs: 20_000 });
     expect(r.requestId).toBe("no-fin");
+    // The client's reset after the grace reaches the server as STOP_SENDING with code NONE.
+    await vi.waitFor(() => expect(stopped).toBeDefined(), { timeout: 20_000 });
+    expect(await stopped).toMatchObject({ code: StreamCode.NONE });
   });
 
   it("reassembles a response written in small pieces over several turns", async () => {

@@ -13,7 +13,8 @@ export type Line = Record<string, unknown> | Array<Record<string, unknown>>;
 /**
  * A running `serve` process spoken to line by line. `request` resolves with the response of that
  * id; every line the bridge wrote is kept in `lines` (in order). With `command`, that executable
- * runs with `args` instead (another MCP stdio server, e.g. the upstream Go bridge).
+ * runs with `args` instead (another MCP stdio server, e.g. the upstream Go bridge); `env`: the
+ * process's environment (default this one's).
  */
 export class LineClient {
   readonly lines: Line[] = [];
@@ -24,8 +25,9 @@ export class LineClient {
   /** Resolves with the exit code when the process exits. */
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[] = [], command?: string) {
-    this.child = command ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] }) : spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  constructor(args: string[] = [], command?: string, env?: NodeJS.ProcessEnv) {
+    const options = { stdio: ["pipe", "pipe", "pipe"] as const, env: env ?? process.env };
+    this.child = command ? spawn(command, args, options) : spawn(process.execPath, [CLI, "serve", ...args], options);
     this.child.stderr.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
     this.child.stdout.setEncoding("utf8").on("data", (d: string) => {
       this.buffer += d;
@@ -50,6 +52,11 @@ export class LineClient {
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
   }
 
+  /** The process id. */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   /** Writes one line (a message, a batch, or raw text). */
   write(message: unknown): void {
     this.child.stdin.write((typeof message === "string" ? message : JSON.stringify(message)) + "\n");
@@ -60,6 +67,22 @@ export class LineClient {
     const p = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(message.id, resolve));
     this.write(message);
     return p;
+  }
+
+  /**
+   * The MCP handshake: `initialize` (id "init") asking for `protocolVersion`, then
+   * `notifications/initialized`. Resolves with the initialize response; throws when it is an error.
+   */
+  async initialize(protocolVersion = "2025-06-18", clientName = "e2e"): Promise<Record<string, unknown>> {
+    const init = await this.request({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: clientName, version: "1" } },
+    });
+    if (!("result" in init)) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
+    this.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return init;
   }
 
   /** Messages written so far whose `id` is `id` (responses). */
