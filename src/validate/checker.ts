@@ -34,7 +34,7 @@ import { factsOf, isId, isObject, SHAPE_BOTH, SHAPE_ERROR, SHAPE_NOT_OBJECT, SHA
 import { IdRegistry } from "./ids.js";
 import { Lifecycle } from "./lifecycle.js";
 import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
-import type { RuleContext, RuleHandlers, Subject } from "./rules/rule.js";
+import type { MethodEvent, MethodFilter, MethodStatus, RuleContext, RuleHandlers, Subject } from "./rules/rule.js";
 import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
 import { forbidsBatches } from "../mcp/versions.js";
@@ -45,12 +45,60 @@ type Handlers = {
   [E in keyof RuleHandlers]-?: Array<NonNullable<RuleHandlers[E]>>;
 };
 
+type MethodHandler = (s: Subject) => void;
+
+/** The {@link MethodStatus}es, indexed as the checker's dispatch tables are. */
+const STATUSES: readonly MethodStatus[] = ["defined", "other-kind", "other-direction", "unknown"];
+const DEFINED = 0;
+const OTHER_KIND = 1;
+const OTHER_DIRECTION = 2;
+const UNKNOWN = 3;
+/** Methods remembered per status in one dispatch table (custom traffic could invent unlimited names). */
+const MAX_TABLE_METHODS = 4096;
+
+/**
+ * The handlers of one method event (`request` or `notification`) for one session, in
+ * {@link EVENT_ORDER}: per method status and method, the handlers whose rule's {@link MethodFilter}
+ * lets the message through, worked out on a method's first message and kept.
+ */
+class MethodDispatch {
+  private readonly tables = STATUSES.map(() => new Map<string, MethodHandler[]>());
+  /** The last answer (most traffic repeats one method): no table lookup for it. */
+  private lastStatus = -1;
+  private lastMethod = "";
+  private lastList: MethodHandler[] = [];
+
+  constructor(private readonly entries: ReadonlyArray<{ handler: MethodHandler; filter: MethodFilter | undefined }>) {}
+
+  handlers(status: number, method: string): MethodHandler[] {
+    if (status === this.lastStatus && method === this.lastMethod) return this.lastList;
+    const table = this.tables[status]!;
+    let list = table.get(method);
+    if (list === undefined) {
+      const name = STATUSES[status]!;
+      list = [];
+      for (const { handler, filter } of this.entries) {
+        if (filter?.methods !== undefined && !filter.methods.includes(method)) continue;
+        if (filter?.status !== undefined && !filter.status.includes(name)) continue;
+        list.push(handler);
+      }
+      if (table.size < MAX_TABLE_METHODS) table.set(method, list);
+    }
+    this.lastStatus = status;
+    this.lastMethod = method;
+    this.lastList = list;
+    return list;
+  }
+}
+
 /** Follows one MCP session; see the module comment. */
 export class SessionChecker {
   /** Version each finished session was checked against. */
   readonly versions: string[] = [];
   private readonly s: SessionState;
   private on!: Handlers;
+  /** The `request` and `notification` handlers by method ({@link MethodDispatch}). */
+  private byMethod!: { readonly [E in MethodEvent]: MethodDispatch };
   private readonly lifecycle: Lifecycle;
   private readonly current: Subject;
 
@@ -94,6 +142,22 @@ export class SessionChecker {
       });
     }
     this.on = on as Handlers;
+    const dispatch = (event: MethodEvent): MethodDispatch => {
+      const filters = new Map<string, MethodFilter | undefined>(SESSION_RULES.map((rule) => [rule.meta.id, (rule.only as Partial<Record<MethodEvent, MethodFilter>> | undefined)?.[event]]));
+      return new MethodDispatch(EVENT_ORDER[event].map((id, i) => ({ handler: this.on[event][i]!, filter: filters.get(id) })));
+    };
+    this.byMethod = { request: dispatch("request"), notification: dispatch("notification") };
+  }
+
+  /**
+   * The handlers of `event` for the message being checked (its method `method`), from the
+   * standing of its method that {@link lookUp} found (`info`, `otherDirection` of the scratch).
+   */
+  private methodHandlers(event: MethodEvent, method: string): MethodHandler[] {
+    const m = this.s.m;
+    const info = m.info;
+    const status = info !== undefined ? (info.def!.kind === event ? DEFINED : OTHER_KIND) : m.otherDirection ? OTHER_DIRECTION : UNKNOWN;
+    return this.byMethod[event].handlers(status, method);
   }
 
   /** JSON-RPC messages seen (batch elements count one each). */
@@ -331,7 +395,7 @@ export class SessionChecker {
     const duplicate = this.ctx.bidirectional && earlier !== undefined;
     if (id !== undefined && !duplicate) s.m.firstLine = s.s.used[dir].firstLine(id);
 
-    for (const h of this.on.request) h(m);
+    for (const h of this.methodHandlers("request", method)) h(m);
 
     if (s.m.initialized) this.initializedSent();
     if (id === undefined) return;
@@ -397,7 +461,7 @@ export class SessionChecker {
       s.m.progressOf = s.s.progress[other(dir)].get(f.token);
     }
 
-    for (const h of this.on.notification) h(m);
+    for (const h of this.methodHandlers("notification", method)) h(m);
 
     if (s.m.info?.def!.kind === "request") s.s.nullIdBudget[dir]++; // an Invalid Request the peer may reject with id null (JSON-RPC 2.0 §5)
     s.s.notified[dir] = true;

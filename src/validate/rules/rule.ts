@@ -103,21 +103,50 @@ export interface RuleHandlers {
 /** An event of the session checker: a key of {@link RuleHandlers}. */
 export type RuleEvent = keyof RuleHandlers;
 
+/** The events about one method: a {@link MethodFilter} narrows which of them reach a handler. */
+export type MethodEvent = "request" | "notification";
+
 /**
- * A session rule: metadata and the factory of its handlers. `E`: the events its handlers cover
- * (recorded by {@link defineRule}, so that `rules/index.ts` can check `EVENT_ORDER` against them).
+ * How a request's or notification's method stands in the version checked against (the session's
+ * current schema), in the direction it was sent: `defined` as this kind of message; `other-kind`
+ * defined as the other kind (a notification method sent with an id, a request method without);
+ * `other-direction` defined for the other direction only; `unknown` defined in neither direction.
+ */
+export type MethodStatus = "defined" | "other-kind" | "other-direction" | "unknown";
+
+/**
+ * Which requests (or notifications) a rule's handler can report on: the checker calls the handler
+ * only for those (a dispatch table built from the rules' filters, `checker.ts`), so that a
+ * message costs no call of the handlers that have nothing to say about its method. Both members
+ * narrow; an absent member does not.
+ */
+export interface MethodFilter {
+  /** Only these methods. */
+  readonly methods?: readonly string[];
+  /** Only methods in one of these standings. */
+  readonly status?: readonly MethodStatus[];
+}
+
+/**
+ * A session rule: metadata, the factory of its handlers and, for its `request` / `notification`
+ * handlers, the {@link MethodFilter} of the messages they are called for (`only`; none: every
+ * one). `E`: the events its handlers cover (recorded by {@link defineRule}, so that
+ * `rules/index.ts` can check `EVENT_ORDER` against them).
  */
 export interface SessionRule<Id extends string = string, E extends RuleEvent = RuleEvent> {
   readonly meta: RuleInfo & { readonly id: Id };
+  readonly only?: { readonly [K in MethodEvent & E]?: MethodFilter };
   create(context: RuleContext): Pick<RuleHandlers, E>;
 }
 
 /**
  * Declares a rule: keeps its id's literal type and records the events `create` returns handlers
- * for; a handler key that is no {@link RuleEvent} is a type error.
+ * for; a handler key that is no {@link RuleEvent} is a type error, and so is a filter in `only`
+ * for an event the rule has no handler for.
  */
 export function defineRule<const Id extends string, H extends RuleHandlers>(rule: {
   readonly meta: RuleInfo & { readonly id: Id };
+  readonly only?: { readonly [K in MethodEvent & keyof H]?: MethodFilter };
   create(context: RuleContext): H & { [K in Exclude<keyof H, RuleEvent>]: never };
 }): SessionRule<Id, keyof H & RuleEvent> {
   return rule;
