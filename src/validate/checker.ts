@@ -34,8 +34,8 @@ import { factsOf, isId, isObject, SHAPE_BOTH, SHAPE_ERROR, SHAPE_NOT_OBJECT, SHA
 import { IdRegistry } from "./ids.js";
 import { Lifecycle } from "./lifecycle.js";
 import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
-import type { MethodEvent, MethodFilter, MethodStatus, RuleContext, RuleHandlers, Subject } from "./rules/rule.js";
-import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
+import type { MethodEvent, MethodFilter, MethodStatus, ResponseFilter, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
+import { other, SessionState, type CheckerContext, type Origin, type Pairing, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
 import { forbidsBatches } from "../mcp/versions.js";
 
@@ -55,6 +55,24 @@ const OTHER_DIRECTION = 2;
 const UNKNOWN = 3;
 /** Methods remembered per status in one dispatch table (custom traffic could invent unlimited names). */
 const MAX_TABLE_METHODS = 4096;
+
+/** The {@link Pairing}s, indexed as the checker's response dispatch table is. */
+const PAIRINGS: readonly Pairing[] = ["budget", "null-result", "null-error", "quiet", "answered", "unseen", "paired"];
+const PAIRING_INDEX = new Map(PAIRINGS.map((p, i) => [p, i]));
+
+/**
+ * The `response` handlers of one session per (pairing, result or error), in {@link EVENT_ORDER}:
+ * those whose rule's {@link ResponseFilter} lets such a response through.
+ */
+function responseTable(entries: ReadonlyArray<{ handler: MethodHandler; filter: ResponseFilter | undefined }>): MethodHandler[][] {
+  const table: MethodHandler[][] = [];
+  for (const pairing of PAIRINGS) {
+    for (const kind of ["result", "error"] as const) {
+      table.push(entries.filter(({ filter }) => (filter?.kind === undefined || filter.kind.includes(kind)) && (filter?.pairing === undefined || filter.pairing.includes(pairing))).map((e) => e.handler));
+    }
+  }
+  return table;
+}
 
 /**
  * The handlers of one method event (`request` or `notification`) for one session, in
@@ -99,6 +117,8 @@ export class SessionChecker {
   private on!: Handlers;
   /** The `request` and `notification` handlers by method ({@link MethodDispatch}). */
   private byMethod!: { readonly [E in MethodEvent]: MethodDispatch };
+  /** The `response` handlers by pairing and kind ({@link responseTable}: index 2 × pairing + 1 for an error). */
+  private byPairing!: MethodHandler[][];
   private readonly lifecycle: Lifecycle;
   private readonly current: Subject;
 
@@ -142,11 +162,12 @@ export class SessionChecker {
       });
     }
     this.on = on as Handlers;
-    const dispatch = (event: MethodEvent): MethodDispatch => {
-      const filters = new Map<string, MethodFilter | undefined>(SESSION_RULES.map((rule) => [rule.meta.id, (rule.only as Partial<Record<MethodEvent, MethodFilter>> | undefined)?.[event]]));
-      return new MethodDispatch(EVENT_ORDER[event].map((id, i) => ({ handler: this.on[event][i]!, filter: filters.get(id) })));
+    const filtered = <E extends keyof RuleFilters<RuleEvent>>(event: E) => {
+      const filters = new Map(SESSION_RULES.map((rule) => [rule.meta.id as string, (rule.only as RuleFilters<RuleEvent> | undefined)?.[event]]));
+      return EVENT_ORDER[event].map((id, i) => ({ handler: this.on[event][i]! as MethodHandler, filter: filters.get(id) as RuleFilters<RuleEvent>[E] }));
     };
-    this.byMethod = { request: dispatch("request"), notification: dispatch("notification") };
+    this.byMethod = { request: new MethodDispatch(filtered("request")), notification: new MethodDispatch(filtered("notification")) };
+    this.byPairing = responseTable(filtered("response"));
   }
 
   /**
@@ -491,7 +512,7 @@ export class SessionChecker {
     if (f.jsonrpcOk && isError && rawId === null) s.m.nullId = this.nullIdIssues(f);
     this.pair(rawId, from, isError);
 
-    for (const h of this.on.response) h(m);
+    for (const h of this.byPairing[2 * PAIRING_INDEX.get(s.m.pairing)! + (isError ? 1 : 0)]!) h(m);
 
     const pending = s.m.pending;
     if (s.m.pairing !== "paired" || pending === undefined || pending.notificationMethod) return;

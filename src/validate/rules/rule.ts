@@ -13,7 +13,7 @@ import type { SchemaCheck } from "../defs.js";
 import type { SessionState } from "../session-state.js";
 import type { CheckTarget } from "../facts.js";
 import type { Direction, Severity, WireId } from "../types.js";
-import type { Origin } from "../session-state.js";
+import type { Origin, Pairing } from "../session-state.js";
 
 /** Metadata of one rule. */
 export interface RuleInfo {
@@ -128,14 +128,36 @@ export interface MethodFilter {
 }
 
 /**
- * A session rule: metadata, the factory of its handlers and, for its `request` / `notification`
- * handlers, the {@link MethodFilter} of the messages they are called for (`only`; none: every
+ * Which responses a rule's `response` handler can report on, by what the checker found before
+ * the handlers run: the checker calls the handler only for those. Both members narrow; an absent
+ * member does not.
+ */
+export interface ResponseFilter {
+  /** Only success responses (`result`) or only error responses (`error`). */
+  readonly kind?: readonly ("result" | "error")[];
+  /** Only responses paired so (see {@link Pairing}). */
+  readonly pairing?: readonly Pairing[];
+}
+
+/** The events whose handlers a rule may narrow with a filter (`SessionRule.only`), and the filter of each. */
+export interface EventFilters {
+  request: MethodFilter;
+  notification: MethodFilter;
+  response: ResponseFilter;
+}
+
+/** The filters of a rule with handlers for the events `E`. */
+export type RuleFilters<E> = { readonly [K in keyof EventFilters & E]?: EventFilters[K] };
+
+/**
+ * A session rule: metadata, the factory of its handlers and, for its `request`, `notification`
+ * and `response` handlers, the filter of the messages they are called for (`only`; none: every
  * one). `E`: the events its handlers cover (recorded by {@link defineRule}, so that
  * `rules/index.ts` can check `EVENT_ORDER` against them).
  */
 export interface SessionRule<Id extends string = string, E extends RuleEvent = RuleEvent> {
   readonly meta: RuleInfo & { readonly id: Id };
-  readonly only?: { readonly [K in MethodEvent & E]?: MethodFilter };
+  readonly only?: RuleFilters<E>;
   create(context: RuleContext): Pick<RuleHandlers, E>;
 }
 
@@ -146,7 +168,7 @@ export interface SessionRule<Id extends string = string, E extends RuleEvent = R
  */
 export function defineRule<const Id extends string, H extends RuleHandlers>(rule: {
   readonly meta: RuleInfo & { readonly id: Id };
-  readonly only?: { readonly [K in MethodEvent & keyof H]?: MethodFilter };
+  readonly only?: RuleFilters<keyof H>;
   create(context: RuleContext): H & { [K in Exclude<keyof H, RuleEvent>]: never };
 }): SessionRule<Id, keyof H & RuleEvent> {
   return rule;
