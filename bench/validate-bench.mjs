@@ -475,7 +475,7 @@ async function parallelCapacity() {
  */
 function threadCpu() {
   const out = new Map();
-  let tasks = [];
+  let tasks;
   try {
     tasks = readdirSync("/proc/self/task");
   } catch {

@@ -68,7 +68,11 @@ function responseTable(entries: ReadonlyArray<{ handler: MethodHandler; filter: 
   const table: MethodHandler[][] = [];
   for (const pairing of PAIRINGS) {
     for (const kind of ["result", "error"] as const) {
-      table.push(entries.filter(({ filter }) => (filter?.kind === undefined || filter.kind.includes(kind)) && (filter?.pairing === undefined || filter.pairing.includes(pairing))).map((e) => e.handler));
+      table.push(
+        entries
+          .filter(({ filter }) => (filter?.kind === undefined || filter.kind.includes(kind)) && (filter?.pairing === undefined || filter.pairing.includes(pairing)))
+          .map((e) => e.handler),
+      );
     }
   }
   return table;
