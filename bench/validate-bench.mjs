@@ -31,7 +31,7 @@
  * and now and then a large base64 image (48–768 KiB) or audio (0.5–1.5 MiB) block.
  * Imports the compiled code from dist/ (run `npm run build` first).
  */
-import { createReadStream, createWriteStream, statSync, unlinkSync } from "node:fs";
+import { createReadStream, createWriteStream, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { once } from "node:events";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -469,12 +469,52 @@ async function parallelCapacity() {
   return (2 * one) / two;
 }
 
-async function measure(fn) {
+/**
+ * CPU milliseconds (user + system) of each thread of this process so far, by thread id, from
+ * /proc/self/task (Linux; an empty map elsewhere). 10 ms ticks.
+ */
+function threadCpu() {
+  const out = new Map();
+  let tasks;
+  try {
+    tasks = readdirSync("/proc/self/task");
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The CPU milliseconds threads used between two {@link threadCpu} snapshots: this (the main)
+ * thread, the `busiest` other threads that used most (the worker threads of a stage with that
+ * many), and all the others together (V8's and libuv's helper threads: GC, compilation, reads).
+ */
+function threadSplit(before, after, busiest) {
+  const main = (after.get(String(process.pid)) ?? 0) - (before.get(String(process.pid)) ?? 0);
+  const others = [...after]
+    .filter(([tid]) => tid !== String(process.pid))
+    .map(([tid, ms]) => ms - (before.get(tid) ?? 0))
+    .sort((a, b) => b - a);
+  const top = others.slice(0, busiest);
+  return { main, top, rest: others.slice(busiest).reduce((a, b) => a + b, 0) };
+}
+
+async function measure(fn, busiest = 0) {
   const c0 = process.cpuUsage();
+  const threads0 = threadCpu();
   const t0 = performance.now();
   const count = await fn();
   const cpu = process.cpuUsage(c0);
-  return { seconds: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, count };
+  return { seconds: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, count, threads: threadSplit(threads0, threadCpu(), busiest) };
 }
 
 const median = (xs) => {
@@ -503,9 +543,10 @@ try {
     ["read + split", () => splitStage(false)],
     ["read + split + JSON.parse", () => splitStage(true)],
     ["full validation, 1 thread", () => fullStage(1)],
-    [`split + JSON.parse, ${jobs} files, ${jobs} threads`, () => parallelParseStage(jobs), jobs],
+    // (name, run, files, worker threads)
+    [`split + JSON.parse, ${jobs} files, ${jobs} threads`, () => parallelParseStage(jobs), jobs, jobs],
     [`full, ${jobs} files, 1 thread`, () => fullStage(1, jobs), jobs],
-    [`full, ${jobs} files, --jobs ${jobs}`, () => fullStage(jobs, jobs), jobs],
+    [`full, ${jobs} files, --jobs ${jobs}`, () => fullStage(jobs, jobs), jobs, jobs - 1],
   ];
   await splitStage(false); // warm the page cache
   // One unmeasured round: every stage is measured warm (compiled code, loaded validators, and the
@@ -516,12 +557,15 @@ try {
   const times = stages.map(() => []);
   const cpuTimes = stages.map(() => []);
   const counts = stages.map(() => 0);
+  /** Per stage, the CPU of each thread in the last round (see threadSplit). */
+  const threadTimes = stages.map(() => undefined);
   for (let round = 0; round < runs; round++) {
     for (let i = 0; i < stages.length; i++) {
-      const r = await measure(stages[i][1]);
+      const r = await measure(stages[i][1], stages[i][3] ?? 0);
       times[i].push(r.seconds);
       cpuTimes[i].push(r.cpu);
       counts[i] = r.count;
+      threadTimes[i] = r.threads;
     }
   }
   const secs = times.map(median);
@@ -541,6 +585,10 @@ try {
   }
   console.log(`\nall runs (s): ${stages.map((s, i) => `${s[0]}: ${times[i].map((x) => x.toFixed(2)).join(" ")}`).join("; ")}`);
   if (threadStats !== undefined) console.log(`--jobs ${jobs}, last run: the workers validated ${threadStats.filesOnWorkers} of the ${jobs} files`);
+  // Where the CPU of the last round went, per thread: for --jobs, whether the threads share the
+  // work evenly and what the helper threads (GC, compilation, reads) take besides.
+  const split = (t) => (t === undefined ? "?" : `main ${t.main} ms${t.top.map((ms) => `, worker ${ms} ms`).join("")}, other threads ${t.rest} ms`);
+  console.log(`CPU per thread, last round: ${stages.map((st, i) => `${st[0]}: ${split(threadTimes[i])}`).join("; ")}`);
   const capacityAfter = await parallelCapacity();
   console.log(
     `machine: load average at the end ${loadavg()

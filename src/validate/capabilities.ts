@@ -60,6 +60,12 @@ const S2C_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([
 /** Notifications the client sends that it must have advertised. */
 const C2S_NOTIFICATIONS: ReadonlyMap<string, CapabilityRequirement> = new Map([["notifications/roots/list_changed", client(["roots", "listChanged"])]]);
 
+/** The methods that need a capability as requests (either direction): `session/missing-capability` runs for these only. */
+export const CAPABILITY_REQUEST_METHODS: readonly string[] = [...C2S_REQUESTS.keys(), ...S2C_REQUESTS.keys()];
+
+/** The methods that need a capability as notifications (either direction): `session/unadvertised-notification` runs for these only. */
+export const CAPABILITY_NOTIFICATION_METHODS: readonly string[] = [...C2S_NOTIFICATIONS.keys(), ...S2C_NOTIFICATIONS.keys()];
+
 /**
  * A requirement table that remembers its last answer: most traffic repeats one method, and the
  * method string of each parsed message is a new string that a Map lookup would hash first.

@@ -34,8 +34,8 @@ import { factsOf, isId, isObject, SHAPE_BOTH, SHAPE_ERROR, SHAPE_NOT_OBJECT, SHA
 import { IdRegistry } from "./ids.js";
 import { Lifecycle } from "./lifecycle.js";
 import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
-import type { RuleContext, RuleHandlers, Subject } from "./rules/rule.js";
-import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
+import type { MethodEvent, MethodFilter, MethodStatus, ResponseFilter, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
+import { other, SessionState, type CheckerContext, type Origin, type Pairing, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
 import { forbidsBatches } from "../mcp/versions.js";
 
@@ -45,12 +45,84 @@ type Handlers = {
   [E in keyof RuleHandlers]-?: Array<NonNullable<RuleHandlers[E]>>;
 };
 
+type MethodHandler = (s: Subject) => void;
+
+/** The {@link MethodStatus}es, indexed as the checker's dispatch tables are. */
+const STATUSES: readonly MethodStatus[] = ["defined", "other-kind", "other-direction", "unknown"];
+const DEFINED = 0;
+const OTHER_KIND = 1;
+const OTHER_DIRECTION = 2;
+const UNKNOWN = 3;
+/** Methods remembered per status in one dispatch table (custom traffic could invent unlimited names). */
+const MAX_TABLE_METHODS = 4096;
+
+/** The {@link Pairing}s, indexed as the checker's response dispatch table is. */
+const PAIRINGS: readonly Pairing[] = ["budget", "null-result", "null-error", "quiet", "answered", "unseen", "paired"];
+const PAIRING_INDEX = new Map(PAIRINGS.map((p, i) => [p, i]));
+
+/**
+ * The `response` handlers of one session per (pairing, result or error), in {@link EVENT_ORDER}:
+ * those whose rule's {@link ResponseFilter} lets such a response through.
+ */
+function responseTable(entries: ReadonlyArray<{ handler: MethodHandler; filter: ResponseFilter | undefined }>): MethodHandler[][] {
+  const table: MethodHandler[][] = [];
+  for (const pairing of PAIRINGS) {
+    for (const kind of ["result", "error"] as const) {
+      table.push(
+        entries
+          .filter(({ filter }) => (filter?.kind === undefined || filter.kind.includes(kind)) && (filter?.pairing === undefined || filter.pairing.includes(pairing)))
+          .map((e) => e.handler),
+      );
+    }
+  }
+  return table;
+}
+
+/**
+ * The handlers of one method event (`request` or `notification`) for one session, in
+ * {@link EVENT_ORDER}: per method status and method, the handlers whose rule's {@link MethodFilter}
+ * lets the message through, worked out on a method's first message and kept.
+ */
+class MethodDispatch {
+  private readonly tables = STATUSES.map(() => new Map<string, MethodHandler[]>());
+  /** The last answer (most traffic repeats one method): no table lookup for it. */
+  private lastStatus = -1;
+  private lastMethod = "";
+  private lastList: MethodHandler[] = [];
+
+  constructor(private readonly entries: ReadonlyArray<{ handler: MethodHandler; filter: MethodFilter | undefined }>) {}
+
+  handlers(status: number, method: string): MethodHandler[] {
+    if (status === this.lastStatus && method === this.lastMethod) return this.lastList;
+    const table = this.tables[status]!;
+    let list = table.get(method);
+    if (list === undefined) {
+      const name = STATUSES[status]!;
+      list = [];
+      for (const { handler, filter } of this.entries) {
+        if (filter?.methods !== undefined && !filter.methods.includes(method)) continue;
+        if (filter?.status !== undefined && !filter.status.includes(name)) continue;
+        list.push(handler);
+      }
+      if (table.size < MAX_TABLE_METHODS) table.set(method, list);
+    }
+    this.lastStatus = status;
+    this.lastMethod = method;
+    this.lastList = list;
+    return list;
+  }
+}
+
 /** Follows one MCP session; see the module comment. */
 export class SessionChecker {
   /** Version each finished session was checked against. */
   readonly versions: string[] = [];
   private readonly s: SessionState;
   private on!: Handlers;
+  /** The `request` and `notification` handlers by method ({@link MethodDispatch}). */
+  private byMethod!: { readonly [E in MethodEvent]: MethodDispatch };
+  /** The `response` handlers by pairing and kind ({@link responseTable}: index 2 × pairing + 1 for an error). */
+  private byPairing!: MethodHandler[][];
   private readonly lifecycle: Lifecycle;
   private readonly current: Subject;
 
@@ -94,6 +166,23 @@ export class SessionChecker {
       });
     }
     this.on = on as Handlers;
+    const filtered = <E extends keyof RuleFilters<RuleEvent>>(event: E) => {
+      const filters = new Map(SESSION_RULES.map((rule) => [rule.meta.id as string, (rule.only as RuleFilters<RuleEvent> | undefined)?.[event]]));
+      return EVENT_ORDER[event].map((id, i) => ({ handler: this.on[event][i]! as MethodHandler, filter: filters.get(id) as RuleFilters<RuleEvent>[E] }));
+    };
+    this.byMethod = { request: new MethodDispatch(filtered("request")), notification: new MethodDispatch(filtered("notification")) };
+    this.byPairing = responseTable(filtered("response"));
+  }
+
+  /**
+   * The handlers of `event` for the message being checked (its method `method`), from the
+   * standing of its method that {@link lookUp} found (`info`, `otherDirection` of the scratch).
+   */
+  private methodHandlers(event: MethodEvent, method: string): MethodHandler[] {
+    const m = this.s.m;
+    const info = m.info;
+    const status = info !== undefined ? (info.def!.kind === event ? DEFINED : OTHER_KIND) : m.otherDirection ? OTHER_DIRECTION : UNKNOWN;
+    return this.byMethod[event].handlers(status, method);
   }
 
   /** JSON-RPC messages seen (batch elements count one each). */
@@ -331,7 +420,7 @@ export class SessionChecker {
     const duplicate = this.ctx.bidirectional && earlier !== undefined;
     if (id !== undefined && !duplicate) s.m.firstLine = s.s.used[dir].firstLine(id);
 
-    for (const h of this.on.request) h(m);
+    for (const h of this.methodHandlers("request", method)) h(m);
 
     if (s.m.initialized) this.initializedSent();
     if (id === undefined) return;
@@ -397,7 +486,7 @@ export class SessionChecker {
       s.m.progressOf = s.s.progress[other(dir)].get(f.token);
     }
 
-    for (const h of this.on.notification) h(m);
+    for (const h of this.methodHandlers("notification", method)) h(m);
 
     if (s.m.info?.def!.kind === "request") s.s.nullIdBudget[dir]++; // an Invalid Request the peer may reject with id null (JSON-RPC 2.0 §5)
     s.s.notified[dir] = true;
@@ -427,7 +516,7 @@ export class SessionChecker {
     if (f.jsonrpcOk && isError && rawId === null) s.m.nullId = this.nullIdIssues(f);
     this.pair(rawId, from, isError);
 
-    for (const h of this.on.response) h(m);
+    for (const h of this.byPairing[2 * PAIRING_INDEX.get(s.m.pairing)! + (isError ? 1 : 0)]!) h(m);
 
     const pending = s.m.pending;
     if (s.m.pairing !== "paired" || pending === undefined || pending.notificationMethod) return;

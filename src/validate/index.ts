@@ -10,7 +10,7 @@
 import { stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { idleWorkersFor, MIN_BYTES_FOR_NEW_THREADS, threadsPossible, validateInParallel } from "./jobs.js";
+import { idleWorkersFor, MIN_BYTES_FOR_NEW_THREADS, startWorkers, threadsPossible, validateInParallel } from "./jobs.js";
 import { loadSchema, prepareValidators } from "./setup.js";
 import { ValidateUsageError, type FileSummary, type Finding, type ValidateOptions, type ValidateResult, type ValidateSummary } from "./types.js";
 
@@ -51,8 +51,16 @@ export async function validateFiles(paths: readonly string[], given: ValidateOpt
   // The schema file is read once, here: the workers and this thread compile the same text even if
   // the file changes meanwhile. (Its path stays the label of the findings.)
   if (jobs > 1 && options.schemaPath !== undefined && options.schema === undefined) options = { ...options, schema: await loadSchema(options.schemaPath) };
-  const setup = await prepareValidators(options); // rejects bad options before any input is read
-  await validateInParallel(paths, options, setup, jobs, onFinding, onFileDone);
+  // The workers start loading while this thread prepares its validators.
+  const workers = startWorkers(paths, options, jobs);
+  let setup;
+  try {
+    setup = await prepareValidators(options); // rejects bad options before any input is read
+  } catch (err) {
+    await workers?.close();
+    throw err;
+  }
+  await validateInParallel(paths, options, setup, jobs, onFinding, onFileDone, workers);
   return { findings, summary: summarize(files, performance.now() - started) };
 }
 

@@ -225,10 +225,37 @@ class InOrder {
   }
 }
 
+/** The worker threads a run of `paths` on `threads` threads uses: none from sources or with injected validators (the calling thread then takes every file). */
+function workersFor(paths: readonly string[], options: ValidateOptions, threads: number): number {
+  return threadsPossible(options) ? Math.min(threads - 1, paths.filter((p) => p !== "-").length) : 0;
+}
+
+/** Worker threads started ahead of a run ({@link startWorkers}), for {@link validateInParallel}. */
+export interface StartedWorkers {
+  readonly pool: Pool;
+  /** Stops them (the run did not happen: its options were rejected). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts (or takes from the idle ones) the worker threads a run of `paths` on `threads` threads
+ * will use, so that their start-up (loading the code and the validators) overlaps the calling
+ * thread's own preparation; undefined when the run uses none. Pass the result to
+ * {@link validateInParallel}, or close it.
+ */
+export function startWorkers(paths: readonly string[], options: ValidateOptions, threads: number): StartedWorkers | undefined {
+  const workers = workersFor(paths, options, threads);
+  if (workers === 0) return undefined;
+  const pool = takePool(options);
+  pool.grow(workers);
+  return { pool, close: () => pool.close() };
+}
+
 /**
  * Validates `paths` on `threads` threads (the calling one included; 1: the files one after the
  * other on the calling thread), one file per thread at a time; findings go to `onFinding` and summaries to `onFileDone` in input order, as with one
- * thread. A worker that fails makes the run fail with its error (a {@link ValidateUsageError}
+ * thread. `started`: the workers {@link startWorkers} started for this run (else they are started
+ * here). A worker that fails makes the run fail with its error (a {@link ValidateUsageError}
  * when it was one).
  */
 export async function validateInParallel(
@@ -238,16 +265,14 @@ export async function validateInParallel(
   threads: number,
   onFinding: (f: Finding) => void,
   onFileDone: (file: FileSummary) => void,
+  started: StartedWorkers | undefined = startWorkers(paths, options, threads),
 ): Promise<void> {
-  // (none from sources or with injected validators: the calling thread then takes every file)
-  const workers = threadsPossible(options) ? Math.min(threads - 1, paths.filter((p) => p !== "-").length) : 0;
-  if (workers === 0) {
+  if (started === undefined) {
     for (const [index, path] of paths.entries()) onFileDone(await validateFile(path, optionsForFile(options, index), setup, onFinding));
     return;
   }
   const order = new InOrder(onFinding, onFileDone);
-  const pool = takePool(options);
-  pool.grow(workers);
+  const pool = started.pool;
   threadStats.filesOnWorkers = 0;
   const taken = new Array<boolean>(paths.length).fill(false);
   let failure: Error | undefined;

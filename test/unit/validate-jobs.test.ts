@@ -517,6 +517,25 @@ describe("compiled code with worker threads", () => {
     expect(exited - r.end).toBeLessThan(IDLE_WORKERS_MS - 1000);
   });
 
+  it("starts the workers while this thread prepares its validators, and stops them when the options are rejected", async () => {
+    requireBuiltCli();
+    // The rejected run must not leave its (referenced) worker running: the process would then
+    // never exit, and runScript fail on its timeout.
+    const script = `
+      const lib = await import(new URL("dist/validate/index.js", process.env.ROOT_URL));
+      const { threadStats } = await import(new URL("dist/validate/jobs.js", process.env.ROOT_URL));
+      let error;
+      try {
+        await lib.validateFiles([process.env.INPUT, process.env.INPUT], { jobs: 2, minThreadBytes: 0, protocolVersion: "1999-01-01" });
+      } catch (err) {
+        error = err.message;
+      }
+      process.stdout.write(JSON.stringify({ error, started: threadStats.workersStarted }));`;
+    const r = JSON.parse(await runScript("rejected-options.mjs", script, capture)) as { error: string; started: number };
+    expect(r.error).toMatch(/unsupported protocol version 1999-01-01/);
+    expect(r.started).toBe(1);
+  });
+
   it("validate into a pipe its reader closes early (| head -1) still exits 1 when errors were found", async () => {
     requireBuiltCli();
     // Regression: on EPIPE the JSON report exited 0 whatever the findings.

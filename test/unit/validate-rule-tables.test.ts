@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { EVENT_ORDER, SESSION_RULES } from "../../src/validate/rules/index.js";
-import type { RuleContext, RuleEvent } from "../../src/validate/rules/rule.js";
+import type { RuleContext, RuleEvent, Subject } from "../../src/validate/rules/rule.js";
 import type { ValidateOptions } from "../../src/validate/index.js";
 import { captureText, err, handshake, init, initialized, initResult, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
@@ -273,6 +273,46 @@ describe("EVENT_ORDER lists each rule for exactly the events it has handlers for
       for (const key of Object.keys(handlers)) if (!(key in EVENT_ORDER)) mismatches.push(`\`${id}\` has a handler for ${key}, which is no event of EVENT_ORDER`);
     }
     expect(mismatches).toEqual([]);
+  });
+});
+
+describe("the checker calls a handler only for the messages its rule's filter (`only`) names", () => {
+  it("a method filter, a method-standing filter and a pairing filter: called for those messages and no others", async () => {
+    const calls: string[] = [];
+    /** Records each call of `id`'s `event` handler (the method, or the response's pairing) before it runs. */
+    const spy = (id: string, event: "request" | "notification" | "response"): (() => void) => {
+      const rule = SESSION_RULES.find((r) => r.meta.id === id)! as unknown as { create: (c: RuleContext) => Record<string, (m: Subject) => void> };
+      const create = rule.create;
+      rule.create = (context) => {
+        const handlers = create(context);
+        const handler = handlers[event]!;
+        return { ...handlers, [event]: (m: Subject) => (calls.push(`${id} ${event === "response" ? context.session.m.pairing : m.facts.method}`), handler(m)) };
+      };
+      return () => (rule.create = create);
+    };
+    const restore = [spy("session/cancel-initialize", "notification"), spy("session/wrong-direction", "request"), spy("session/answered-after-cancel", "response")];
+    try {
+      const { findings } = await validateText(
+        captureText([
+          ...H, // initialize (a request), its result (paired), notifications/initialized
+          call(1),
+          req("c2s", 2, "sampling/createMessage", { messages: [], maxTokens: 1 }), // defined s2c only
+          note("c2s", "notifications/roots/list_changed"),
+          note("c2s", "notifications/cancelled", { requestId: 1 }),
+          text("s2c", 1), // paired
+          text("s2c", 99), // answers nothing
+        ]),
+      );
+      expect(findings.map((f) => `${f.line} ${f.rule}`)).toContain("5 session/wrong-direction");
+    } finally {
+      for (const r of restore) r();
+    }
+    expect(calls).toEqual([
+      "session/answered-after-cancel paired",
+      "session/wrong-direction sampling/createMessage",
+      "session/cancel-initialize notifications/cancelled",
+      "session/answered-after-cancel paired",
+    ]);
   });
 });
 

@@ -2,7 +2,8 @@
  * The session rules (one module each, `rules/<id>.ts`) in catalogue order, and the order in which
  * the session checker calls their handlers for each event: the order of a message's findings.
  *
- * Adding a rule: write `rules/<id>.ts` (`meta` and the handlers it needs), add it to
+ * Adding a rule: write `rules/<id>.ts` (`meta`, the handlers it needs and, when its `request`,
+ * `notification` or `response` handler concerns only some messages, their `only` filter), add it to
  * {@link SESSION_RULES} and to the events it handles in {@link EVENT_ORDER} (tsc checks the events
  * against its handlers), add its valid/invalid table to test/unit/validate-rule-tables.test.ts and
  * its row to docs/validate.md's rules table (both checked by the tests).

@@ -13,7 +13,7 @@ import type { SchemaCheck } from "../defs.js";
 import type { SessionState } from "../session-state.js";
 import type { CheckTarget } from "../facts.js";
 import type { Direction, Severity, WireId } from "../types.js";
-import type { Origin } from "../session-state.js";
+import type { Origin, Pairing } from "../session-state.js";
 
 /** Metadata of one rule. */
 export interface RuleInfo {
@@ -103,21 +103,72 @@ export interface RuleHandlers {
 /** An event of the session checker: a key of {@link RuleHandlers}. */
 export type RuleEvent = keyof RuleHandlers;
 
+/** The events about one method: a {@link MethodFilter} narrows which of them reach a handler. */
+export type MethodEvent = "request" | "notification";
+
 /**
- * A session rule: metadata and the factory of its handlers. `E`: the events its handlers cover
- * (recorded by {@link defineRule}, so that `rules/index.ts` can check `EVENT_ORDER` against them).
+ * How a request's or notification's method stands in the version checked against (the session's
+ * current schema), in the direction it was sent: `defined` as this kind of message; `other-kind`
+ * defined as the other kind (a notification method sent with an id, a request method without);
+ * `other-direction` defined for the other direction only; `unknown` defined in neither direction.
+ */
+export type MethodStatus = "defined" | "other-kind" | "other-direction" | "unknown";
+
+/**
+ * Which requests (or notifications) a rule's handler can report on: the checker calls the handler
+ * only for those (a dispatch table built from the rules' filters, `checker.ts`), so that a
+ * message costs no call of the handlers that have nothing to say about its method. Both members
+ * narrow; an absent member does not.
+ */
+export interface MethodFilter {
+  /** Only these methods. */
+  readonly methods?: readonly string[];
+  /** Only methods in one of these standings. */
+  readonly status?: readonly MethodStatus[];
+}
+
+/**
+ * Which responses a rule's `response` handler can report on, by what the checker found before
+ * the handlers run: the checker calls the handler only for those. Both members narrow; an absent
+ * member does not.
+ */
+export interface ResponseFilter {
+  /** Only success responses (`result`) or only error responses (`error`). */
+  readonly kind?: readonly ("result" | "error")[];
+  /** Only responses paired so (see {@link Pairing}). */
+  readonly pairing?: readonly Pairing[];
+}
+
+/** The events whose handlers a rule may narrow with a filter (`SessionRule.only`), and the filter of each. */
+export interface EventFilters {
+  request: MethodFilter;
+  notification: MethodFilter;
+  response: ResponseFilter;
+}
+
+/** The filters of a rule with handlers for the events `E`. */
+export type RuleFilters<E> = { readonly [K in keyof EventFilters & E]?: EventFilters[K] };
+
+/**
+ * A session rule: metadata, the factory of its handlers and, for its `request`, `notification`
+ * and `response` handlers, the filter of the messages they are called for (`only`; none: every
+ * one). `E`: the events its handlers cover (recorded by {@link defineRule}, so that
+ * `rules/index.ts` can check `EVENT_ORDER` against them).
  */
 export interface SessionRule<Id extends string = string, E extends RuleEvent = RuleEvent> {
   readonly meta: RuleInfo & { readonly id: Id };
+  readonly only?: RuleFilters<E>;
   create(context: RuleContext): Pick<RuleHandlers, E>;
 }
 
 /**
  * Declares a rule: keeps its id's literal type and records the events `create` returns handlers
- * for; a handler key that is no {@link RuleEvent} is a type error.
+ * for; a handler key that is no {@link RuleEvent} is a type error, and so is a filter in `only`
+ * for an event the rule has no handler for.
  */
 export function defineRule<const Id extends string, H extends RuleHandlers>(rule: {
   readonly meta: RuleInfo & { readonly id: Id };
+  readonly only?: RuleFilters<keyof H>;
   create(context: RuleContext): H & { [K in Exclude<keyof H, RuleEvent>]: never };
 }): SessionRule<Id, keyof H & RuleEvent> {
   return rule;

@@ -9,16 +9,13 @@ export default defineRule({
     description: "A notification method sent with an id (which makes it a request), or a request method sent without one (which makes it a notification).",
     spec: "MCP basic: requests MUST include an ID, notifications MUST NOT; JSON-RPC 2.0 §4",
   },
+  only: { request: { status: ["other-kind"] }, notification: { status: ["other-kind"] } },
   create: (context) => ({
     request(m) {
-      const info = context.session.m.info;
-      if (info?.def!.kind === "notification") {
-        context.report(m.origin, m.dir, `${m.facts.method} is a notification but was sent with id ${showId(m.facts.id)}`, m.aboutId, m.facts.method, `${m.prefix}/id`);
-      }
+      context.report(m.origin, m.dir, `${m.facts.method} is a notification but was sent with id ${showId(m.facts.id)}`, m.aboutId, m.facts.method, `${m.prefix}/id`);
     },
     notification(m) {
-      if (context.session.m.info?.def!.kind === "request")
-        context.report(m.origin, m.dir, `${m.facts.method} is a request but was sent without an id`, undefined, m.facts.method, m.prefix);
+      context.report(m.origin, m.dir, `${m.facts.method} is a request but was sent without an id`, undefined, m.facts.method, m.prefix);
     },
   }),
 });

@@ -1,6 +1,5 @@
 /** `schema/envelope`: see `meta.description`. */
 import { defineRule } from "../rule.js";
-import { SHAPE_RESULT } from "../../facts.js";
 
 export default defineRule({
   meta: {
@@ -9,6 +8,7 @@ export default defineRule({
     description: "The JSON-RPC envelope fails JSONRPCRequest / JSONRPCNotification / JSONRPCResponse / JSONRPCError.",
     spec: "MCP basic: requests MUST include a string or integer ID; either a result or an error MUST be set (schema: JSONRPCRequest, JSONRPCNotification, JSONRPCResponse)",
   },
+  only: { response: { kind: ["result"] } },
   create: (context) => ({
     request(m) {
       const s = context.session;
@@ -20,7 +20,7 @@ export default defineRule({
     },
     response(m) {
       const s = context.session;
-      if (m.facts.jsonrpcOk && m.facts.shape === SHAPE_RESULT) s.m.envelope = context.check(s.defs.envelopeChecks.result, "message", m, m.prefix, m.aboutId, undefined);
+      if (m.facts.jsonrpcOk) s.m.envelope = context.check(s.defs.envelopeChecks.result, "message", m, m.prefix, m.aboutId, undefined);
     },
   }),
 });

@@ -1,6 +1,5 @@
 /** `schema/error-response`: see `meta.description`. */
 import { defineRule } from "../rule.js";
-import { SHAPE_ERROR } from "../../facts.js";
 
 export default defineRule({
   meta: {
@@ -9,11 +8,12 @@ export default defineRule({
     description: "An error response fails JSONRPCError (a null id alone is jsonrpc/null-id-error).",
     spec: "MCP basic: error codes MUST be integers; JSONRPCError",
   },
+  only: { response: { kind: ["error"] } },
   create: (context) => ({
     response(m) {
       const s = context.session;
       const f = m.facts;
-      if (!f.jsonrpcOk || f.shape !== SHAPE_ERROR) return;
+      if (!f.jsonrpcOk) return;
       const check = s.defs.envelopeChecks.error;
       // A null id alone is jsonrpc/null-id-error; with other problems, every envelope issue is reported here.
       if (f.id === null) {

@@ -8,11 +8,11 @@ export default defineRule({
     description: "A notification fails the schema definition of its method.",
     spec: "MCP schema: the method's notification definition",
   },
+  only: { notification: { status: ["defined"] } },
   create: (context) => ({
     notification(m) {
       const s = context.session;
-      const info = s.m.info;
-      if (info !== undefined && info.def!.kind !== "request") context.check(info.defCheck!, "message", m, m.prefix, undefined, m.facts.method, s.m.envelope);
+      context.check(s.m.info!.defCheck!, "message", m, m.prefix, undefined, m.facts.method, s.m.envelope);
     },
   }),
 });

@@ -8,11 +8,11 @@ export default defineRule({
     description: "A request fails the schema definition of its method.",
     spec: "MCP schema: the method's request definition",
   },
+  only: { request: { status: ["defined"] } },
   create: (context) => ({
     request(m) {
       const s = context.session;
-      const info = s.m.info;
-      if (info !== undefined && info.def!.kind !== "notification") context.check(info.defCheck!, "message", m, m.prefix, m.aboutId, m.facts.method, s.m.envelope);
+      context.check(s.m.info!.defCheck!, "message", m, m.prefix, m.aboutId, m.facts.method, s.m.envelope);
     },
   }),
 });

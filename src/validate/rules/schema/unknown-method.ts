@@ -8,16 +8,13 @@ export default defineRule({
     description: "The method is not defined by the protocol version's schema (custom or newer method).",
     spec: "MCP schema (custom methods are allowed: a warning)",
   },
+  only: { request: { status: ["unknown"] }, notification: { status: ["unknown"] } },
   create: (context) => ({
     request(m) {
-      const s = context.session;
-      if (s.m.info === undefined && !s.m.otherDirection)
-        context.report(m.origin, m.dir, `method ${m.facts.method} is not defined by ${s.schemaLabel()}`, m.aboutId, m.facts.method);
+      context.report(m.origin, m.dir, `method ${m.facts.method} is not defined by ${context.session.schemaLabel()}`, m.aboutId, m.facts.method);
     },
     notification(m) {
-      const s = context.session;
-      if (s.m.info === undefined && !s.m.otherDirection)
-        context.report(m.origin, m.dir, `method ${m.facts.method} is not defined by ${s.schemaLabel()}`, undefined, m.facts.method);
+      context.report(m.origin, m.dir, `method ${m.facts.method} is not defined by ${context.session.schemaLabel()}`, undefined, m.facts.method);
     },
   }),
 });

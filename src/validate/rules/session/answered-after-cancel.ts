@@ -8,6 +8,7 @@ export default defineRule({
     description: "A response to a request its sender had cancelled.",
     spec: "MCP cancellation: receivers of a cancellation SHOULD NOT send a response for the cancelled request",
   },
+  only: { response: { pairing: ["paired"] } },
   create: (context) => ({
     response(m) {
       const pending = context.session.m.pending;

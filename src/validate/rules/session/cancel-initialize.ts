@@ -8,6 +8,7 @@ export default defineRule({
     description: "notifications/cancelled for the initialize request.",
     spec: "MCP cancellation: the initialize request MUST NOT be cancelled by clients",
   },
+  only: { notification: { methods: ["notifications/cancelled"] } },
   create: (context) => ({
     notification(m) {
       // Invalid cancellation: the receiver must ignore it, so answering stays correct.

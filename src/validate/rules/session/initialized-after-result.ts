@@ -9,6 +9,7 @@ export default defineRule({
     description: "notifications/initialized sent before the initialize result, or missing before the client's first operation.",
     spec: "MCP lifecycle: after successful initialization, the client MUST send an initialized notification",
   },
+  only: { notification: { methods: ["notifications/initialized"] } },
   create: (context) => {
     /** A client operation after the result without the notification was reported (once a session). */
     let missingReported = false;

@@ -1,4 +1,5 @@
 /** `session/missing-capability`: see `meta.description`. */
+import { CAPABILITY_REQUEST_METHODS } from "../../capabilities.js";
 import { defineRule } from "../rule.js";
 
 export default defineRule({
@@ -8,10 +9,10 @@ export default defineRule({
     description: "A request that needs a capability the peer did not advertise in the initialize exchange (or the server/discover result).",
     spec: "MCP lifecycle: both parties SHOULD only use capabilities that were successfully negotiated",
   },
+  only: { request: { methods: CAPABILITY_REQUEST_METHODS, status: ["defined", "other-direction", "unknown"] } },
   create: (context) => ({
     request(m) {
       const s = context.session;
-      if (s.m.notificationMethod) return;
       const req = s.missingCapability(m.dir, "request", m.facts.method);
       if (req === undefined) return;
       const source = s.era === "stateless" ? "server/discover result" : "initialize exchange";

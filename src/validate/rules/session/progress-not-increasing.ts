@@ -9,6 +9,7 @@ export default defineRule({
     description: "A progress value not greater than the previous one for the same token.",
     spec: "MCP progress: the progress value MUST increase with each notification",
   },
+  only: { notification: { methods: ["notifications/progress"] } },
   create: (context) => ({
     notification(m) {
       const state = context.session.m.progressOf;

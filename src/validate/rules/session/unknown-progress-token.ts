@@ -9,6 +9,7 @@ export default defineRule({
     description: "A progress notification whose token belongs to no in-flight request of the other side.",
     spec: "MCP progress: progress notifications MUST only reference tokens that were provided in an active request",
   },
+  only: { notification: { methods: ["notifications/progress"] } },
   create: (context) => ({
     notification(m) {
       const s = context.session;

@@ -9,6 +9,7 @@ export default defineRule({
     description: "A response whose id matches no in-flight request of the other side.",
     spec: "MCP basic: responses MUST include the same ID as the request they correspond to; JSON-RPC 2.0 §5",
   },
+  only: { response: { pairing: ["null-error", "answered", "unseen"] } },
   create: (context) => ({
     response(m) {
       const s = context.session;

@@ -10,6 +10,7 @@ export default defineRule({
     description: "A method defined only for the other direction (e.g. a client sending sampling/createMessage).",
     spec: "MCP schema: ClientRequest / ServerRequest, ClientNotification / ServerNotification",
   },
+  only: { request: { status: ["other-direction"] }, notification: { status: ["other-direction"] } },
   create: (context) => {
     const report = (m: Subject, aboutId: Subject["aboutId"]): void => {
       const method = m.facts.method;
@@ -17,10 +18,10 @@ export default defineRule({
     };
     return {
       request(m) {
-        if (context.session.m.otherDirection) report(m, m.aboutId);
+        report(m, m.aboutId);
       },
       notification(m) {
-        if (context.session.m.otherDirection) report(m, undefined);
+        report(m, undefined);
       },
     };
   },
