@@ -82,6 +82,9 @@ export class QuicConnection {
   private peerNext = 0;
   private readonly peerAhead = new Set<number>();
   private onEstablishedCb: (() => void) | undefined;
+  /** quiche's received-packet count as last read, and whether a datagram was fed to quiche since. */
+  private packetsSeen = 0;
+  private packetsStale = true;
 
   /** @internal use `connectQuic` / `QuicServerEndpoint`. */
   constructor(
@@ -123,9 +126,16 @@ export class QuicConnection {
     return this.closeInfo;
   }
 
-  /** Packets received so far (quiche's counter; a liveness signal). */
+  /**
+   * Packets received so far (quiche's counter; a liveness signal). Read from quiche's stats only
+   * when a datagram was fed to it since the last read: nothing else moves the counter.
+   */
   get packetsReceived(): number {
-    return this.conn.stats().recv;
+    if (this.packetsStale) {
+      this.packetsSeen = this.conn.stats().recv;
+      this.packetsStale = false;
+    }
+    return this.packetsSeen;
   }
 
   /** Peer address as `{ host, port }`. */
@@ -208,7 +218,7 @@ export class QuicConnection {
    */
   peerUnreachable(error: Error): void {
     if (this.finalised || this.closeInfo || !this.established || this.unreachableCheck) return;
-    const received = this.conn.stats().recv;
+    const received = this.packetsReceived;
     this.ping();
     this.unreachableCheck = setTimeout(() => {
       // Decide after this turn's poll phase: datagrams that arrived while the event loop was
@@ -220,7 +230,7 @@ export class QuicConnection {
 
   private confirmUnreachable(error: Error, received: number): void {
     this.unreachableCheck = undefined;
-    if (this.finalised || this.closeInfo || this.conn.stats().recv !== received) return;
+    if (this.finalised || this.closeInfo || this.packetsReceived !== received) return;
     const reason = (error as NodeJS.ErrnoException).code ?? error.message;
     this.reportClose({ kind: "unreachable", app: false, code: 0, reason, tls: false, established: true });
     try {
@@ -246,6 +256,7 @@ export class QuicConnection {
     // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
     this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
+    this.packetsStale = true;
     try {
       this.conn.recv(data, this.recvInfo);
     } catch {
