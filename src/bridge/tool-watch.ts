@@ -12,7 +12,7 @@
  * orchestrator coming back).
  */
 import { create } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
+import { newRequestId } from "../translate/request-id.js";
 import type { Tool } from "../gen/mcp/2025-06-18/types.js";
 import { PluginRequestSchema, SubscribeSchema } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import type { Logger } from "../log.js";
@@ -61,8 +61,8 @@ export class ToolWatch {
       const sender = this.options.sender;
       if (!canStream(sender) || controller.signal.aborted) return;
       const request = create(PluginRequestSchema, {
-        requestId: uuidv7(),
-        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: uuidv7(), topic: TOOLS_TOPIC }) },
+        requestId: newRequestId(),
+        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: newRequestId(), topic: TOOLS_TOPIC }) },
       });
       sender
         .stream(
