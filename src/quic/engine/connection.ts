@@ -82,9 +82,7 @@ export class QuicConnection {
   private peerNext = 0;
   private readonly peerAhead = new Set<number>();
   private onEstablishedCb: (() => void) | undefined;
-  /** quiche's received-packet count as last read, and whether a datagram was fed to quiche since. */
-  private packetsSeen = 0;
-  private packetsStale = true;
+  private packetsSeen = -1; // quiche's received-packet count as last read; -1: a datagram was fed to quiche since
 
   /** @internal use `connectQuic` / `QuicServerEndpoint`. */
   constructor(
@@ -126,15 +124,9 @@ export class QuicConnection {
     return this.closeInfo;
   }
 
-  /**
-   * Packets received so far (quiche's counter; a liveness signal). Read from quiche's stats only
-   * when a datagram was fed to it since the last read: nothing else moves the counter.
-   */
+  /** Packets received so far (quiche's counter, read again only after a datagram arrived; a liveness signal). */
   get packetsReceived(): number {
-    if (this.packetsStale) {
-      this.packetsSeen = this.conn.stats().recv;
-      this.packetsStale = false;
-    }
+    if (this.packetsSeen < 0) this.packetsSeen = this.conn.stats().recv;
     return this.packetsSeen;
   }
 
@@ -256,7 +248,7 @@ export class QuicConnection {
     // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
     this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
-    this.packetsStale = true;
+    this.packetsSeen = -1;
     try {
       this.conn.recv(data, this.recvInfo);
     } catch {
