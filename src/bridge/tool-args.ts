@@ -44,6 +44,8 @@ export class ToolArgumentChecker {
   private factory: Promise<AjvFactory> | undefined;
   private readonly instances = new Map<Dialect, AjvInstance>();
   private readonly compiled = new Map<string, CompiledSchema | null>();
+  /** The validator of each schema object seen, per dialect: a tool's schema object is checked without serializing it again. */
+  private readonly bySchema = new WeakMap<object, Map<Dialect, CompiledSchema | null>>();
   /** Schemas compiled so far (for tests: proves compile-once). */
   compilations = 0;
 
@@ -58,12 +60,18 @@ export class ToolArgumentChecker {
    */
   async check(schema: Record<string, unknown>, args: Record<string, unknown> | undefined, protocolVersion: string): Promise<ArgumentProblem | null> {
     const dialect = dialectOf(schema, protocolVersion);
-    const key = `${dialect}\u0000${JSON.stringify(schema)}`;
-    let validate = this.compiled.get(key);
+    let seen = this.bySchema.get(schema);
+    let validate = seen?.get(dialect);
     if (validate === undefined) {
-      validate = await this.compile(schema, dialect);
-      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value as string);
-      this.compiled.set(key, validate);
+      const key = `${dialect}\u0000${JSON.stringify(schema)}`;
+      validate = this.compiled.get(key);
+      if (validate === undefined) {
+        validate = await this.compile(schema, dialect);
+        if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value as string);
+        this.compiled.set(key, validate);
+      }
+      if (!seen) this.bySchema.set(schema, (seen = new Map()));
+      seen.set(dialect, validate);
     }
     if (validate === null) return null;
     if (validate(args ?? {})) return null;

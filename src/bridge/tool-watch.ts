@@ -61,11 +61,11 @@ export class ToolWatch {
       if (!canStream(sender) || controller.signal.aborted) return;
       const { create } = t.protobuf;
       const { PluginRequestSchema, SubscribeSchema } = t.messages;
-      const { v7: uuidv7 } = t.uuid;
+      const { newRequestId } = t.requestIds;
       const { TOOLS_TOPIC } = t.tools;
       const request = create(PluginRequestSchema, {
-        requestId: uuidv7(),
-        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: uuidv7(), topic: TOOLS_TOPIC }) },
+        requestId: newRequestId(),
+        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: newRequestId(), topic: TOOLS_TOPIC }) },
       });
       sender
         .stream(

@@ -1,19 +1,29 @@
 /**
  * Writes JSON-RPC messages as newline-delimited JSON to a byte stream (MCP stdio transport).
  *
- * One message = one {@link serialize} + `\n`, written back to back (the text, then the
- * terminator: no concatenated copy of a large line) so lines never interleave. Backpressure-aware: when the destination's buffer is full, further messages wait
- * in order for `drain` instead of growing Node's internal buffer without bound, and
+ * One message = one {@link serialize} + `\n`; lines never interleave and leave in the order they
+ * were enqueued. Lines enqueued during one event-loop turn (its synchronous work and the promise
+ * jobs that follow, e.g. every response completed by one batch of QUIC reads) are written
+ * together at the end of it (`process.nextTick`), as one `write` of up to
+ * {@link BATCH_BYTES}: one system call for them all. A line of {@link BATCH_BYTES} or more is
+ * written on its own (the text, then the terminator: no concatenated copy of a large line).
+ *
+ * Backpressure-aware: when the destination's buffer is full, further messages wait in order for
+ * `drain` instead of growing Node's internal buffer without bound, and
  * {@link MessageWriter.queuedBytes} says how much is waiting (the stdio bridge stops reading
  * input past a budget).
  */
 import type { Writable } from "node:stream";
 import { serialize } from "./serialize.js";
 
+/** Lines shorter than this (UTF-8 bytes, with the terminator) are joined into one `write` of at most this size. */
+export const BATCH_BYTES = 64 * 1024;
+
 export class MessageWriter {
   private queue: Array<{ text: string; bytes: number }> = [];
   private blocked = false;
   private closed = false;
+  private scheduled = false;
   private idleWaiters: Array<() => void> = [];
   private pendingWrites = 0;
   private bytes = 0;
@@ -47,8 +57,9 @@ export class MessageWriter {
   }
 
   /**
-   * Serializes and enqueues one message. `text` may be given when the caller already
-   * serialized it (e.g. to measure its size); it must be the JSON of `message` with no newline.
+   * Serializes and enqueues one message; it is written at the end of the current turn. `text`
+   * may be given when the caller already serialized it (e.g. to measure its size); it must be
+   * the JSON of `message` with no newline.
    */
   write(message: unknown, text?: string): void {
     if (this.closed) return;
@@ -56,7 +67,9 @@ export class MessageWriter {
     const bytes = Buffer.byteLength(line) + 1;
     this.bytes += bytes;
     this.queue.push({ text: line, bytes });
-    this.pump();
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(this.endOfTurn);
   }
 
   /** Resolves once every enqueued message has been handed to the OS (or the stream failed). */
@@ -69,12 +82,30 @@ export class MessageWriter {
     return this.closed || (this.queue.length === 0 && this.pendingWrites === 0);
   }
 
+  private readonly endOfTurn = (): void => {
+    this.scheduled = false;
+    this.pump();
+  };
+
   private pump(): void {
-    while (!this.blocked && !this.closed && this.queue.length > 0) {
-      const { text, bytes } = this.queue.shift()!;
+    const queue = this.queue;
+    while (!this.blocked && !this.closed && queue.length > 0) {
+      const first = queue.shift()!;
+      let text = first.text;
+      let bytes = first.bytes;
+      if (bytes >= BATCH_BYTES) {
+        this.out.write(text);
+        text = "\n";
+      } else {
+        text += "\n";
+        while (queue.length > 0 && bytes + queue[0]!.bytes <= BATCH_BYTES) {
+          const next = queue.shift()!;
+          text += next.text + "\n";
+          bytes += next.bytes;
+        }
+      }
       this.pendingWrites++;
-      this.out.write(text);
-      const ok = this.out.write("\n", () => {
+      const ok = this.out.write(text, () => {
         if (this.closed) return;
         this.pendingWrites = Math.max(0, this.pendingWrites - 1);
         this.bytes -= bytes;

@@ -16,7 +16,7 @@
  * `ImageContent` / `AudioContent` (audio in the nearest block before 2025-03-26, as for tools).
  */
 import { create } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
+import { newRequestId } from "./request-id.js";
 import {
   PluginRequestSchema,
   PromptGetRequestSchema,
@@ -57,7 +57,7 @@ export class PromptTranslationError extends JsonRpcError {
 }
 
 /** A `PluginRequest{list_prompts}` with a fresh UUIDv7 request id. */
-export function listPromptsPluginRequest(requestId: string = uuidv7()): PluginRequest {
+export function listPromptsPluginRequest(requestId: string = newRequestId()): PluginRequest {
   return create(PluginRequestSchema, { requestId, request: { case: "listPrompts", value: {} } });
 }
 
@@ -93,7 +93,7 @@ export function missingPromptArguments(prompt: Prompt, args: Record<string, stri
 }
 
 /** MCP `prompts/get` params → `PluginRequest{prompt_get}`. */
-export function getPromptParamsToPluginRequest(params: GetPromptRequest["params"], requestId: string = uuidv7()): PluginRequest {
+export function getPromptParamsToPluginRequest(params: GetPromptRequest["params"], requestId: string = newRequestId()): PluginRequest {
   return create(PluginRequestSchema, {
     requestId,
     request: {

@@ -17,7 +17,7 @@
  * is none and the bytes are valid UTF-8; otherwise base64 (`BlobResourceContents`).
  */
 import { create } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
+import { newRequestId } from "./request-id.js";
 import {
   PluginRequestSchema,
   StorageListRequestSchema,
@@ -113,7 +113,7 @@ export function isExposed(path: string, prefixes: readonly string[]): boolean {
 }
 
 /** `PluginRequest{storage_list}` for one prefix. */
-export function storageListPluginRequest(prefix: string, storageType: string, requestId: string = uuidv7()): PluginRequest {
+export function storageListPluginRequest(prefix: string, storageType: string, requestId: string = newRequestId()): PluginRequest {
   return create(PluginRequestSchema, {
     requestId,
     request: { case: "storageList", value: create(StorageListRequestSchema, { prefix, storageType }) },
@@ -121,7 +121,7 @@ export function storageListPluginRequest(prefix: string, storageType: string, re
 }
 
 /** `PluginRequest{storage_read}` for one path. */
-export function storageReadPluginRequest(path: string, storageType: string, requestId: string = uuidv7()): PluginRequest {
+export function storageReadPluginRequest(path: string, storageType: string, requestId: string = newRequestId()): PluginRequest {
   return create(PluginRequestSchema, {
     requestId,
     request: { case: "storageRead", value: create(StorageReadRequestSchema, { path, storageType }) },

@@ -7,7 +7,7 @@
  * progress (orchestra-protocol.md).
  */
 import { create, type Message } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
+import { newRequestId } from "./request-id.js";
 import {
   PluginRequestSchema,
   StreamStartSchema,
@@ -258,7 +258,7 @@ export type ToolCallKind = "toolCall" | "streamStart";
  */
 export function callToolParamsToPluginRequest(params: CallToolRequest["params"], ctx: ToolCallContext, kind: ToolCallKind = "toolCall"): PluginRequest {
   const meta = (params as { _meta?: Record<string, unknown> })._meta;
-  const call: ToolCallInput = { params, meta: meta ?? {}, sessionId: ctx.sessionId, requestId: ctx.requestId ?? uuidv7() };
+  const call: ToolCallInput = { params, meta: meta ?? {}, sessionId: ctx.sessionId, requestId: ctx.requestId ?? newRequestId() };
   const request: PluginRequest["request"] =
     kind === "toolCall"
       ? { case: "toolCall", value: create(ToolRequestSchema, fieldsOf(TOOL_REQUEST_FIELDS, call)) }
@@ -277,6 +277,6 @@ export function invalidArgumentsResult(toolName: string, problem: string): CallT
 }
 
 /** A `PluginRequest{list_tools}` with a fresh UUIDv7 request id. */
-export function listToolsPluginRequest(requestId: string = uuidv7()): PluginRequest {
+export function listToolsPluginRequest(requestId: string = newRequestId()): PluginRequest {
   return create(PluginRequestSchema, { requestId, request: { case: "listTools", value: {} } });
 }

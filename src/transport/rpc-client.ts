@@ -23,7 +23,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { v7 as uuidv7 } from "uuid";
+import { newRequestId } from "../translate/request-id.js";
 import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { MAX_FRAME_BYTES } from "../framing/frame.js";
 import type { Logger } from "../log.js";
@@ -197,7 +197,7 @@ export class RpcClient implements StreamingSender {
   private call(request: PluginRequest, onFrame: FrameHandler | undefined, options: SendOptions, requestedMs: number): Promise<PluginResponse | undefined> {
     if (this.closed) return Promise.reject(this.err("closed", "sender is closed"));
     if (options.signal?.aborted) return Promise.reject(this.err("aborted", "call aborted before it was sent", options.signal.reason));
-    const req = request.requestId === "" ? { ...request, requestId: uuidv7() } : request;
+    const req = request.requestId === "" ? { ...request, requestId: newRequestId() } : request;
     let payload: Uint8Array;
     try {
       payload = toBinary(PluginRequestSchema, req);

@@ -125,6 +125,17 @@ describe("QUIC engine", () => {
     expect(Buffer.compare(r as Uint8Array, big)).toBe(0);
   });
 
+  it("packetsReceived follows quiche's received-packet counter as datagrams arrive", async () => {
+    const es = await echoServer();
+    const conn = await client(es.port);
+    const before = conn.packetsReceived;
+    expect(before).toBe(conn.conn.stats().recv);
+    expect(conn.packetsReceived).toBe(before); // nothing arrived: the same count
+    for (let i = 0; i < 5; i++) await rpc(conn, new TextEncoder().encode(`p${i}`));
+    expect(conn.packetsReceived).toBeGreaterThan(before);
+    expect(conn.packetsReceived).toBe(conn.conn.stats().recv);
+  });
+
   it("queues streams beyond the peer's limit and runs them all", async () => {
     const es = await echoServer({ maxStreams: 10 });
     const conn = await client(es.port);

@@ -67,7 +67,8 @@ export class ToolMethods {
   private async callTool(params: CallToolParams, scope: RequestScope): Promise<CallToolResult> {
     scope.tool = params.name;
     const { callToolParamsToPluginRequest, invalidArgumentsResult, isUnknownToolAnswer, toolResponseToCallToolResult } = (await translators()).tools;
-    const tool = await withSignal(this.catalog.lookup(params.name), scope.signal);
+    // A cached tool is taken at once; a lookup that may fetch the list is left when the request is cancelled.
+    const tool = this.catalog.peek(params.name) ?? (await withSignal(this.catalog.lookup(params.name), scope.signal));
     if (!tool) throw unknownTool(params.name, "not in the orchestrator's tool list");
     const problem = await this.argChecker.check(tool.inputSchema as Record<string, unknown>, params.arguments, scope.version);
     if (problem) {

@@ -13,8 +13,8 @@ export interface Translators {
   /** `create` of @bufbuild/protobuf and the generated messages (the watch's `subscribe`). */
   readonly protobuf: typeof import("@bufbuild/protobuf");
   readonly messages: typeof import("../../gen/proto/orchestra/plugin/v1/plugin_pb.js");
-  /** Request and subscription ids (UUID v7). */
-  readonly uuid: typeof import("uuid");
+  /** Request and subscription ids (UUID v7): `newRequestId`. */
+  readonly requestIds: typeof import("../../translate/request-id.js");
 }
 
 let loading: Promise<Translators> | undefined;
@@ -28,7 +28,7 @@ export function translators(): Promise<Translators> {
     import("../../translate/resources.js"),
     import("@bufbuild/protobuf"),
     import("../../gen/proto/orchestra/plugin/v1/plugin_pb.js"),
-    import("uuid"),
-  ]).then(([tools, streams, prompts, resources, protobuf, messages, uuid]) => ({ tools, streams, prompts, resources, protobuf, messages, uuid }));
+    import("../../translate/request-id.js"),
+  ]).then(([tools, streams, prompts, resources, protobuf, messages, requestIds]) => ({ tools, streams, prompts, resources, protobuf, messages, requestIds }));
   return loading;
 }

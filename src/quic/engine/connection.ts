@@ -82,6 +82,7 @@ export class QuicConnection {
   private peerNext = 0;
   private readonly peerAhead = new Set<number>();
   private onEstablishedCb: (() => void) | undefined;
+  private packetsSeen = -1; // quiche's received-packet count as last read; -1: a datagram was fed to quiche since
 
   /** @internal use `connectQuic` / `QuicServerEndpoint`. */
   constructor(
@@ -123,9 +124,10 @@ export class QuicConnection {
     return this.closeInfo;
   }
 
-  /** Packets received so far (quiche's counter; a liveness signal). */
+  /** Packets received so far (quiche's counter, read again only after a datagram arrived; a liveness signal). */
   get packetsReceived(): number {
-    return this.conn.stats().recv;
+    if (this.packetsSeen < 0) this.packetsSeen = this.conn.stats().recv;
+    return this.packetsSeen;
   }
 
   /** Peer address as `{ host, port }`. */
@@ -208,7 +210,7 @@ export class QuicConnection {
    */
   peerUnreachable(error: Error): void {
     if (this.finalised || this.closeInfo || !this.established || this.unreachableCheck) return;
-    const received = this.conn.stats().recv;
+    const received = this.packetsReceived;
     this.ping();
     this.unreachableCheck = setTimeout(() => {
       // Decide after this turn's poll phase: datagrams that arrived while the event loop was
@@ -220,7 +222,7 @@ export class QuicConnection {
 
   private confirmUnreachable(error: Error, received: number): void {
     this.unreachableCheck = undefined;
-    if (this.finalised || this.closeInfo || this.conn.stats().recv !== received) return;
+    if (this.finalised || this.closeInfo || this.packetsReceived !== received) return;
     const reason = (error as NodeJS.ErrnoException).code ?? error.message;
     this.reportClose({ kind: "unreachable", app: false, code: 0, reason, tls: false, established: true });
     try {
@@ -246,6 +248,7 @@ export class QuicConnection {
     // Initial and Handshake packets (long header) are acknowledged at once (RFC 9000 §13.2.1).
     this.ack.datagram(!this.established || (data[0]! & 0x80) !== 0);
     if (this.amplificationCredit !== undefined) this.amplificationCredit += AMPLIFICATION_FACTOR * data.byteLength;
+    this.packetsSeen = -1;
     try {
       this.conn.recv(data, this.recvInfo);
     } catch {
