@@ -75,6 +75,8 @@ export class DeferredSender implements StreamingSender {
   }
 
   async send(request: PluginRequest, options: SendOptions = {}): Promise<PluginResponse> {
+    // Once the real sender exists, a call goes straight to it (no wait, no deadline arithmetic).
+    if (this.real) return this.real.send(request, options);
     const { sender, rest } = await this.acquire(options);
     return sender.send(request, rest);
   }
