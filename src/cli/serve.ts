@@ -100,18 +100,26 @@ export function registerServeCommand(program: Command): void {
 const SERVE_HEAP_GROWING_PERCENT = 20;
 
 /**
- * V8 flags `serve` sets at run time (`v8.setFlagsFromString`, before the bridge starts; a package
- * `bin` cannot pass `node` flags, and `NODE_OPTIONS` is the user's):
- * - `--heap-growing-percent` ({@link SERVE_HEAP_GROWING_PERCENT});
- * - `--semi-space-growth-factor=1`: the young generation keeps the size it has when `serve` starts
- *   (2 semi-spaces of 1-2 MiB) instead of doubling up to V8's 2 × 16 MiB. Every call allocates a
- *   few KiB that die young, and V8 grows the semi-spaces once the bytes surviving scavenges since
- *   the last growth exceed their size, which start-up and steady traffic always reach; the grown
- *   semi-spaces then stay committed (RSS) for the life of the process. `--max-semi-space-size`
- *   would be the direct limit, but V8 reads it only when the isolate is created, so at run time it
- *   has no effect; the growth factor is read at each growth (docs/startup.md "Memory").
+ * V8 flags `serve` sets at run time (`v8.setFlagsFromString`; a package `bin` cannot pass `node`
+ * flags, and `NODE_OPTIONS` is the user's), in two steps:
+ * - {@link SERVE_V8_FLAGS_AT_START}, before the bridge starts: `--semi-space-growth-factor=1`, the
+ *   young generation keeps the size it has when `serve` starts (2 semi-spaces of 1-2 MiB) instead
+ *   of doubling up to V8's 2 × 16 MiB. Every call allocates a few KiB that die young, and V8 grows
+ *   the semi-spaces once the bytes surviving scavenges since the last growth exceed their size,
+ *   which start-up and steady traffic always reach; the grown semi-spaces then stay committed
+ *   (RSS) for the life of the process. `--max-semi-space-size` would be the direct limit, but V8
+ *   reads it only when the isolate is created; the growth factor is read at each growth
+ *   (docs/startup.md "Memory").
+ * - {@link SERVE_V8_FLAGS_AFTER_START}, {@link SERVE_START_MS} after `serve` starts:
+ *   `--heap-growing-percent` ({@link SERVE_HEAP_GROWING_PERCENT}). While the modules of a session
+ *   load, the old generation grows from almost nothing, and a 20 % limit would run a full
+ *   collection at every fifth of growth, on the path to the first answers; the limit is for the
+ *   steady state (large payloads, the backpressure budget), so it is set once start-up is over.
  */
-const SERVE_V8_FLAGS = [`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`, "--semi-space-growth-factor=1"];
+const SERVE_V8_FLAGS_AT_START = ["--semi-space-growth-factor=1"];
+const SERVE_V8_FLAGS_AFTER_START = [`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`];
+/** Milliseconds after `serve` starts when {@link SERVE_V8_FLAGS_AFTER_START} are set. */
+const SERVE_START_MS = 1_000;
 
 /**
  * Runs the bridge until stdin EOF or a signal.
@@ -120,7 +128,10 @@ const SERVE_V8_FLAGS = [`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`, 
  * @returns the exit status (docs/cli.md "Exit status")
  */
 async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGiven: string | undefined; action: Command }): Promise<number> {
-  for (const flag of SERVE_V8_FLAGS) setFlagsFromString(flag);
+  for (const flag of SERVE_V8_FLAGS_AT_START) setFlagsFromString(flag);
+  setTimeout(() => {
+    for (const flag of SERVE_V8_FLAGS_AFTER_START) setFlagsFromString(flag);
+  }, SERVE_START_MS).unref();
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
   // - while serving (the embedded orchestrator may still be starting; a start still running then is abandoned): stop reading, answer every in-flight call with -32603, clean up, exit 128+n;
