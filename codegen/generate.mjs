@@ -795,6 +795,40 @@ function generateFacts(facts) {
   ].join("\n");
 }
 
+/**
+ * The JSON Schema dialects whose meta-schema validators are generated (json-schema/<dialect>.cjs):
+ * the dialects `src/bridge/tool-args.ts` compiles tools' `inputSchema`s in, with the ajv class and
+ * the meta-schema id (ajv's bundled meta-schemas).
+ */
+const META_DIALECTS = [
+  ["draft-07", "ajv", "http://json-schema.org/draft-07/schema"],
+  ["2019-09", "ajv/dist/2019.js", "https://json-schema.org/draft/2019-09/schema"],
+  ["2020-12", "ajv/dist/2020.js", "https://json-schema.org/draft/2020-12/schema"],
+];
+
+/**
+ * The ajv standalone validator of one dialect's meta-schema, compiled with the options and formats
+ * of the run-time compiler in src/bridge/tool-args.ts, so that checking a tool's schema costs no
+ * meta-schema compilation at run time. A CommonJS module exporting the validator.
+ */
+async function generateMetaValidator(dialect, module, id) {
+  const standaloneCode = (await import("ajv/dist/standalone/index.js")).default;
+  const addFormats = (await import("ajv-formats")).default;
+  const AjvClass = (await import(module)).default;
+  const ajv = new AjvClass({ strict: false, allErrors: false, messages: true, logger: false, code: { source: true } });
+  addFormats(ajv);
+  const validate = ajv.getSchema(id);
+  if (!validate) throw new Error(`ajv has no meta-schema ${id}`);
+  const code = standaloneCode(ajv, validate).replace(/^"use strict";\n?/, "");
+  return [
+    `"use strict";`,
+    banner(`ajv's bundled meta-schema ${id}`, "ajv standalone"),
+    `// The ${dialect} meta-schema's validator (strict: false, allErrors: false, messages, ajv-formats), as ajv's`,
+    "// own meta-schema check compiles it; `(schema) => boolean`, ajv ErrorObjects on `.errors` after a failure.",
+    code,
+  ].join("\n");
+}
+
 /** Generate all MCP artefacts from `root`'s sources under `outRoot/src/gen/mcp`. */
 async function generateMcp(root, outRoot) {
   const [{ deriveSchemaMeta, deriveSchemaFacts }, { MCP_FORMATS }] = await Promise.all([
@@ -836,6 +870,7 @@ async function generateMcp(root, outRoot) {
     facts[version] = deriveSchemaFacts(schema, meta);
     done.push(version);
   }
+  for (const [dialect, module, id] of META_DIALECTS) files.set(`json-schema/${dialect}.cjs`, [await generateMetaValidator(dialect, module, id), null]);
   files.set("index.ts", [generateIndex(done), "typescript"]);
   files.set("catalog.ts", [generateCatalog(done), "typescript"]);
   files.set("facts.ts", [generateFacts(facts), "typescript"]);

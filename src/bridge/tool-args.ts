@@ -10,7 +10,13 @@
  * MCP ≥ 2025-11-25 means JSON Schema 2020-12 (the spec's default dialect from that revision) and
  * older revisions draft-07. A schema ajv cannot compile is not enforced (logged once): the
  * orchestrator still validates on its side.
+ *
+ * A schema is checked against its dialect's meta-schema first, as ajv does, but by the validator
+ * codegen compiled ahead of time (src/gen/mcp/json-schema/<dialect>.cjs) when the schema names no
+ * `$schema` or the dialect's own: ajv would otherwise compile the meta-schema on the first call.
+ * Any other `$schema` goes through ajv's own check, unchanged.
  */
+import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import type { Logger } from "../log.js";
 import { governingVersion, versionFacts } from "../mcp/versions.js";
@@ -29,7 +35,8 @@ interface CompiledSchema {
 }
 
 interface AjvInstance {
-  compile(schema: object): CompiledSchema;
+  /** @throws ajv's errors: `schema is invalid: …` (the meta-schema check), or a compilation error */
+  compile(schema: Record<string, unknown>): CompiledSchema;
 }
 
 type AjvFactory = (dialect: Dialect) => AjvInstance;
@@ -135,6 +142,27 @@ function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Di
   return versionFacts(governingVersion(protocolVersion))!.jsonSchemaDialect;
 }
 
+/** Each dialect's meta-schema id, as ajv knows it (without the empty fragment). */
+const META_IDS: Record<Dialect, string> = {
+  "draft-07": "http://json-schema.org/draft-07/schema",
+  "2019-09": "https://json-schema.org/draft/2019-09/schema",
+  "2020-12": "https://json-schema.org/draft/2020-12/schema",
+};
+
+const require = createRequire(import.meta.url);
+
+/** The dialect's generated meta-schema validator (loaded on first use, once). */
+function metaValidator(dialect: Dialect): CompiledSchema {
+  switch (dialect) {
+    case "draft-07":
+      return require("../gen/mcp/json-schema/draft-07.cjs") as CompiledSchema;
+    case "2019-09":
+      return require("../gen/mcp/json-schema/2019-09.cjs") as CompiledSchema;
+    case "2020-12":
+      return require("../gen/mcp/json-schema/2020-12.cjs") as CompiledSchema;
+  }
+}
+
 async function loadAjv(): Promise<AjvFactory> {
   const [core, y2019, y2020, formats] = await Promise.all([import("ajv"), import("ajv/dist/2019.js"), import("ajv/dist/2020.js"), import("ajv-formats")]);
   // CJS modules: `default` is module.exports, the class / plugin function (library boundary).
@@ -143,10 +171,29 @@ async function loadAjv(): Promise<AjvFactory> {
     new (opts: Record<string, unknown>) => AjvInstance
   >;
   const addFormats = formats.default as unknown as (ajv: AjvInstance) => void;
-  return (dialect) => {
-    const ajv = new classes[dialect]({ strict: false, allErrors: false, messages: true, logger: false });
+  const make = (dialect: Dialect, validateSchema: boolean): AjvInstance & { errorsText(errors: ErrorObject[] | null | undefined): string } => {
+    const ajv = new classes[dialect]({ strict: false, allErrors: false, messages: true, logger: false, validateSchema }) as AjvInstance & {
+      errorsText(errors: ErrorObject[] | null | undefined): string;
+    };
     addFormats(ajv);
     return ajv;
+  };
+  return (dialect) => {
+    const fast = make(dialect, false);
+    let checked: AjvInstance | undefined;
+    return {
+      compile(schema: Record<string, unknown>): CompiledSchema {
+        const declared = schema.$schema;
+        if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== META_IDS[dialect])) {
+          // Another meta-schema (or a malformed `$schema`): ajv's own check, as it always was.
+          checked ??= make(dialect, true);
+          return checked.compile(schema);
+        }
+        const meta = metaValidator(dialect);
+        if (!meta(schema)) throw new Error(`schema is invalid: ${fast.errorsText(meta.errors)}`);
+        return fast.compile(schema);
+      },
+    };
   };
 }
 
