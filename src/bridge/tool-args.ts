@@ -39,8 +39,6 @@ interface AjvInstance {
   compile(schema: Record<string, unknown>): CompiledSchema;
 }
 
-type AjvFactory = (dialect: Dialect) => AjvInstance;
-
 /** Most compiled schemas kept; the oldest is dropped beyond this. */
 const MAX_COMPILED = 500;
 
@@ -48,8 +46,7 @@ const MAX_COMPILED = 500;
  * Compiles and caches tool input validators.
  */
 export class ToolArgumentChecker {
-  private factory: Promise<AjvFactory> | undefined;
-  private readonly instances = new Map<Dialect, AjvInstance>();
+  private readonly instances = new Map<Dialect, Promise<AjvInstance>>();
   private readonly compiled = new Map<string, CompiledSchema | null>();
   /** The validator of each schema object seen, per dialect: a tool's schema object is checked without serializing it again. */
   private readonly bySchema = new WeakMap<object, Map<Dialect, CompiledSchema | null>>();
@@ -107,12 +104,10 @@ export class ToolArgumentChecker {
     return undefined;
   }
 
-  private async instance(dialect: Dialect): Promise<AjvInstance> {
-    this.factory ??= loadAjv();
-    const factory = await this.factory;
+  private instance(dialect: Dialect): Promise<AjvInstance> {
     let ajv = this.instances.get(dialect);
     if (!ajv) {
-      ajv = factory(dialect);
+      ajv = loadAjv(dialect);
       this.instances.set(dialect, ajv);
     }
     return ajv;
@@ -163,37 +158,38 @@ function metaValidator(dialect: Dialect): CompiledSchema {
   }
 }
 
-async function loadAjv(): Promise<AjvFactory> {
-  const [core, y2019, y2020, formats] = await Promise.all([import("ajv"), import("ajv/dist/2019.js"), import("ajv/dist/2020.js"), import("ajv-formats")]);
+/** The ajv class of each dialect (only the dialect asked for is loaded). */
+const AJV_CLASSES: Record<Dialect, () => Promise<{ default: unknown }>> = {
+  "draft-07": () => import("ajv"),
+  "2019-09": () => import("ajv/dist/2019.js"),
+  "2020-12": () => import("ajv/dist/2020.js"),
+};
+
+/** An ajv instance for `dialect`, with ajv-formats; ajv and its dialect's class load on first use. */
+async function loadAjv(dialect: Dialect): Promise<AjvInstance> {
+  const [dialectClass, formats] = await Promise.all([AJV_CLASSES[dialect](), import("ajv-formats")]);
   // CJS modules: `default` is module.exports, the class / plugin function (library boundary).
-  const classes = { "draft-07": core.default, "2019-09": y2019.default, "2020-12": y2020.default } as unknown as Record<
-    Dialect,
-    new (opts: Record<string, unknown>) => AjvInstance
-  >;
+  const AjvClass = dialectClass.default as new (opts: Record<string, unknown>) => AjvInstance & { errorsText(errors: ErrorObject[] | null | undefined): string };
   const addFormats = formats.default as unknown as (ajv: AjvInstance) => void;
-  const make = (dialect: Dialect, validateSchema: boolean): AjvInstance & { errorsText(errors: ErrorObject[] | null | undefined): string } => {
-    const ajv = new classes[dialect]({ strict: false, allErrors: false, messages: true, logger: false, validateSchema }) as AjvInstance & {
-      errorsText(errors: ErrorObject[] | null | undefined): string;
-    };
+  const make = (validateSchema: boolean) => {
+    const ajv = new AjvClass({ strict: false, allErrors: false, messages: true, logger: false, validateSchema });
     addFormats(ajv);
     return ajv;
   };
-  return (dialect) => {
-    const fast = make(dialect, false);
-    let checked: AjvInstance | undefined;
-    return {
-      compile(schema: Record<string, unknown>): CompiledSchema {
-        const declared = schema.$schema;
-        if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== META_IDS[dialect])) {
-          // Another meta-schema (or a malformed `$schema`): ajv's own check, as it always was.
-          checked ??= make(dialect, true);
-          return checked.compile(schema);
-        }
-        const meta = metaValidator(dialect);
-        if (!meta(schema)) throw new Error(`schema is invalid: ${fast.errorsText(meta.errors)}`);
-        return fast.compile(schema);
-      },
-    };
+  const fast = make(false);
+  let checked: AjvInstance | undefined;
+  return {
+    compile(schema: Record<string, unknown>): CompiledSchema {
+      const declared = schema.$schema;
+      if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== META_IDS[dialect])) {
+        // Another meta-schema (or a malformed `$schema`): ajv's own check, as it always was.
+        checked ??= make(true);
+        return checked.compile(schema);
+      }
+      const meta = metaValidator(dialect);
+      if (!meta(schema)) throw new Error(`schema is invalid: ${fast.errorsText(meta.errors)}`);
+      return fast.compile(schema);
+    },
   };
 }
 
