@@ -180,6 +180,24 @@ describe("environment variables", () => {
     }
   });
 
+  it("with an address, a cert store given with a literal ~ gets the ~ hint too, and the advice names the home directory, not /~ or ./~", async () => {
+    const meant = join(homedir(), ".orchestra", "certs");
+    for (const [args, env] of [
+      [["serve", "--orchestrator-addr", "127.0.0.1:51732", "--certs-dir", "~/.orchestra/certs"], {}],
+      [["serve", "--orchestrator-addr", "127.0.0.1:51732"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
+    ] as const) {
+      const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      const [line, ...rest] = jsonLogLines(stderr);
+      expect(rest).toEqual([]);
+      expect(line!.level).toBe(50);
+      expect(line!.msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
+      expect(line!.msg).toContain(`Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
+      expect(line!.msg).not.toMatch(/into \S*\/~\//);
+    }
+  });
+
   it("without an address, a named cert store with a CA and its key serves the embedded demo: an error line says so and initialize's instructions too", async () => {
     const store = await tempDir();
     try {
