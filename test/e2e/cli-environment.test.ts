@@ -26,6 +26,17 @@ function jsonLogLines(stderr: string): Array<{ level: number; msg: string; certs
     .map((l) => JSON.parse(l) as { level: number; msg: string });
 }
 
+/** Runs `serve` with `initialize` on stdin, expects exit 2 with nothing on stdout and one JSON `error` line, and returns its message. */
+async function startRefusal(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
+  expect(code).toBe(2);
+  expect(stdout).toBe("");
+  const [line, ...rest] = jsonLogLines(stderr);
+  expect(rest).toEqual([]);
+  expect(line!.level).toBe(50);
+  return line!.msg;
+}
+
 const TOOLS_LIST = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
 
 /** The tool names of serve's tools/list answer (id 2). */
@@ -168,15 +179,10 @@ describe("environment variables", () => {
       [["serve", "--certs-dir", "~/.orchestra/certs"], {}],
       [["serve"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
-      const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
-      expect(code).toBe(2);
-      expect(stdout).toBe("");
-      const [line, ...rest] = jsonLogLines(stderr);
-      expect(rest).toEqual([]);
-      expect(line!.level).toBe(50);
-      expect(line!.msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
-      expect(line!.msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
-      expect(line!.msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
+      const msg = await startRefusal(args, env);
+      expect(msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
+      expect(msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
+      expect(msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
     }
   });
 
@@ -186,15 +192,10 @@ describe("environment variables", () => {
       [["serve", "--orchestrator-addr", "127.0.0.1:51732", "--certs-dir", "~/.orchestra/certs"], {}],
       [["serve", "--orchestrator-addr", "127.0.0.1:51732"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
-      const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
-      expect(code).toBe(2);
-      expect(stdout).toBe("");
-      const [line, ...rest] = jsonLogLines(stderr);
-      expect(rest).toEqual([]);
-      expect(line!.level).toBe(50);
-      expect(line!.msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
-      expect(line!.msg).toContain(`Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
-      expect(line!.msg).not.toMatch(/into \S*\/~\//);
+      const msg = await startRefusal(args, env);
+      expect(msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
+      expect(msg).toContain(`Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
+      expect(msg).not.toMatch(/into \S*\/~\//);
     }
   });
 
