@@ -37,7 +37,7 @@ import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
 import type { RuleContext, RuleHandlers, Subject } from "./rules/rule.js";
 import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
-import { forbidsBatches } from "../mcp/versions.js";
+import { allowsBatches, forbidsBatches } from "../mcp/versions.js";
 
 export type { CheckerContext, Origin } from "./session-state.js";
 
@@ -181,8 +181,9 @@ export class SessionChecker {
     const hasInitialize = items.some((item) => isObject(item) && item.method === "initialize");
     // 2024-11-05 defines no batch but forbids none: its messages "MUST follow the JSON-RPC 2.0
     // specification" (Basic › Messages), which has batches; the revisions after 2025-03-26 removed them.
-    if (forbidsBatches(s.speaks()) && !hasInitialize) {
-      s.m.batchRejected = true;
+    // In either, a peer that serves no batch may reject one as a whole (as `serve` does).
+    if (!allowsBatches(s.speaks()) && !hasInitialize) {
+      if (forbidsBatches(s.speaks())) s.m.batchRejected = true;
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
       s.s.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));

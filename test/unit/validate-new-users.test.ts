@@ -125,6 +125,13 @@ describe("batches by version", () => {
     const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
     expect(brief(later.findings)).toContain("4 error session/batch-not-allowed");
   });
+
+  it("a batch in a 2024-11-05 session may also be rejected as a whole with one null-id error (as serve does): only the null-id warning", async () => {
+    const batch: Rec = ["c2s", [{ jsonrpc: "2.0", id: 2, method: "ping" }]];
+    const rejection = err("s2c", null, -32600, "JSON-RPC batches are not supported in MCP protocol version 2024-11-05");
+    const { findings } = await validateText(captureText([...handshake("2024-11-05"), batch, rejection]));
+    expect(brief(findings)).toEqual(["5 warning jsonrpc/null-id-error"]);
+  });
 });
 
 describe("inputs that are not text", () => {
