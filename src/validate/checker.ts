@@ -361,9 +361,13 @@ export class SessionChecker {
   private restart(m: Subject, reinitialize: boolean): void {
     const s = this.s;
     if (reinitialize) for (const h of this.on.restart) h(m);
+    // Calls in flight carry on into the new session: a server that negotiates again (`serve`)
+    // answers each once. A restarted server (Claude logs, HAR) does not: they end unanswered.
+    const carried = s.ctx.restartsExpected ? undefined : s.detachInflight();
     this.finish();
     s.sessions++;
     s.reset();
+    if (carried) Object.assign(s.s, carried);
     s.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
     s.era = "legacy"; // restarted by an initialize request
     this.createHandlers();

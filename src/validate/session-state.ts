@@ -225,6 +225,18 @@ export class SessionState {
     this.spoken = undefined;
   }
 
+  /**
+   * Takes the requests in flight and their progress tokens out of this session (leaving it none),
+   * for the session that follows: put them back into `s` after {@link reset}.
+   */
+  detachInflight(): Pick<ReturnType<typeof perSender>, "inflight" | "progress"> {
+    const { inflight, progress } = this.s;
+    const none = perSender();
+    this.s.inflight = none.inflight;
+    this.s.progress = none.progress;
+    return { inflight, progress };
+  }
+
   /** The version for version-dependent rules: forced, else negotiated/requested, else the validators'. */
   speaks(): string {
     return this.ctx.forcedVersion ?? this.spoken ?? this.version;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { exitCodeFor, renderReport, type TimelineMessage } from "../../src/validate/index.js";
-import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
+import { brief, captureText, err, handshake, init, initialized, initResult, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
   it("a request method sent without an id may be rejected with id null: only the null-id warning", async () => {
@@ -53,6 +53,44 @@ describe("version labels", () => {
     expect(brief(findings)).toEqual([]);
     expect(summary.files[0]!.protocolVersions).toEqual([V26, "2025-11-25"]);
     expect(summary.files[0]!.sessions).toBe(2);
+  });
+});
+
+describe("requests in flight when a session splits carry on (serve answers each once)", () => {
+  const progress = (token: string, n: number): Rec => req("s2c", undefined, "notifications/progress", { progressToken: token, progress: n });
+
+  it("a stateless call in flight when initialize starts an initialize-based session: its answer matches it", async () => {
+    const records = [
+      req("c2s", 1, "tools/call", { name: "slow", arguments: { ms: 1500 }, ...meta26 }),
+      init("2025-11-25", 2),
+      ok("s2c", 2, { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } }),
+      initialized,
+      ok("s2c", 1, { ...served26, content: [{ type: "text", text: "done" }] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.sessions).toBe(2);
+  });
+
+  it("a call in flight at a second initialize: only the reinitialize warning, its progress and answer match it", async () => {
+    const records = [
+      ...handshake(),
+      req("c2s", 2, "tools/call", { name: "count", arguments: {}, _meta: { progressToken: "p" } }),
+      progress("p", 1),
+      init("2025-06-18", 3),
+      initResult("2025-06-18", 3),
+      initialized,
+      progress("p", 2),
+      ok("s2c", 2, { content: [{ type: "text", text: "done" }] }),
+    ];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual(["6 warning session/reinitialize"]);
+  });
+
+  it("a carried call that is never answered is still reported, once, at its own line", async () => {
+    const records = [...handshake(), req("c2s", 2, "tools/call", { name: "slow", arguments: {} }), init("2025-06-18", 3), initResult("2025-06-18", 3), initialized];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings).filter((f) => f.endsWith("unanswered-request"))).toEqual(["4 error session/unanswered-request"]);
   });
 });
 
