@@ -171,6 +171,20 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     let sender: Sender;
     let preparedTls: import("../pki/store.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
+    let capture: InstanceType<typeof CaptureWriter> | undefined;
+    // Opened once the options are known good and before anything starts or logs that it serves:
+    // a capture file that cannot be opened is the start-up failure's one `error` line.
+    const openCapture = (): boolean => {
+      try {
+        capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
+      } catch (err) {
+        log.error(`cannot open the capture file: ${(err as Error).message}`);
+        return false;
+      }
+      const opened = capture;
+      if (opened) cleanups.push(() => opened.close());
+      return true;
+    };
     try {
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
@@ -182,6 +196,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
           log.error((err as Error).message);
           return 2;
         }
+        if (!openCapture()) return 1;
         const senderOptions = {
           host,
           port,
@@ -202,6 +217,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
           log.error(refusal);
           return 2;
         }
+        if (!openCapture()) return 1;
         // A named store without an address is most often a missing or misspelt address: the demo must not pass for it.
         if (opts.certsDir !== undefined) {
           log.error(
@@ -247,23 +263,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     }
     const activeSender = sender;
     cleanups.unshift(() => activeSender.close());
-    let capture: InstanceType<typeof CaptureWriter> | undefined;
-    try {
-      capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
-    } catch (err) {
-      // After the embedded orchestrator's start, as when it ran first.
-      const failure = await embeddedStart;
-      if (failure !== undefined) {
-        log.error(failure);
-        return 1;
-      }
-      log.error(`cannot open the capture file: ${(err as Error).message}`);
-      return 1;
-    }
-    if (capture) {
-      const opened = capture;
-      cleanups.push(() => opened.close());
-    }
 
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
     // stdout belongs to JSON-RPC; a closed pipe must not crash the process.

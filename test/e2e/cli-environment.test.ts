@@ -245,15 +245,24 @@ describe("environment variables", () => {
     }
   });
 
-  it("start-up failures are JSON log lines when stderr is not a terminal", async () => {
-    const { stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], INITIALIZE);
-    expect(code).toBe(1);
-    expect(
-      stderr
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l) as { level: number; msg: string }),
-    ).toEqual([expect.objectContaining({ level: 30 }), expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") })]);
+  it("a start-up failure is one JSON error line when stderr is not a terminal: a capture file that cannot be opened, embedded or with an address (no line saying it serves first)", async () => {
+    const store = await tempDir();
+    try {
+      expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
+      for (const args of [[], ["--orchestrator-addr", "127.0.0.1:51733", "--certs-dir", store.path]]) {
+        const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl", ...args], INITIALIZE);
+        expect(code).toBe(1);
+        expect(stdout).toBe("");
+        expect(
+          stderr
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l) as { level: number; msg: string }),
+        ).toEqual([expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") })]);
+      }
+    } finally {
+      await store.remove();
+    }
   });
 
   describe("serve and orchestrator configured only through variables", () => {
