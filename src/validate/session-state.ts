@@ -71,6 +71,8 @@ export interface Pending extends InflightEntry {
   last: number | undefined;
   /** With `ctx.onMessage`: where the request sits in the timeline (what a response `answers`). */
   at: TimelineMessage["answers"];
+  /** The revision the request was checked against when not the session's (its response is too). */
+  version?: string;
 }
 
 export type Phase = "pre" | "sent" | "answered" | "failed";

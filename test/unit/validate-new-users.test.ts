@@ -56,6 +56,23 @@ describe("version labels", () => {
   });
 });
 
+describe("a bare ping in a stateless session", () => {
+  it("is checked as serve serves it, under the newest initialize-based revision: its {} answer is fine, the next stateless request is checked as before", async () => {
+    const records = [
+      req("c2s", "d", "server/discover", meta26),
+      ok("s2c", "d", { ...served26, supportedVersions: [V26], capabilities: { tools: {} } }),
+      req("c2s", 100, "ping"),
+      ok("s2c", 100, {}),
+      req("c2s", 1, "tools/list", meta26),
+      ok("s2c", 1, { tools: [] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    // (the tools/list answer lacks what 2026-07-28 requires: the session's revision still governs it)
+    expect(brief(findings)).toEqual(["6 error schema/envelope"]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V26]);
+  });
+});
+
 describe("requests in flight when a session splits carry on (serve answers each once)", () => {
   const progress = (token: string, n: number): Rec => req("s2c", undefined, "notifications/progress", { progressToken: token, progress: n });
 
