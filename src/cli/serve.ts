@@ -10,7 +10,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
@@ -160,7 +160,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     { childLogger },
     { PACKAGE_NAME, PACKAGE_VERSION },
     { parseHostPort },
-    { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeHint },
+    { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeHint },
     { STDIO_MAX_LINE_BYTES },
     { DeferredSender },
   ] = await Promise.all([
@@ -182,16 +182,32 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     let sender: Sender;
     let preparedTls: import("../pki/store.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
+    let capture: InstanceType<typeof CaptureWriter> | undefined;
+    // Opened once the options are known good and before anything starts or logs that it serves:
+    // a capture file that cannot be opened is the start-up failure's one `error` line.
+    const openCapture = (): boolean => {
+      try {
+        capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
+      } catch (err) {
+        log.error(`cannot open the capture file: ${(err as Error).message}`);
+        return false;
+      }
+      const opened = capture;
+      if (opened) cleanups.push(() => opened.close());
+      return true;
+    };
     try {
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
         // An existing orchestrator's CA must be there: checked (and our pair issued) before initialize.
         try {
-          preparedTls = await ensureCertStore(opts.certsDir ?? defaultCertsDir(), BRIDGE_CERT_NAME, { createCa: false });
+          // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
+          preparedTls = await ensureCertStore(origins.certsDirGiven ?? opts.certsDir ?? defaultCertsDir(), BRIDGE_CERT_NAME, { createCa: false });
         } catch (err) {
           log.error((err as Error).message);
           return 2;
         }
+        if (!openCapture()) return 1;
         const senderOptions = {
           host,
           port,
@@ -207,11 +223,12 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
           `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`,
         );
       } else {
-        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, tildeHint);
+        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeHint, advisedDir });
         if (refusal) {
           log.error(refusal);
           return 2;
         }
+        if (!openCapture()) return 1;
         // A named store without an address is most often a missing or misspelt address: the demo must not pass for it.
         if (opts.certsDir !== undefined) {
           log.error(
@@ -257,23 +274,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     }
     const activeSender = sender;
     cleanups.unshift(() => activeSender.close());
-    let capture: InstanceType<typeof CaptureWriter> | undefined;
-    try {
-      capture = opts.capture ? new CaptureWriter(opts.capture) : undefined;
-    } catch (err) {
-      // After the embedded orchestrator's start, as when it ran first.
-      const failure = await embeddedStart;
-      if (failure !== undefined) {
-        log.error(failure);
-        return 1;
-      }
-      log.error(`cannot open the capture file: ${(err as Error).message}`);
-      return 1;
-    }
-    if (capture) {
-      const opened = capture;
-      cleanups.push(() => opened.close());
-    }
 
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
     // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
@@ -368,12 +368,17 @@ async function openSender(transport: Transport, options: import("../quic/quic-li
  * most often the address was meant to be given and is missing or misspelt.
  * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
  * @param given the path as given (a literal `~` gets the cert store's `~` hint, and the advice names the home directory)
- * @param tildeHint src/pki/store.ts's `~` hint (loaded with the store's module)
+ * @param store src/pki/store.ts's `~` hint and advised directory (loaded with the store's module)
  */
-function embeddedStoreRefusal(dir: string, origin: string, given: string, tildeHint: (given: string) => string): string | undefined {
+function embeddedStoreRefusal(
+  dir: string,
+  origin: string,
+  given: string,
+  store: { tildeHint: (given: string) => string; advisedDir: (root: string, given: string) => string },
+): string | undefined {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
-  const hint = tildeHint(given);
-  const advised = hint === "" ? dir : join(homedir(), given.slice(1));
+  const hint = store.tildeHint(given);
+  const advised = store.advisedDir(dir, given);
   return (
     `${hint}no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
     `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${advised}\``

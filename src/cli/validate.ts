@@ -73,6 +73,9 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** The `--format`s that `--list-rules` prints in (any other is a usage error). */
+const LIST_RULES_FORMATS: readonly string[] = ["text", "json"];
+
 /** Adds the `validate` sub-command to `program` (commander 14). */
 export function registerValidateCommand(program: Command): void {
   program
@@ -104,6 +107,13 @@ export function registerValidateCommand(program: Command): void {
     .action(async (files: string[], opts: CliOptions, cmd: Command) => {
       const unknown = files.find((f) => f.startsWith("-") && f !== "-" && !f.startsWith("-:"));
       if (unknown !== undefined) cmd.error(`error: unknown option '${unknown}'`, { exitCode: 2, code: "commander.unknownOption" });
+      // The rule list is a list, not a report: the report formats (SARIF, JUnit, HTML) have no place for it.
+      if (opts.listRules === true && !LIST_RULES_FORMATS.includes(opts.format)) {
+        cmd.error(`error: --list-rules prints the rules as ${LIST_RULES_FORMATS.join(" or ")} (--format ${LIST_RULES_FORMATS.join(" | ")}), not --format ${opts.format}`, {
+          exitCode: 2,
+          code: "commander.conflictingOption",
+        });
+      }
       process.exitCode = await runValidate(files, opts);
     });
 }

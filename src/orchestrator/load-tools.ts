@@ -11,7 +11,7 @@
  *   stored as a storage entry at `path`, or at `uri` itself (a `scheme://` URI, exposed as it is);
  * - a template resource: `{ uriTemplate, name?, description?, mimeType?, read }` ({@link ResourceTemplateSpec}).
  */
-import { existsSync, writeSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -65,18 +65,24 @@ export async function loadModule(modulePath: string): Promise<LoadedModule> {
   }
   const url = file === undefined ? modulePath : pathToFileURL(file).href;
   let mod: Record<string, unknown>;
-  // A top-level await that never settles empties the event loop and Node exits (status 13) while
-  // the import is pending: say which module it was.
-  const unsettled = () => void writeSync(2, `tool module ${modulePath} did not finish loading: its top-level await never settled\n`);
-  process.once("exit", unsettled);
+  // A top-level await that never settles leaves nothing to wait for: the event loop empties and,
+  // unanswered, Node would exit with status 13. The loop's `beforeExit` turns it into this
+  // module's load failure, which takes the path of every other one (one error line, exit 1).
+  const neverSettled = new ToolDefinitionError(`cannot load tool module ${modulePath}: its top-level await never settled (it waits for nothing that can still happen)`);
+  let unsettled: (() => void) | undefined;
+  const neverSettles = new Promise<never>((_, reject) => {
+    unsettled = () => reject(neverSettled);
+    process.once("beforeExit", unsettled);
+  });
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = (await Promise.race([import(url), neverSettles])) as Record<string, unknown>;
   } catch (e) {
+    if (e === neverSettled) throw e;
     // Node names the importer (this file) in "Cannot find module ... imported from ...": not the user's concern.
     const message = (e as Error).message.replace(/ imported from \S*load-tools\.[jt]s$/, "");
     throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${message}`);
   } finally {
-    process.off("exit", unsettled);
+    if (unsettled) process.off("beforeExit", unsettled);
   }
   const def = mod.default;
   const source: Record<string, unknown> = Array.isArray(def)

@@ -74,18 +74,32 @@ export function issueHint(root: string, name: string, haveCaKey: boolean): strin
 
 /** How to fill a store that has no `ca.crt` (or does not exist): trust the orchestrator's CA first. */
 export function noCaHint(root: string, given: string): string {
+  const dir = advisedDir(root, given);
   return (
-    `${tildeHint(given)}to connect to an existing orchestrator, copy its ca.crt (from its cert store, default ~/.orchestra/certs on its host) into ${root} ` +
-    `(mkdir -m 700 ${root} first if needed), with its ca.key or a transport.stdio-client pair issued there; ` +
-    `only for a deployment of your own, run orchestra-stdio certs init --certs-dir ${root}. See ${CERTIFICATES_DOC}`
+    `${tildeHint(given)}to connect to an existing orchestrator, copy its ca.crt (from its cert store, default ~/.orchestra/certs on its host) into ${dir} ` +
+    `(mkdir -m 700 ${dir} first if needed), with its ca.key or a transport.stdio-client pair issued there; ` +
+    `only for a deployment of your own, run orchestra-stdio certs init --certs-dir ${dir}. See ${CERTIFICATES_DOC}`
   );
+}
+
+/** Whether a store path was given with a literal `~` (no shell expanded it). */
+function hasLiteralTilde(given: string): boolean {
+  return given === "~" || given.startsWith("~/");
 }
 
 /** A sentence for a store path given with a literal `~` (no shell expanded it), else `""`. */
 export function tildeHint(given: string): string {
-  return given === "~" || given.startsWith("~/")
+  return hasLiteralTilde(given)
     ? `the path was given as ${JSON.stringify(given)} and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path. Otherwise, `
     : "";
+}
+
+/**
+ * The store directory to name in advice: for a path given with a literal `~`, the directory under
+ * the home directory it was meant as; else `root` (the path resolved).
+ */
+export function advisedDir(root: string, given: string): string {
+  return hasLiteralTilde(given) ? path.join(os.homedir(), given.slice(1)) : root;
 }
 
 /** `~/.orchestra/certs` for the current user. */
@@ -177,7 +191,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
   if (caPem === undefined && !mayCreateCa) {
     const err = new CertStoreError(
       `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ${tildeHint(given)}` +
-        `Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${root}, ` +
+        `Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${advisedDir(root, given)}, ` +
         `with either its ca.key (then a ${name} certificate is issued here) or a ${name}.crt/.key pair issued there ` +
         `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See ${CERTIFICATES_DOC}`,
     );

@@ -37,7 +37,8 @@ import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
 import type { MethodEvent, MethodFilter, MethodStatus, ResponseFilter, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
 import { other, SessionState, type CheckerContext, type Origin, type Pairing, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
-import { forbidsBatches } from "../mcp/versions.js";
+import { allowsBatches, forbidsBatches } from "../mcp/versions.js";
+import { requestProtocolVersion } from "../mcp/negotiation.js";
 
 export type { CheckerContext, Origin } from "./session-state.js";
 
@@ -125,6 +126,8 @@ export class SessionChecker {
   private byPairing!: MethodHandler[][];
   private readonly lifecycle: Lifecycle;
   private readonly current: Subject;
+  /** The revision the message being checked is checked against when not the session's ({@link ownVersion}). */
+  private ownRevision: string | undefined;
 
   /** @throws Error when `ctx.defaultVersion` (or the forced version) has no validators. */
   constructor(private readonly ctx: CheckerContext) {
@@ -270,8 +273,9 @@ export class SessionChecker {
     const hasInitialize = items.some((item) => isObject(item) && item.method === "initialize");
     // 2024-11-05 defines no batch but forbids none: its messages "MUST follow the JSON-RPC 2.0
     // specification" (Basic › Messages), which has batches; the revisions after 2025-03-26 removed them.
-    if (forbidsBatches(s.speaks()) && !hasInitialize) {
-      s.m.batchRejected = true;
+    // In either, a peer that serves no batch may reject one as a whole (as `serve` does).
+    if (!allowsBatches(s.speaks()) && !hasInitialize) {
+      if (forbidsBatches(s.speaks())) s.m.batchRejected = true;
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
       s.s.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));
@@ -311,10 +315,21 @@ export class SessionChecker {
     m.aboutId = wireId(f.id);
     const shape = f.shape;
     if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR) {
-      for (const h of this.on.message) h(m);
-      if (shape === SHAPE_REQUEST) this.request(m);
-      else if (shape === SHAPE_NOTIFICATION) this.notification(m);
-      else this.response(m, shape === SHAPE_ERROR);
+      // A request another revision governs than the session's (and the response to it) is checked
+      // against that revision's validators, then the session's are back.
+      const own = shape === SHAPE_REQUEST ? this.ownVersion(f, dir) : shape !== SHAPE_NOTIFICATION && isId(f.id) ? this.s.s.inflight[other(dir)].get(f.id)?.version : undefined;
+      const back = this.s.version;
+      const switched = own !== undefined && own !== back && this.s.switchTo(own);
+      this.ownRevision = switched ? own : undefined;
+      try {
+        for (const h of this.on.message) h(m);
+        if (shape === SHAPE_REQUEST) this.request(m);
+        else if (shape === SHAPE_NOTIFICATION) this.notification(m);
+        else this.response(m, shape === SHAPE_ERROR);
+      } finally {
+        if (switched) this.s.switchTo(back);
+        this.ownRevision = undefined;
+      }
       return;
     }
     // Not a JSON-RPC message: the peer may answer it with an error carrying its id when the id is
@@ -331,6 +346,19 @@ export class SessionChecker {
       budget.nullIdBudget[dir]++;
     }
     for (const h of this.on.invalid) h(m);
+  }
+
+  /**
+   * The revision that governs request `f` when it is not the session's, as `serve` decides it
+   * (src/mcp/negotiation.ts `requestProtocolVersion`): in a stateless session a client request
+   * without a per-request version and no `initialize` yet, which `serve` answers only for `ping`,
+   * under the newest initialize-based revision. Undefined otherwise (also with --protocol-version).
+   */
+  private ownVersion(f: MessageFacts, dir: Direction): string | undefined {
+    const s = this.s;
+    if (dir !== "c2s" || s.era !== "stateless" || this.ctx.forcedVersion !== undefined || s.metaVersion(f) !== undefined) return undefined;
+    const decision = requestProtocolVersion(s.valueOf(f), undefined);
+    return decision.ok && decision.era === "legacy" && decision.source === "pre-initialize" && s.initializeBased(decision.version) ? decision.version : undefined;
   }
 
   /** An invalid response sent in `dir` with request id `rawId`: its request is no longer in flight. */
@@ -439,6 +467,7 @@ export class SessionChecker {
       progressToken: f.token,
       last: undefined,
       at: s.answering === undefined ? undefined : timelinePlace(s.answering),
+      version: this.ownRevision,
     };
     if (f.token !== undefined) s.s.progress[dir].set(f.token, pending);
     if (earlier === undefined) inflight.set(pending);
@@ -449,9 +478,13 @@ export class SessionChecker {
   private restart(m: Subject, reinitialize: boolean): void {
     const s = this.s;
     if (reinitialize) for (const h of this.on.restart) h(m);
+    // Calls in flight carry on into the new session: a server that negotiates again (`serve`)
+    // answers each once. A restarted server (Claude logs, HAR) does not: they end unanswered.
+    const carried = s.ctx.restartsExpected ? undefined : s.detachInflight();
     this.finish();
     s.sessions++;
     s.reset();
+    if (carried) Object.assign(s.s, carried);
     s.switchTo(this.ctx.forcedVersion ?? this.ctx.defaultVersion);
     s.era = "legacy"; // restarted by an initialize request
     this.createHandlers();

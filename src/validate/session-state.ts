@@ -71,6 +71,8 @@ export interface Pending extends InflightEntry {
   last: number | undefined;
   /** With `ctx.onMessage`: where the request sits in the timeline (what a response `answers`). */
   at: TimelineMessage["answers"];
+  /** The revision the request was checked against when not the session's (its response is too). */
+  version?: string;
 }
 
 export type Phase = "pre" | "sent" | "answered" | "failed";
@@ -223,6 +225,18 @@ export class SessionState {
     this.clientCaps = undefined;
     this.s = perSender();
     this.spoken = undefined;
+  }
+
+  /**
+   * Takes the requests in flight and their progress tokens out of this session (leaving it none),
+   * for the session that follows: put them back into `s` after {@link reset}.
+   */
+  detachInflight(): Pick<ReturnType<typeof perSender>, "inflight" | "progress"> {
+    const { inflight, progress } = this.s;
+    const none = perSender();
+    this.s.inflight = none.inflight;
+    this.s.progress = none.progress;
+    return { inflight, progress };
   }
 
   /** The version for version-dependent rules: forced, else negotiated/requested, else the validators'. */

@@ -26,6 +26,17 @@ function jsonLogLines(stderr: string): Array<{ level: number; msg: string; certs
     .map((l) => JSON.parse(l) as { level: number; msg: string });
 }
 
+/** Runs `serve` with `initialize` on stdin, expects exit 2 with nothing on stdout and one JSON `error` line, and returns its message. */
+async function startRefusal(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
+  expect(code).toBe(2);
+  expect(stdout).toBe("");
+  const [line, ...rest] = jsonLogLines(stderr);
+  expect(rest).toEqual([]);
+  expect(line!.level).toBe(50);
+  return line!.msg;
+}
+
 const TOOLS_LIST = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
 
 /** The tool names of serve's tools/list answer (id 2). */
@@ -168,15 +179,23 @@ describe("environment variables", () => {
       [["serve", "--certs-dir", "~/.orchestra/certs"], {}],
       [["serve"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
-      const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
-      expect(code).toBe(2);
-      expect(stdout).toBe("");
-      const [line, ...rest] = jsonLogLines(stderr);
-      expect(rest).toEqual([]);
-      expect(line!.level).toBe(50);
-      expect(line!.msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
-      expect(line!.msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
-      expect(line!.msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
+      const msg = await startRefusal(args, env);
+      expect(msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
+      expect(msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
+      expect(msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
+    }
+  });
+
+  it("with an address, a cert store given with a literal ~ gets the ~ hint too, and the advice names the home directory, not /~ or ./~", async () => {
+    const meant = join(homedir(), ".orchestra", "certs");
+    for (const [args, env] of [
+      [["serve", "--orchestrator-addr", "127.0.0.1:51732", "--certs-dir", "~/.orchestra/certs"], {}],
+      [["serve", "--orchestrator-addr", "127.0.0.1:51732"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
+    ] as const) {
+      const msg = await startRefusal(args, env);
+      expect(msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
+      expect(msg).toContain(`Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
+      expect(msg).not.toMatch(/into \S*\/~\//);
     }
   });
 
@@ -226,15 +245,24 @@ describe("environment variables", () => {
     }
   });
 
-  it("start-up failures are JSON log lines when stderr is not a terminal", async () => {
-    const { stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], INITIALIZE);
-    expect(code).toBe(1);
-    expect(
-      stderr
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l) as { level: number; msg: string }),
-    ).toEqual([expect.objectContaining({ level: 30 }), expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") })]);
+  it("a start-up failure is one JSON error line when stderr is not a terminal: a capture file that cannot be opened, embedded or with an address (no line saying it serves first)", async () => {
+    const store = await tempDir();
+    try {
+      expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
+      for (const args of [[], ["--orchestrator-addr", "127.0.0.1:51733", "--certs-dir", store.path]]) {
+        const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl", ...args], INITIALIZE);
+        expect(code).toBe(1);
+        expect(stdout).toBe("");
+        expect(
+          stderr
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l) as { level: number; msg: string }),
+        ).toEqual([expect.objectContaining({ level: 50, msg: expect.stringContaining("cannot open the capture file") })]);
+      }
+    } finally {
+      await store.remove();
+    }
   });
 
   describe("serve and orchestrator configured only through variables", () => {

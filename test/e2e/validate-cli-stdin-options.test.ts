@@ -25,4 +25,16 @@ describe("validate CLI arguments", () => {
     expect(rules.map((r) => r.id)).toContain("session/response-to-notification");
     expect(run.code).toBe(0);
   }, 60_000);
+
+  it("--list-rules with a report format (sarif, junit, html) is a usage error: the problem and where the help is, exit 2, nothing on stdout", async () => {
+    for (const format of ["sarif", "junit", "html"]) {
+      const run = await runCli(["validate", "--list-rules", "--format", format]);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr.trim().split("\n")).toEqual([
+        `error: --list-rules prints the rules as text or json (--format text | json), not --format ${format}`,
+        "see `orchestra-stdio validate --help`",
+      ]);
+    }
+  }, 60_000);
 });

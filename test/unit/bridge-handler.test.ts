@@ -185,6 +185,27 @@ describe("McpHandler", () => {
     expect(error.message).toContain("connection refused");
   });
 
+  it("names the deadline that expired: a tools/call whose tool list times out names list_tools and --list-timeout", async () => {
+    const { out, send } = setup((request) => {
+      throw new SenderError("timeout", `orchestrator fake.test:50100: ${request.request.case} not answered in time`);
+    });
+    await send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } });
+    const error = (out[0] as { error: { code: number; message: string; data: { kind: string } } }).error;
+    expect(error).toMatchObject({ code: -32603, data: { kind: "timeout" } });
+    expect(error.message).toMatch(/listTools not answered in time \(list_tools deadline, serve --list-timeout\)$/);
+    expect(error.message).not.toContain("--call-timeout");
+  });
+
+  it("names --call-timeout when the tool_call itself times out", async () => {
+    const { out, send } = setup((request, options) => {
+      if (request.request.case === "toolCall") throw new SenderError("timeout", `orchestrator fake.test:50100: no answer within ${options?.timeoutMs} ms`);
+      return echoOrchestrator(request, options);
+    });
+    await send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } });
+    const error = (out[0] as { error: { message: string } }).error;
+    expect(error.message).toMatch(/no answer within 300000 ms \(tool_call deadline, serve --call-timeout\)$/);
+  });
+
   it("fails tools/list with -32603 when the sender fails", async () => {
     const { out, send } = setup(() => {
       throw new SenderError("closed", "connection lost");

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { exitCodeFor, renderReport, type TimelineMessage } from "../../src/validate/index.js";
-import { brief, captureText, err, handshake, init, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
+import { brief, captureText, err, handshake, init, initialized, initResult, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
   it("a request method sent without an id may be rejected with id null: only the null-id warning", async () => {
@@ -53,6 +53,61 @@ describe("version labels", () => {
     expect(brief(findings)).toEqual([]);
     expect(summary.files[0]!.protocolVersions).toEqual([V26, "2025-11-25"]);
     expect(summary.files[0]!.sessions).toBe(2);
+  });
+});
+
+describe("a bare ping in a stateless session", () => {
+  it("is checked as serve serves it, under the newest initialize-based revision: its {} answer is fine, the next stateless request is checked as before", async () => {
+    const records = [
+      req("c2s", "d", "server/discover", meta26),
+      ok("s2c", "d", { ...served26, supportedVersions: [V26], capabilities: { tools: {} } }),
+      req("c2s", 100, "ping"),
+      ok("s2c", 100, {}),
+      req("c2s", 1, "tools/list", meta26),
+      ok("s2c", 1, { tools: [] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    // (the tools/list answer lacks what 2026-07-28 requires: the session's revision still governs it)
+    expect(brief(findings)).toEqual(["6 error schema/envelope"]);
+    expect(summary.files[0]!.protocolVersions).toEqual([V26]);
+  });
+});
+
+describe("requests in flight when a session splits carry on (serve answers each once)", () => {
+  const progress = (token: string, n: number): Rec => req("s2c", undefined, "notifications/progress", { progressToken: token, progress: n });
+
+  it("a stateless call in flight when initialize starts an initialize-based session: its answer matches it", async () => {
+    const records = [
+      req("c2s", 1, "tools/call", { name: "slow", arguments: { ms: 1500 }, ...meta26 }),
+      init("2025-11-25", 2),
+      ok("s2c", 2, { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } }),
+      initialized,
+      ok("s2c", 1, { ...served26, content: [{ type: "text", text: "done" }] }),
+    ];
+    const { findings, summary } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual([]);
+    expect(summary.files[0]!.sessions).toBe(2);
+  });
+
+  it("a call in flight at a second initialize: only the reinitialize warning, its progress and answer match it", async () => {
+    const records = [
+      ...handshake(),
+      req("c2s", 2, "tools/call", { name: "count", arguments: {}, _meta: { progressToken: "p" } }),
+      progress("p", 1),
+      init("2025-06-18", 3),
+      initResult("2025-06-18", 3),
+      initialized,
+      progress("p", 2),
+      ok("s2c", 2, { content: [{ type: "text", text: "done" }] }),
+    ];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings)).toEqual(["6 warning session/reinitialize"]);
+  });
+
+  it("a carried call that is never answered is still reported, once, at its own line", async () => {
+    const records = [...handshake(), req("c2s", 2, "tools/call", { name: "slow", arguments: {} }), init("2025-06-18", 3), initResult("2025-06-18", 3), initialized];
+    const { findings } = await validateText(captureText(records));
+    expect(brief(findings).filter((f) => f.endsWith("unanswered-request"))).toEqual(["4 error session/unanswered-request"]);
   });
 });
 
@@ -124,6 +179,13 @@ describe("batches by version", () => {
     expect(brief(findings)).toEqual([]);
     const later = await validateText(captureText([...handshake("2025-06-18"), batch, answers]));
     expect(brief(later.findings)).toContain("4 error session/batch-not-allowed");
+  });
+
+  it("a batch in a 2024-11-05 session may also be rejected as a whole with one null-id error (as serve does): only the null-id warning", async () => {
+    const batch: Rec = ["c2s", [{ jsonrpc: "2.0", id: 2, method: "ping" }]];
+    const rejection = err("s2c", null, -32600, "JSON-RPC batches are not supported in MCP protocol version 2024-11-05");
+    const { findings } = await validateText(captureText([...handshake("2024-11-05"), batch, rejection]));
+    expect(brief(findings)).toEqual(["5 warning jsonrpc/null-id-error"]);
   });
 });
 

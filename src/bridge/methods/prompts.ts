@@ -9,7 +9,7 @@ import { paginate } from "../../translate/pagination.js";
 import type { ResourceContents } from "../../translate/resources.js";
 import { NamedCatalog } from "../catalog.js";
 import type { MethodParams, MethodRegistry, MethodServices, RequestScope } from "./context.js";
-import { rpc, unexpected, withSignal } from "./orchestrator.js";
+import { namingDeadline, rpc, unexpected, withSignal } from "./orchestrator.js";
 import { readStorage } from "./resources.js";
 import { translators } from "./translators.js";
 
@@ -29,7 +29,8 @@ export class PromptMethods {
 
   private async fetchPrompts(): Promise<Prompt[]> {
     const { listPromptsPluginRequest, listPromptsResponseToPrompts } = (await translators()).prompts;
-    const response = await this.services.sender.send(listPromptsPluginRequest(), { timeoutMs: this.services.settings.listTimeoutMs });
+    const request = listPromptsPluginRequest();
+    const response = await this.services.sender.send(request, { timeoutMs: this.services.settings.listTimeoutMs }).catch(namingDeadline(request));
     if (response.response.case !== "listPrompts") throw unexpected(response, "list_prompts");
     return listPromptsResponseToPrompts(response.response.value);
   }

@@ -13,7 +13,7 @@ import { NamedCatalog } from "../catalog.js";
 import { canStream, StreamUnsupportedError } from "../../transport/sender.js";
 import { ToolArgumentChecker } from "../tool-args.js";
 import type { MethodParams, MethodRegistry, MethodServices, RequestScope } from "./context.js";
-import { rpc, unexpected, withSignal } from "./orchestrator.js";
+import { namingDeadline, rpc, unexpected, withSignal } from "./orchestrator.js";
 import { translators } from "./translators.js";
 
 type CallToolParams = MethodParams<"tools/call">;
@@ -43,7 +43,8 @@ export class ToolMethods {
 
   private async fetchTools(): Promise<Tool[]> {
     const { listToolsPluginRequest, toolDefinitionToMcpTool } = (await translators()).tools;
-    const response = await this.services.sender.send(listToolsPluginRequest(), { timeoutMs: this.services.settings.listTimeoutMs });
+    const request = listToolsPluginRequest();
+    const response = await this.services.sender.send(request, { timeoutMs: this.services.settings.listTimeoutMs }).catch(namingDeadline(request));
     if (response.response.case !== "listTools") throw unexpected(response, "list_tools");
     return response.response.value.tools.map(toolDefinitionToMcpTool);
   }
@@ -158,7 +159,7 @@ export class ToolMethods {
       );
     } catch (err) {
       if (err instanceof StreamUnsupportedError) return undefined;
-      throw err;
+      namingDeadline(request)(err);
     }
     if (refused) {
       this.unaryOnly.add(params.name);

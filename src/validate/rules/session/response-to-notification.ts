@@ -7,7 +7,7 @@ export default defineRule({
     id: "session/response-to-notification",
     severity: "error",
     description:
-      "A response to a notification: a success response with a null/missing id, or an error response with a null id when the peer sent no unparseable/invalid message or forbidden batch. (A notification method sent with an id is a request: its kind-mismatch is the one finding, and an answer to it is fine.)",
+      "A response to a notification: a success response with a null/missing id, or an error response with a null id when the peer sent no unparseable/invalid message or batch its revision does not define (forbidden after 2025-03-26, optional in 2024-11-05). (A notification method sent with an id is a request: its kind-mismatch is the one finding, and an answer to it is fine.)",
     spec: "JSON-RPC 2.0 §4.1: notifications MUST NOT be answered",
   },
   only: { response: { pairing: ["null-result", "null-error"] } },
