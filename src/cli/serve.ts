@@ -223,7 +223,8 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
           `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`,
         );
       } else {
-        const refusal = opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeHint, advisedDir });
+        const refusal =
+          opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeHint, advisedDir });
         if (refusal) {
           log.error(refusal);
           return 2;

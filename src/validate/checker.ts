@@ -31,11 +31,12 @@
  * get envelope checks only (their requests are not visible).
  */
 import { factsOf, isId, isObject, SHAPE_BOTH, SHAPE_ERROR, SHAPE_NOT_OBJECT, SHAPE_NOTIFICATION, SHAPE_REQUEST, SHAPE_RESULT, type MessageFacts } from "./facts.js";
+import { DEFINED, MethodDispatch, OTHER_DIRECTION, OTHER_KIND, PAIRING_INDEX, responseTable, UNKNOWN, type MethodHandler } from "./dispatch.js";
 import { IdRegistry } from "./ids.js";
 import { Lifecycle } from "./lifecycle.js";
 import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
-import type { MethodEvent, MethodFilter, MethodStatus, ResponseFilter, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
-import { other, SessionState, type CheckerContext, type Origin, type Pairing, type Pending } from "./session-state.js";
+import type { MethodEvent, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
+import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
 import { allowsBatches, forbidsBatches } from "../mcp/versions.js";
 import { requestProtocolVersion } from "../mcp/negotiation.js";
@@ -45,74 +46,6 @@ export type { CheckerContext, Origin } from "./session-state.js";
 type Handlers = {
   [E in keyof RuleHandlers]-?: Array<NonNullable<RuleHandlers[E]>>;
 };
-
-type MethodHandler = (s: Subject) => void;
-
-/** The {@link MethodStatus}es, indexed as the checker's dispatch tables are. */
-const STATUSES: readonly MethodStatus[] = ["defined", "other-kind", "other-direction", "unknown"];
-const DEFINED = 0;
-const OTHER_KIND = 1;
-const OTHER_DIRECTION = 2;
-const UNKNOWN = 3;
-/** Methods remembered per status in one dispatch table (custom traffic could invent unlimited names). */
-const MAX_TABLE_METHODS = 4096;
-
-/** The {@link Pairing}s, indexed as the checker's response dispatch table is. */
-const PAIRINGS: readonly Pairing[] = ["budget", "null-result", "null-error", "quiet", "answered", "unseen", "paired"];
-const PAIRING_INDEX = new Map(PAIRINGS.map((p, i) => [p, i]));
-
-/**
- * The `response` handlers of one session per (pairing, result or error), in {@link EVENT_ORDER}:
- * those whose rule's {@link ResponseFilter} lets such a response through.
- */
-function responseTable(entries: ReadonlyArray<{ handler: MethodHandler; filter: ResponseFilter | undefined }>): MethodHandler[][] {
-  const table: MethodHandler[][] = [];
-  for (const pairing of PAIRINGS) {
-    for (const kind of ["result", "error"] as const) {
-      table.push(
-        entries
-          .filter(({ filter }) => (filter?.kind === undefined || filter.kind.includes(kind)) && (filter?.pairing === undefined || filter.pairing.includes(pairing)))
-          .map((e) => e.handler),
-      );
-    }
-  }
-  return table;
-}
-
-/**
- * The handlers of one method event (`request` or `notification`) for one session, in
- * {@link EVENT_ORDER}: per method status and method, the handlers whose rule's {@link MethodFilter}
- * lets the message through, worked out on a method's first message and kept.
- */
-class MethodDispatch {
-  private readonly tables = STATUSES.map(() => new Map<string, MethodHandler[]>());
-  /** The last answer (most traffic repeats one method): no table lookup for it. */
-  private lastStatus = -1;
-  private lastMethod = "";
-  private lastList: MethodHandler[] = [];
-
-  constructor(private readonly entries: ReadonlyArray<{ handler: MethodHandler; filter: MethodFilter | undefined }>) {}
-
-  handlers(status: number, method: string): MethodHandler[] {
-    if (status === this.lastStatus && method === this.lastMethod) return this.lastList;
-    const table = this.tables[status]!;
-    let list = table.get(method);
-    if (list === undefined) {
-      const name = STATUSES[status]!;
-      list = [];
-      for (const { handler, filter } of this.entries) {
-        if (filter?.methods !== undefined && !filter.methods.includes(method)) continue;
-        if (filter?.status !== undefined && !filter.status.includes(name)) continue;
-        list.push(handler);
-      }
-      if (table.size < MAX_TABLE_METHODS) table.set(method, list);
-    }
-    this.lastStatus = status;
-    this.lastMethod = method;
-    this.lastList = list;
-    return list;
-  }
-}
 
 /** Follows one MCP session; see the module comment. */
 export class SessionChecker {

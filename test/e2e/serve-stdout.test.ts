@@ -46,16 +46,31 @@ describe("serve --tools: stdout belongs to JSON-RPC", () => {
     try {
       const file = join(dir.path, "never.mjs");
       await writeFile(file, "await new Promise(() => {});\nexport const tools = [];\n");
-      const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+      const initialize = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
       const serve = await runCli(["serve", "--no-builtins", "--tools", file, "--log-format", "json"], `${initialize}\n`);
       const orchestrator = await runCli(["orchestrator", "--listen", "127.0.0.1:0", "--certs-dir", dir.path, "--no-builtins", "--tools", file, "--log-format", "json"]);
       for (const r of [serve, orchestrator]) {
         expect(r.code).toBe(1);
-        const lines = r.stderr.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { level: number; msg: string });
-        expect(lines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([`cannot load tool module ${file}: its top-level await never settled (it waits for nothing that can still happen)`]);
+        const lines = r.stderr
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as { level: number; msg: string });
+        expect(lines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([
+          `cannot load tool module ${file}: its top-level await never settled (it waits for nothing that can still happen)`,
+        ]);
       }
       // stdout carries JSON-RPC only: the initialize answer.
-      expect(serve.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { id: number }).id)).toEqual([1]);
+      expect(
+        serve.stdout
+          .trim()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { id: number }).id),
+      ).toEqual([1]);
       expect(orchestrator.stdout).toBe("");
     } finally {
       await dir.remove();
