@@ -824,8 +824,10 @@ async function generateMetaValidator(dialect, module, id) {
     `"use strict";`,
     banner(`ajv's bundled meta-schema ${id}`, "ajv standalone"),
     `// The ${dialect} meta-schema's validator (strict: false, allErrors: false, messages, ajv-formats), as ajv's`,
-    "// own meta-schema check compiles it; `(schema) => boolean`, ajv ErrorObjects on `.errors` after a failure.",
+    "// own meta-schema check compiles it; `(schema) => boolean`, ajv ErrorObjects on `.errors` after a failure;",
+    "// `metaSchemaId`: the meta-schema's id, as a schema's `$schema` names it (without the empty fragment).",
     code,
+    `module.exports.metaSchemaId = ${JSON.stringify(id)};`,
   ].join("\n");
 }
 

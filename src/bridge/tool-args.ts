@@ -137,24 +137,20 @@ function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Di
   return versionFacts(governingVersion(protocolVersion))!.jsonSchemaDialect;
 }
 
-/** Each dialect's meta-schema id, as ajv knows it (without the empty fragment). */
-const META_IDS: Record<Dialect, string> = {
-  "draft-07": "http://json-schema.org/draft-07/schema",
-  "2019-09": "https://json-schema.org/draft/2019-09/schema",
-  "2020-12": "https://json-schema.org/draft/2020-12/schema",
-};
-
 const require = createRequire(import.meta.url);
 
+/** A dialect's generated meta-schema validator, with the meta-schema's id (`$schema` without the empty fragment). */
+type MetaValidator = CompiledSchema & { metaSchemaId: string };
+
 /** The dialect's generated meta-schema validator (loaded on first use, once). */
-function metaValidator(dialect: Dialect): CompiledSchema {
+function metaValidator(dialect: Dialect): MetaValidator {
   switch (dialect) {
     case "draft-07":
-      return require("../gen/mcp/json-schema/draft-07.cjs") as CompiledSchema;
+      return require("../gen/mcp/json-schema/draft-07.cjs") as MetaValidator;
     case "2019-09":
-      return require("../gen/mcp/json-schema/2019-09.cjs") as CompiledSchema;
+      return require("../gen/mcp/json-schema/2019-09.cjs") as MetaValidator;
     case "2020-12":
-      return require("../gen/mcp/json-schema/2020-12.cjs") as CompiledSchema;
+      return require("../gen/mcp/json-schema/2020-12.cjs") as MetaValidator;
   }
 }
 
@@ -181,12 +177,12 @@ async function loadAjv(dialect: Dialect): Promise<AjvInstance> {
   return {
     compile(schema: Record<string, unknown>): CompiledSchema {
       const declared = schema.$schema;
-      if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== META_IDS[dialect])) {
+      const meta = metaValidator(dialect);
+      if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== meta.metaSchemaId)) {
         // Another meta-schema (or a malformed `$schema`): ajv's own check, as it always was.
         checked ??= make(true);
         return checked.compile(schema);
       }
-      const meta = metaValidator(dialect);
       if (!meta(schema)) throw new Error(`schema is invalid: ${fast.errorsText(meta.errors)}`);
       return fast.compile(schema);
     },
