@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpHttpGateway, type RunningGateway } from "../helpers/mcp-http-gateway.js";
 import { CLI, requireBuiltCli, ROOT, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { NODE22_PEERS, requireNode22Peer, skipTitle } from "../helpers/requires.js";
 
 /** The server scenarios that must pass (issue #12, item 7, and two more). */
 export const REQUIRED_SCENARIOS = [
@@ -41,7 +42,11 @@ export const REQUIRED_SCENARIOS = [
   "dns-rebinding-protection", // the gateway's Host/Origin check: HTTP belongs to the gateway
 ] as const;
 
-const SUITE = join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+/** The suites run: the devDependency on this Node, and the newest release on Node 22 when installed. */
+const SUITES = [
+  { label: "0.1.13", node: process.execPath, entry: join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js"), skip: undefined },
+  { label: "0.1.16 on Node 22", node: NODE22_PEERS.node, entry: NODE22_PEERS.conformance, skip: requireNode22Peer("conformance") },
+];
 const FIXTURES = join(ROOT, "examples/conformance-fixtures.mjs");
 
 interface Check {
@@ -51,9 +56,9 @@ interface Check {
 }
 
 /** Runs the whole server suite once; resolves with each scenario's checks (from `--output-dir`). */
-async function runSuite(url: string, outDir: string): Promise<{ results: Map<string, Check[]>; output: string }> {
+async function runSuite(suite: (typeof SUITES)[number], url: string, outDir: string): Promise<{ results: Map<string, Check[]>; output: string }> {
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [SUITE, "server", "--url", url, "--suite", "all", "--output-dir", outDir], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(suite.node, [suite.entry, "server", "--url", url, "--suite", "all", "--output-dir", outDir], { stdio: ["ignore", "pipe", "pipe"] });
     let text = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (text += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (text += d));
@@ -70,55 +75,57 @@ async function runSuite(url: string, outDir: string): Promise<{ results: Map<str
   return { results, output };
 }
 
-describe("MCP conformance suite against serve + the reference orchestrator", () => {
-  let certs: Awaited<ReturnType<typeof tempDir>>;
-  let out: Awaited<ReturnType<typeof tempDir>>;
-  let orchestrator: Awaited<ReturnType<typeof startOrchestratorProcess>>;
-  let gateway: RunningGateway;
-  let suite: Awaited<ReturnType<typeof runSuite>>;
-  let stderr = "";
+for (const which of SUITES) {
+  describe.skipIf(which.skip !== undefined)(skipTitle(`MCP conformance suite ${which.label} against serve + the reference orchestrator`, which.skip), () => {
+    let certs: Awaited<ReturnType<typeof tempDir>>;
+    let out: Awaited<ReturnType<typeof tempDir>>;
+    let orchestrator: Awaited<ReturnType<typeof startOrchestratorProcess>>;
+    let gateway: RunningGateway;
+    let suite: Awaited<ReturnType<typeof runSuite>>;
+    let stderr = "";
 
-  beforeAll(async () => {
-    requireBuiltCli();
-    certs = await tempDir("orchestra-conformance-certs-");
-    out = await tempDir("orchestra-conformance-out-");
-    orchestrator = await startOrchestratorProcess(certs.path, ["--no-builtins", "--tools", FIXTURES]);
-    gateway = await startMcpHttpGateway({
-      command: process.execPath,
-      args: [CLI, "serve", "--orchestrator-addr", orchestrator.address, "--certs-dir", certs.path],
-      onStderr: (c) => {
-        if (stderr.length < 200_000) stderr += c.toString("utf8");
-      },
+    beforeAll(async () => {
+      requireBuiltCli();
+      certs = await tempDir("orchestra-conformance-certs-");
+      out = await tempDir("orchestra-conformance-out-");
+      orchestrator = await startOrchestratorProcess(certs.path, ["--no-builtins", "--tools", FIXTURES]);
+      gateway = await startMcpHttpGateway({
+        command: process.execPath,
+        args: [CLI, "serve", "--orchestrator-addr", orchestrator.address, "--certs-dir", certs.path],
+        onStderr: (c) => {
+          if (stderr.length < 200_000) stderr += c.toString("utf8");
+        },
+      });
+      suite = await runSuite(which, gateway.url, out.path);
+    }, 600_000);
+
+    afterAll(async () => {
+      await gateway?.close();
+      await orchestrator?.stop();
+      await out?.remove();
+      await certs?.remove();
     });
-    suite = await runSuite(gateway.url, out.path);
-  }, 600_000);
 
-  afterAll(async () => {
-    await gateway?.close();
-    await orchestrator?.stop();
-    await out?.remove();
-    await certs?.remove();
-  });
-
-  it("runs every required scenario and each passes (no FAILURE check)", () => {
-    // Every scenario's verdict, for the record (docs/conformance.md explains the ones that fail).
-    const summary = [...suite.results].map(([name, checks]) => {
-      const failures = checks.filter((c) => c.status === "FAILURE").length;
-      const warnings = checks.filter((c) => c.status === "WARNING").length;
-      return `${failures > 0 ? "FAIL" : "pass"} ${name}${warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : ""}${REQUIRED_SCENARIOS.includes(name as never) ? "" : " [not required]"}`;
-    });
-    console.log(`conformance scenarios:\n${summary.sort().join("\n")}`);
-    const failed: string[] = [];
-    for (const scenario of REQUIRED_SCENARIOS) {
-      const checks = suite.results.get(scenario);
-      if (!checks) {
-        failed.push(`${scenario}: not run`);
-        continue;
+    it("runs every required scenario and each passes (no FAILURE check)", () => {
+      // Every scenario's verdict, for the record (docs/conformance.md explains the ones that fail).
+      const summary = [...suite.results].map(([name, checks]) => {
+        const failures = checks.filter((c) => c.status === "FAILURE").length;
+        const warnings = checks.filter((c) => c.status === "WARNING").length;
+        return `${failures > 0 ? "FAIL" : "pass"} ${name}${warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : ""}${REQUIRED_SCENARIOS.includes(name as never) ? "" : " [not required]"}`;
+      });
+      console.log(`conformance scenarios:\n${summary.sort().join("\n")}`);
+      const failed: string[] = [];
+      for (const scenario of REQUIRED_SCENARIOS) {
+        const checks = suite.results.get(scenario);
+        if (!checks) {
+          failed.push(`${scenario}: not run`);
+          continue;
+        }
+        const failures = checks.filter((c) => c.status === "FAILURE");
+        if (failures.length > 0) failed.push(`${scenario}: ${failures.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ")}`);
       }
-      const failures = checks.filter((c) => c.status === "FAILURE");
-      if (failures.length > 0) failed.push(`${scenario}: ${failures.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ")}`);
-    }
-    if (failed.length > 0) console.error(`conformance suite output:\n${suite.output.slice(-20_000)}\nserve stderr (tail):\n${stderr.slice(-5_000)}`);
-    expect(failed, `failed scenarios:\n${failed.join("\n")}`).toEqual([]);
+      if (failed.length > 0) console.error(`conformance suite output:\n${suite.output.slice(-20_000)}\nserve stderr (tail):\n${stderr.slice(-5_000)}`);
+      expect(failed, `failed scenarios:\n${failed.join("\n")}`).toEqual([]);
+    });
   });
-});
+}

@@ -6,8 +6,8 @@
  * upstream Go orchestrator when the Go peer is built. Every `serve` writes a `--capture`, and
  * `orchestra-stdio validate` must find nothing in any of them.
  *
- * `.ci/run` installs the Inspector and its Node into ~/.cache/orchestra-inspector; elsewhere the
- * file skips and says how to install them (test/helpers/requires.ts).
+ * `.ci/run` installs the Inspector and its Node into ~/.cache/orchestra-node22-peers; elsewhere
+ * the file skips and says how to install them (test/helpers/requires.ts).
  */
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
@@ -15,9 +15,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
 import { goPeerSkipReason, HARD_TEXT, startGoOrchestrator, type GoOrchestrator } from "../helpers/go-peer.js";
-import { INSPECTOR, requireInspector, skipTitle } from "../helpers/requires.js";
+import { NODE22_PEERS, requireNode22Peer, skipTitle } from "../helpers/requires.js";
 
-const skip = requireInspector();
+const skip = requireNode22Peer("inspector");
 const goSkip = skip ?? goPeerSkipReason();
 
 interface InspectorRun {
@@ -33,9 +33,9 @@ interface InspectorRun {
  * with `home` as HOME (the Inspector's catalog and serve's embedded cert store live there).
  */
 function inspect(home: string, capture: string, inspectorArgs: string[], serveArgs: string[] = []): Promise<InspectorRun> {
-  const args = [INSPECTOR.launcher, "--cli", ...inspectorArgs, "--", process.execPath, CLI, "serve", "--capture", capture, ...serveArgs];
+  const args = [NODE22_PEERS.inspector, "--cli", ...inspectorArgs, "--", process.execPath, CLI, "serve", "--capture", capture, ...serveArgs];
   return new Promise((resolve, reject) => {
-    const child = spawn(INSPECTOR.node, args, {
+    const child = spawn(NODE22_PEERS.node, args, {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
       stdio: ["ignore", "pipe", "pipe"],
     });

