@@ -100,9 +100,12 @@ export class QuicConnection {
       conn.onTimeout();
       this.flushPackets();
     });
-    this.ack = new AckDelay(() => {
-      if (!this.finalised) this.flushPackets();
-    });
+    this.ack = new AckDelay(
+      () => {
+        if (!this.finalised) this.flushPackets();
+      },
+      () => conn.stats().lost,
+    );
     this.amplificationCredit = this.isServer ? 0 : undefined;
     this.nextLocalBidi = this.isServer ? 1 : 0;
     this.recvInfo = recvInfo;
@@ -434,7 +437,7 @@ export class QuicConnection {
         return;
       }
       if (r === null) return;
-      this.ack.streamData = true;
+      this.ack.streamData(r[0]);
       s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
       if (r[1]) return;
     }
