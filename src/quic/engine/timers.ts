@@ -127,11 +127,14 @@ export class AckDelay {
     this.turnBytes = 0;
     if (this.sendWanted || this.lastPacketFull || this.received === 0 || this.dataDatagrams > 1) return false;
     if (this.timer === undefined) {
-      // Only when the delay starts: a loss detected by an incoming ACK wants its retransmission now.
-      const lost = this.lost();
-      if (lost !== this.lostSeen) {
-        this.lostSeen = lost;
-        return false;
+      // When the delay starts and a datagram without stream data (e.g. an ACK) came: a loss it
+      // made quiche detect wants its retransmission now.
+      if (this.received > this.dataDatagrams) {
+        const lost = this.lost();
+        if (lost !== this.lostSeen) {
+          this.lostSeen = lost;
+          return false;
+        }
       }
       this.timer = setTimeout(this.fire, ACK_DELAY_MS);
     }
