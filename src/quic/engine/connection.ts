@@ -100,12 +100,9 @@ export class QuicConnection {
       conn.onTimeout();
       this.flushPackets();
     });
-    this.ack = new AckDelay(
-      () => {
-        if (!this.finalised) this.flushPackets();
-      },
-      () => conn.stats().lost,
-    );
+    this.ack = new AckDelay(conn, () => {
+      if (!this.finalised) this.flushPackets();
+    });
     this.amplificationCredit = this.isServer ? 0 : undefined;
     this.nextLocalBidi = this.isServer ? 1 : 0;
     this.recvInfo = recvInfo;

@@ -95,12 +95,12 @@ export class AckDelay {
   private timer: NodeJS.Timeout | undefined;
 
   /**
+   * @param conn the quiche connection (its `stats().lost`: packets declared lost so far)
    * @param onTimer sends (the delay ran out)
-   * @param lost quiche's count of packets declared lost so far (`stats().lost`)
    */
   constructor(
+    private readonly conn: Connection,
     private readonly onTimer: () => void,
-    private readonly lost: () => number,
   ) {}
 
   /** A datagram arrived; `immediate`: it is acknowledged at once (a handshake packet). */
@@ -130,7 +130,7 @@ export class AckDelay {
       // When the delay starts and a datagram without stream data (e.g. an ACK) came: a loss it
       // made quiche detect wants its retransmission now.
       if (this.received > this.dataDatagrams) {
-        const lost = this.lost();
+        const lost = this.conn.stats().lost;
         if (lost !== this.lostSeen) {
           this.lostSeen = lost;
           return false;
