@@ -22,12 +22,14 @@ export const STALL_MS = 60_000;
  * - `spawnedAt`: performance.now() just before spawn (start-up times are measured from it).
  * - request(method, params) → Promise<{ message, at }> (`at`: performance.now() when the response line arrived).
  * - Responses to unknown ids, notifications and server requests are counted in `unexpected`, never fatal.
- * - Stuck subject: when requests are pending and nothing has answered for {@link STALL_MS}, every
+ * - Stuck subject: when requests are pending and nothing has answered for `stallMs` (default
+ *   {@link STALL_MS}; longer for a subject under valgrind), every
  *   pending request rejects ("no response for ...") and the process is killed, so a hung subject
  *   fails the run instead of hanging it.
  */
 export class StdioSession {
-  constructor(command, args, { env } = {}) {
+  constructor(command, args, { env, stallMs = STALL_MS } = {}) {
+    this.stallMs = stallMs;
     this.nextId = 1;
     this.pending = new Map();
     this.unexpected = 0;
@@ -59,10 +61,10 @@ export class StdioSession {
     this.child.stdout.on("data", (chunk) => splitter.push(chunk));
     this.lastResponseAt = this.spawnedAt;
     const watchdog = setInterval(() => {
-      if (this.pending.size === 0 || performance.now() - this.lastResponseAt < STALL_MS) return;
+      if (this.pending.size === 0 || performance.now() - this.lastResponseAt < this.stallMs) return;
       const [oldestId, oldest] = this.pending.entries().next().value;
       const err = new Error(
-        `${command}: no response for ${STALL_MS / 1000} s with ${this.pending.size} request(s) pending (oldest: id ${oldestId}, ${oldest.method}, sent ${((performance.now() - oldest.sentAt) / 1000).toFixed(0)} s ago); stderr ends: ${lastLine(this.stderrTail)}\n${this.stderrTail}`,
+        `${command}: no response for ${this.stallMs / 1000} s with ${this.pending.size} request(s) pending (oldest: id ${oldestId}, ${oldest.method}, sent ${((performance.now() - oldest.sentAt) / 1000).toFixed(0)} s ago); stderr ends: ${lastLine(this.stderrTail)}\n${this.stderrTail}`,
       );
       for (const w of this.pending.values()) w.reject(err);
       this.pending.clear();

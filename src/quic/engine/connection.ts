@@ -100,7 +100,7 @@ export class QuicConnection {
       conn.onTimeout();
       this.flushPackets();
     });
-    this.ack = new AckDelay(() => {
+    this.ack = new AckDelay(conn, () => {
       if (!this.finalised) this.flushPackets();
     });
     this.amplificationCredit = this.isServer ? 0 : undefined;
@@ -434,7 +434,7 @@ export class QuicConnection {
         return;
       }
       if (r === null) return;
-      this.ack.streamData = true;
+      this.ack.streamData(r[0]);
       s.receive(RECV_BUF.subarray(0, r[0]), r[1]);
       if (r[1]) return;
     }

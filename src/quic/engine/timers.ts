@@ -60,36 +60,84 @@ export class QuicheDeadline {
 export const ACK_DELAY_MS = 5;
 
 /**
+ * Bytes of stream data one datagram is taken to carry at most, when a turn's datagrams are
+ * attributed to the stream data read in it (the smallest datagram QUIC allows, RFC 9000 §14).
+ */
+const DATA_BYTES_PER_DATAGRAM = 1200;
+
+/**
  * @internal Per-connection state of the decision. Only an ACK is due, and it may wait up to
- * {@link ACK_DELAY_MS}, when since the last send exactly one datagram arrived, it delivered
- * stream data, it was not a handshake packet, nothing else was handed to quiche (stream data,
- * a reset, a PING, a close) and the last packet sent was not a full one (bulk data in flight:
- * quiche may hold more, held back by congestion control, that an incoming ACK releases). Two
- * datagrams or more are acknowledged at once (RFC 9000 §13.2.2).
+ * {@link ACK_DELAY_MS}, when since the last send at most one datagram delivered stream data,
+ * none was a handshake packet, nothing else was handed to quiche (stream data, a reset, a PING,
+ * a close), the last packet sent was not a full one (bulk data in flight: quiche may hold more,
+ * held back by congestion control, that an incoming ACK releases) and no packet of ours was
+ * declared lost since (quiche retransmits at its next send). Datagrams that delivered no stream
+ * data (ACKs, MAX_STREAMS, MAX_DATA, PING: quic-go sends a MAX_STREAMS in a packet of its own
+ * whenever one of its peer's streams is done) do not count towards the two ack-eliciting
+ * packets after which an ACK is sent at once (RFC 9000 §13.2.2); they are acknowledged with the
+ * next data, within {@link ACK_DELAY_MS}. quiche reads the stream data of a turn's datagrams
+ * only after all of them: a turn that read stream data counts as many data datagrams as it had
+ * datagrams, at most one per chunk read and per 1200 bytes read.
  */
 export class AckDelay {
   /** Something besides ACKs was handed to quiche since the last send. */
   sendWanted = false;
-  /** A datagram since the last send delivered stream data. */
-  streamData = false;
   /** The last packet sent filled its datagram. */
   lastPacketFull = false;
+  /** Datagrams since the last send. */
   private received = 0;
+  /** Datagrams since the last send that delivered stream data (by the per-turn estimate). */
+  private dataDatagrams = 0;
+  private turnDatagrams = 0;
+  private turnChunks = 0;
+  private turnBytes = 0;
+  private lostSeen = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  /** @param onTimer sends (the delay ran out) */
-  constructor(private readonly onTimer: () => void) {}
+  /**
+   * @param conn the quiche connection (its `stats().lost`: packets declared lost so far)
+   * @param onTimer sends (the delay ran out)
+   */
+  constructor(
+    private readonly conn: Connection,
+    private readonly onTimer: () => void,
+  ) {}
 
   /** A datagram arrived; `immediate`: it is acknowledged at once (a handshake packet). */
   datagram(immediate: boolean): void {
     this.received++;
+    this.turnDatagrams++;
     if (immediate) this.sendWanted = true;
+  }
+
+  /** `bytes` of stream data were read from quiche (one `stream_recv`) in this turn. */
+  streamData(bytes: number): void {
+    this.turnChunks++;
+    this.turnBytes += bytes;
   }
 
   /** Arms the delay (once) and returns true when the send may wait; false: send now. */
   wait(): boolean {
-    if (this.sendWanted || this.lastPacketFull || this.received !== 1 || !this.streamData) return false;
-    this.timer ??= setTimeout(this.fire, ACK_DELAY_MS);
+    if (this.turnChunks > 0) {
+      const perData = Math.max(this.turnChunks, Math.ceil(this.turnBytes / DATA_BYTES_PER_DATAGRAM));
+      this.dataDatagrams += Math.min(this.turnDatagrams, perData);
+    }
+    this.turnDatagrams = 0;
+    this.turnChunks = 0;
+    this.turnBytes = 0;
+    if (this.sendWanted || this.lastPacketFull || this.received === 0 || this.dataDatagrams > 1) return false;
+    if (this.timer === undefined) {
+      // When the delay starts and a datagram without stream data (e.g. an ACK) came: a loss it
+      // made quiche detect wants its retransmission now.
+      if (this.received > this.dataDatagrams) {
+        const lost = this.conn.stats().lost;
+        if (lost !== this.lostSeen) {
+          this.lostSeen = lost;
+          return false;
+        }
+      }
+      this.timer = setTimeout(this.fire, ACK_DELAY_MS);
+    }
     return true;
   }
 
@@ -105,8 +153,11 @@ export class AckDelay {
   /** A send is happening: everything due leaves with it. */
   sending(): void {
     this.sendWanted = false;
-    this.streamData = false;
     this.received = 0;
+    this.dataDatagrams = 0;
+    this.turnDatagrams = 0;
+    this.turnChunks = 0;
+    this.turnBytes = 0;
     this.cancel();
   }
 

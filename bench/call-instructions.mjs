@@ -1,0 +1,75 @@
+// `node bench/call-instructions.mjs [--in-flight 1,64] [--calls N] [LABEL=/abs/dist ...]`: machine
+// instructions (valgrind callgrind's Ir, all threads) our bridge (`serve`) executes per 100-byte
+// echo call against the upstream Go orchestrator (our orchestrator when the Go peer is missing):
+// a per-call CPU figure that does not depend on the load of the machine. Per subject and number
+// in flight, two bridge processes run under callgrind with the same start-up and warm-up
+// (200 calls, 8 in flight) and then `base` resp. `base + N` calls (`base` = N / 4); the
+// difference of their totals divided by N is the per-call figure (start-up, warm-up and
+// shutdown cancel out). Each process takes 20-60 s under valgrind. Default subject: this tree's
+// dist; `LABEL=/abs/path/dist` measures another build (e.g. a copy built at an older commit).
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, goPeerMissing, provisionBridgeCert, startOurOrchestrator, startUpstreamOrchestrator, tempDir } from "./common.mjs";
+import { StdioSession, driveEcho } from "./stdio-session.mjs";
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const inFlights = option("--in-flight", "1,64").split(",").map(Number);
+const calls = Number(option("--calls", 2000));
+const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), dist: a.slice(a.indexOf("=") + 1) }));
+if (subjects.length === 0) subjects.push({ label: "this", dist: join(ROOT, "dist") });
+execFileSync("valgrind", ["--version"]); // throws when valgrind is missing
+
+const work = tempDir("orchestra-bench-call-ir-");
+const certsDir = join(work, "certs");
+const upstream = goPeerMissing() === undefined;
+const orch = upstream ? await startUpstreamOrchestrator({ certsDir }) : await startOurOrchestrator({ certsDir });
+await provisionBridgeCert(certsDir);
+const PAYLOAD = 100;
+
+/** Ir of one bridge process: start, warm up, `n` calls at `inFlight`, end of stdin. */
+async function instructions(dist, inFlight, n, tag) {
+  const out = join(work, `callgrind-${tag}.out`);
+  const session = new StdioSession(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      join(dist, "cli/main.js"),
+      "serve",
+      "--orchestrator-addr",
+      `127.0.0.1:${orch.port}`,
+      "--certs-dir",
+      certsDir,
+    ],
+    { stallMs: 300_000 },
+  );
+  try {
+    await session.initialize();
+    const warm = await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: 200 });
+    const r = await driveEcho(session, { payload: PAYLOAD, inFlight, calls: n });
+    if (warm.failures + r.failures > 0) throw new Error(`${tag}: ${warm.failures + r.failures} failed calls: ${r.firstFailure ?? warm.firstFailure}`);
+  } finally {
+    await session.close(120_000);
+  }
+  return Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
+}
+
+console.log(`orchestrator: ${upstream ? "upstream Go" : "ours (the Go peer is missing)"}; ${PAYLOAD}-byte echo; ${calls} calls measured`);
+console.log("| subject | in flight | instructions per call (thousands) |");
+console.log("| --- | --- | --- |");
+try {
+  for (const inFlight of inFlights) {
+    for (const s of subjects) {
+      const base = Math.max(1, Math.round(calls / 4));
+      const a = await instructions(s.dist, inFlight, base, `${s.label}-${inFlight}-a`);
+      const b = await instructions(s.dist, inFlight, base + calls, `${s.label}-${inFlight}-b`);
+      console.log(`| ${s.label} | ${inFlight} | ${((b - a) / calls / 1e3).toFixed(1)} |`);
+    }
+  }
+} finally {
+  await orch.stop();
+  rmSync(work, { recursive: true, force: true });
+}
