@@ -6,7 +6,7 @@
 // `serve` does not need before `initialize` still loads after it (or never).
 //
 // Left outside the bundle, loaded from node_modules as before: @matrixai/quic (the native quiche
-// binding), pino-pretty (loaded by createRequire), ajv's files that the generated validators
+// binding), pino and pino-pretty (src/log.ts loads them with createRequire when the first log record is written), ajv's files that the generated validators
 // (src/gen/mcp/<revision>/*.cjs) and the run-time schema compiler require,
 // @peculiar/x509 and reflect-metadata (only to create certificates; CommonJS, whose named exports
 // a bundle's `import()` would not give as Node does). The rest
@@ -76,6 +76,9 @@ const result = await build({
   },
   metafile: true,
   legalComments: "none",
+  // Less source for V8 to scan at start (identifiers and names are kept: stack traces, `err.name`).
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
 });
 

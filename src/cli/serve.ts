@@ -17,6 +17,7 @@ import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
+import { childLogger, holdLogging, startLogging } from "../log.js";
 import { addLogOptions, namingVariable, optionOrigin, withEnvironment } from "./environment.js";
 
 interface ServeOptions {
@@ -129,8 +130,12 @@ const SERVE_START_MS = 1_000;
  */
 async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGiven: string | undefined; action: Command }): Promise<number> {
   for (const flag of SERVE_V8_FLAGS_AT_START) setFlagsFromString(flag);
+  // Log records wait for the end of start-up (or an error, or the exit) to be written: loading
+  // pino then does not delay the `initialize` answer nor the first call (src/log.ts).
+  holdLogging();
   setTimeout(() => {
     for (const flag of SERVE_V8_FLAGS_AFTER_START) setFlagsFromString(flag);
+    startLogging();
   }, SERVE_START_MS).unref();
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
@@ -157,7 +162,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   const [
     { StdioBridge },
     { CaptureWriter },
-    { childLogger },
     { PACKAGE_NAME, PACKAGE_VERSION },
     { parseHostPort },
     { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeHint },
@@ -166,7 +170,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   ] = await Promise.all([
     import("../bridge/stdio-bridge.js"),
     import("../bridge/capture.js"),
-    import("../log.js"),
     import("../version.js"),
     import("../quic/address.js"),
     import("../pki/store.js"),

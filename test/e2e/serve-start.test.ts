@@ -26,10 +26,14 @@ async function closedPort(): Promise<number> {
  * Runs `serve` (with the module report of ../helpers/loaded-modules.ts) against an address where
  * no orchestrator listens, sends `initialize` for `version`, waits for its answer, closes stdin.
  */
-async function serveInitialize(certsDir: string, version: string): Promise<{ answer: Record<string, unknown>; modules: string[]; code: number | null }> {
+async function serveInitialize(
+  certsDir: string,
+  version: string,
+  logLevel = "warn",
+): Promise<{ answer: Record<string, unknown>; answeredAt: number; modules: string[]; stderr: string; code: number | null }> {
   const port = await closedPort();
   const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", certsDir], {
-    env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn" }),
+    env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: logLevel, ORCHESTRA_LOG_FORMAT: "json" }),
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -47,9 +51,10 @@ async function serveInitialize(certsDir: string, version: string): Promise<{ ans
       `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
     );
   });
+  const answeredAt = Date.now();
   child.stdin.end();
   const code = await exited;
-  return { answer, modules: loadedModules(stderr, { beforeFirstStdout: true }), code };
+  return { answer, answeredAt, modules: loadedModules(stderr, { beforeFirstStdout: true }), stderr, code };
 }
 
 describe("serve start-up", () => {
@@ -83,6 +88,21 @@ describe("serve start-up", () => {
     },
     60_000,
   );
+
+  it("answers initialize before loading pino: the info line logged before the answer is written later, with the time it was logged", async () => {
+    const { answer, answeredAt, modules, stderr, code } = await serveInitialize(store.path, "2025-06-18", "info");
+    expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
+    expect(code).toBe(0);
+    expect(modules.filter((m) => /\/node_modules\/(pino|pino-pretty|sonic-boom|thread-stream)\//.test(m))).toEqual([]);
+    const records = stderr
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { level: number; time: number; component: string; msg: string });
+    const serving = records.filter((r) => r.component === "serve" && r.msg.includes("bridged to the orchestrator at 127.0.0.1:"));
+    expect(serving).toHaveLength(1);
+    expect(serving[0]!.level).toBe(30);
+    expect(serving[0]!.time).toBeLessThanOrEqual(answeredAt);
+  }, 60_000);
 });
 
 describe("serve start-up, embedded orchestrator", () => {
