@@ -589,6 +589,20 @@ try {
   // work evenly and what the helper threads (GC, compilation, reads) take besides.
   const split = (t) => (t === undefined ? "?" : `main ${t.main} ms${t.top.map((ms) => `, worker ${ms} ms`).join("")}, other threads ${t.rest} ms`);
   console.log(`CPU per thread, last round: ${stages.map((st, i) => `${st[0]}: ${split(threadTimes[i])}`).join("; ")}`);
+  // The same round read as load-independently as CPU allows: how much of --jobs' work ran off the
+  // calling thread, what the threads used against the same files on one thread, and the speed-up
+  // their CPU alone allows (all their CPU over the busiest thread's: the wall time cannot be less).
+  const solo = threadTimes[4];
+  const par = threadTimes[5];
+  if (solo !== undefined && par !== undefined && jobs > 1) {
+    const sum = (t) => t.main + t.top.reduce((a, b) => a + b, 0) + t.rest;
+    const js = par.main + par.top.reduce((a, b) => a + b, 0);
+    console.log(
+      `--jobs ${jobs}, last round: ${((100 * (js - par.main)) / Math.max(1, js)).toFixed(0)} % of the validating threads' CPU off the calling thread; ` +
+        `all threads ${sum(par)} ms against ${sum(solo)} ms for the same files on one thread (${(sum(par) / Math.max(1, sum(solo))).toFixed(2)}x); ` +
+        `the CPU alone allows ${(sum(solo) / Math.max(1, par.main, ...par.top)).toFixed(2)}x (one thread's CPU / the busiest thread's)`,
+    );
+  }
   const capacityAfter = await parallelCapacity();
   console.log(
     `machine: load average at the end ${loadavg()

@@ -472,6 +472,94 @@ function relativeInstancePaths(original) {
 }
 
 /**
+ * Whether the body of validator `fn` (the text after its signature, whitespace removed) is exactly
+ * what ajv writes for `{ anyOf: [{ $ref }, ...] }` with every branch a call of another validator,
+ * and nothing else: then one branch accepting a value means `fn` accepts it. Returns the branch
+ * validators in `anyOf` order, else undefined.
+ */
+function anyOfOfCalls(fn, body) {
+  const head = 'constinstancePath="";letvErrors=null;leterrors=0;const_errs0=errors;letvalid0=false;';
+  const tail =
+    'if(!valid0){consterr0={instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{}};if(vErrors===null){vErrors=[err0];}else{vErrors.push(err0);}errors++;' +
+    `${fn}.errors=vErrors;returnfalse;}else{errors=_errs0;if(vErrors!==null){if(_errs0){vErrors.length=_errs0;}else{vErrors=null;}}}${fn}.errors=vErrors;returnerrors===0;}`;
+  if (!body.startsWith(head) || !body.endsWith(tail)) return undefined;
+  let middle = body.slice(head.length, body.length - tail.length);
+  const call =
+    /^const_errs(\d+)=errors;if\(!\((validate\d+)\(data\)\)\)\{vErrors=vErrors===null\?\2\.errors:vErrors\.concat\(\2\.errors\);errors=vErrors\.length;\}var_valid0=_errs\1===errors;valid0=valid0\|\|_valid0;(?:if\(!valid0\)\{)?/;
+  const branches = [];
+  for (let m = call.exec(middle); m !== null; m = call.exec(middle)) {
+    branches.push(m[2]);
+    middle = middle.slice(m[0].length);
+  }
+  return branches.length > 1 && /^\}*$/.test(middle) ? branches : undefined;
+}
+
+/**
+ * The index of the `}` that closes the block whose body starts at `from` in generated JavaScript
+ * (braces inside string literals skipped), or -1.
+ */
+function closingBrace(code, from) {
+  let depth = 1;
+  for (let i = from; i < code.length; i++) {
+    const c = code[i];
+    if (c === '"' || c === "'" || c === "`") {
+      for (i++; i < code.length && code[i] !== c; i++) if (code[i] === "\\") i++;
+    } else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** Property names whose string `const` names a union branch (as `DISCRIMINATOR_KEYS` in src/gen-runtime/schema-meta.js). */
+const BRANCH_TAGS = ["method", "type"];
+
+/**
+ * A fast path at the top of every validator that is only an `anyOf` of other validators
+ * ({@link anyOfOfCalls}) whose branches each require a constant `type` or `method` of the value
+ * (ajv's own check `properties.<tag>.const` at the branch's root): the value's tag picks the
+ * branches with that constant, and when one of them accepts the value, so does the `anyOf`, at the
+ * cost of that branch instead of trying every branch before it (each failure allocating its
+ * errors). Otherwise the `anyOf` runs as ajv generated it: the verdict and the errors of any value
+ * are exactly ajv's.
+ */
+function dispatchTaggedUnions(code) {
+  const tagOf = (fn, tag) => {
+    const own = new RegExp(
+      `\\b${fn}\\.errors = \\[\\{instancePath:instancePath\\+"/${tag}",schemaPath:"#/properties/${tag}/const",keyword:"const",params:\\{allowedValue: ("(?:[^"\\\\]|\\\\.)*")\\}\\}\\];`,
+    ).exec(code);
+    return own === null ? undefined : JSON.parse(own[1]);
+  };
+  const signature = /^function (validate\d+)\(data\)\{\n/gm;
+  const edits = [];
+  for (const m of code.matchAll(signature)) {
+    const fn = m[1];
+    const from = m.index + m[0].length;
+    const end = closingBrace(code, from);
+    if (end < 0) continue;
+    const branches = anyOfOfCalls(fn, code.slice(from, end + 1).replace(/\s+/g, ""));
+    if (branches === undefined) continue;
+    let best;
+    for (const tag of BRANCH_TAGS) {
+      const byConst = new Map();
+      for (const b of branches) {
+        const c = tagOf(b, tag);
+        if (c !== undefined) byConst.set(c, [...(byConst.get(c) ?? []), b]);
+      }
+      if (byConst.size > 0 && (best === undefined || byConst.size > best.byConst.size)) best = { tag, byConst };
+    }
+    if (best === undefined) continue;
+    const cases = [...best.byConst].map(([c, fns]) => `case ${JSON.stringify(c)}: if(${fns.map((f) => `${f}(data)`).join(" || ")}){ ${fn}.errors = null; return true; } break;`);
+    edits.push({
+      at: from,
+      text: `// tagged union: first the branch the ${JSON.stringify(best.tag)} constant names (the anyOf below decides otherwise)\nif(data && typeof data == "object"){ switch(data[${JSON.stringify(best.tag)}]){ ${cases.join(" ")} } }\n`,
+    });
+  }
+  let out = code;
+  for (const e of edits.reverse()) out = out.slice(0, e.at) + e.text + out.slice(e.at);
+  return out;
+}
+
+/**
  * The definitions `serve` validates in a session's start and its tool calls, the one list of
  * them: the JSON-RPC envelopes, `initialize` and its result, `notifications/initialized`, `ping`
  * and its result, `server/discover` with its result (the stateless revisions), `tools/list`,
@@ -533,6 +621,7 @@ async function generateValidators(version, plan, definitionNames, mcpFormats, wh
   code = code.replace(/^"use strict";\n?/, "");
   code = code.replace(/^export const ([A-Za-z_$][\w$]*) = /gm, "const $1 = ");
   code = relativeInstancePaths(code);
+  code = dispatchTaggedUnions(code);
   // Drop schema constants nothing refers to.
   code = code.replace(/^const (schema\d+) = .*;\n/gm, (line, name) => (new RegExp(`\\b${name}\\b`).test(code.replace(line, "")) ? line : ""));
   // ajv inlines RegExp formats (uri-template); only function formats are reached through __formats.

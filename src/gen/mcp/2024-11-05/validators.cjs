@@ -11496,6 +11496,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ServerRequest = validate144;
 
         function validate144(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "ping": if(validate30(data)){ validate144.errors = null; return true; } break; case "sampling/createMessage": if(validate53(data)){ validate144.errors = null; return true; } break; case "roots/list": if(validate100(data)){ validate144.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;

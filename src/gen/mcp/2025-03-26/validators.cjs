@@ -11661,6 +11661,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ServerRequest = validate164;
 
         function validate164(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "ping": if(validate36(data)){ validate164.errors = null; return true; } break; case "sampling/createMessage": if(validate52(data)){ validate164.errors = null; return true; } break; case "roots/list": if(validate114(data)){ validate164.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;

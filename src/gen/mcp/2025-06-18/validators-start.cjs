@@ -2493,6 +2493,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate24(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate25(data)){ validate24.errors = null; return true; } break; case "image": if(validate29(data)){ validate24.errors = null; return true; } break; case "audio": if(validate32(data)){ validate24.errors = null; return true; } break; case "resource_link": if(validate35(data)){ validate24.errors = null; return true; } break; case "resource": if(validate38(data)){ validate24.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;

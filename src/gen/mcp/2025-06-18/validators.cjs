@@ -1276,6 +1276,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate19(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate20(data)){ validate19.errors = null; return true; } break; case "image": if(validate23(data)){ validate19.errors = null; return true; } break; case "audio": if(validate12(data)){ validate19.errors = null; return true; } break; case "resource_link": if(validate27(data)){ validate19.errors = null; return true; } break; case "resource": if(validate30(data)){ validate19.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -4854,6 +4856,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ContentBlock = validate67;
 
         function validate67(data){
+          // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate20(data)){ validate67.errors = null; return true; } break; case "image": if(validate23(data)){ validate67.errors = null; return true; } break; case "audio": if(validate12(data)){ validate67.errors = null; return true; } break; case "resource_link": if(validate27(data)){ validate67.errors = null; return true; } break; case "resource": if(validate30(data)){ validate67.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -14507,6 +14511,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ServerRequest = validate180;
 
         function validate180(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "ping": if(validate43(data)){ validate180.errors = null; return true; } break; case "sampling/createMessage": if(validate73(data)){ validate180.errors = null; return true; } break; case "roots/list": if(validate129(data)){ validate180.errors = null; return true; } break; case "elicitation/create": if(validate86(data)){ validate180.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;

@@ -3488,6 +3488,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate35(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate36(data)){ validate35.errors = null; return true; } break; case "image": if(validate40(data)){ validate35.errors = null; return true; } break; case "audio": if(validate43(data)){ validate35.errors = null; return true; } break; case "resource_link": if(validate46(data)){ validate35.errors = null; return true; } break; case "resource": if(validate49(data)){ validate35.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;

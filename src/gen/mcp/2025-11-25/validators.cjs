@@ -1608,6 +1608,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate22(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate23(data)){ validate22.errors = null; return true; } break; case "image": if(validate26(data)){ validate22.errors = null; return true; } break; case "audio": if(validate12(data)){ validate22.errors = null; return true; } break; case "resource_link": if(validate30(data)){ validate22.errors = null; return true; } break; case "resource": if(validate33(data)){ validate22.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -3000,6 +3002,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate46(data){
+    // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["method"]){ case "notifications/cancelled": if(validate41(data)){ validate46.errors = null; return true; } break; case "notifications/initialized": if(validate48(data)){ validate46.errors = null; return true; } break; case "notifications/progress": if(validate50(data)){ validate46.errors = null; return true; } break; case "notifications/tasks/status": if(validate54(data)){ validate46.errors = null; return true; } break; case "notifications/roots/list_changed": if(validate59(data)){ validate46.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -5796,6 +5800,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         }
 
         function validate61(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "initialize": if(validate62(data)){ validate61.errors = null; return true; } break; case "ping": if(validate68(data)){ validate61.errors = null; return true; } break; case "resources/list": if(validate72(data)){ validate61.errors = null; return true; } break; case "resources/templates/list": if(validate76(data)){ validate61.errors = null; return true; } break; case "resources/read": if(validate79(data)){ validate61.errors = null; return true; } break; case "resources/subscribe": if(validate83(data)){ validate61.errors = null; return true; } break; case "resources/unsubscribe": if(validate87(data)){ validate61.errors = null; return true; } break; case "prompts/list": if(validate91(data)){ validate61.errors = null; return true; } break; case "prompts/get": if(validate94(data)){ validate61.errors = null; return true; } break; case "tools/list": if(validate98(data)){ validate61.errors = null; return true; } break; case "tools/call": if(validate17(data)){ validate61.errors = null; return true; } break; case "tasks/get": if(validate102(data)){ validate61.errors = null; return true; } break; case "tasks/result": if(validate104(data)){ validate61.errors = null; return true; } break; case "tasks/cancel": if(validate37(data)){ validate61.errors = null; return true; } break; case "tasks/list": if(validate107(data)){ validate61.errors = null; return true; } break; case "logging/setLevel": if(validate110(data)){ validate61.errors = null; return true; } break; case "completion/complete": if(validate114(data)){ validate61.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -7838,6 +7844,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ContentBlock = validate146;
 
         function validate146(data){
+          // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate23(data)){ validate146.errors = null; return true; } break; case "image": if(validate26(data)){ validate146.errors = null; return true; } break; case "audio": if(validate12(data)){ validate146.errors = null; return true; } break; case "resource_link": if(validate30(data)){ validate146.errors = null; return true; } break; case "resource": if(validate33(data)){ validate146.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -26612,6 +26620,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ServerRequest = validate341;
 
         function validate341(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "ping": if(validate68(data)){ validate341.errors = null; return true; } break; case "tasks/get": if(validate102(data)){ validate341.errors = null; return true; } break; case "tasks/result": if(validate104(data)){ validate341.errors = null; return true; } break; case "tasks/cancel": if(validate37(data)){ validate341.errors = null; return true; } break; case "tasks/list": if(validate107(data)){ validate341.errors = null; return true; } break; case "sampling/createMessage": if(validate152(data)){ validate341.errors = null; return true; } break; case "roots/list": if(validate256(data)){ validate341.errors = null; return true; } break; case "elicitation/create": if(validate179(data)){ validate341.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;

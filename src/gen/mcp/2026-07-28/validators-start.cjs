@@ -3000,6 +3000,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate72(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate59(data)){ validate72.errors = null; return true; } break; case "image": if(validate63(data)){ validate72.errors = null; return true; } break; case "audio": if(validate66(data)){ validate72.errors = null; return true; } break; case "resource_link": if(validate76(data)){ validate72.errors = null; return true; } break; case "resource": if(validate79(data)){ validate72.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -3186,6 +3188,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate88(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate59(data)){ validate88.errors = null; return true; } break; case "image": if(validate63(data)){ validate88.errors = null; return true; } break; case "audio": if(validate66(data)){ validate88.errors = null; return true; } break; case "tool_use": if(validate69(data)){ validate88.errors = null; return true; } break; case "tool_result": if(validate71(data)){ validate88.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;

@@ -1939,6 +1939,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate53(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate43(data)){ validate53.errors = null; return true; } break; case "image": if(validate46(data)){ validate53.errors = null; return true; } break; case "audio": if(validate12(data)){ validate53.errors = null; return true; } break; case "resource_link": if(validate57(data)){ validate53.errors = null; return true; } break; case "resource": if(validate60(data)){ validate53.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -2125,6 +2127,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate68(data){
+    // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate43(data)){ validate68.errors = null; return true; } break; case "image": if(validate46(data)){ validate68.errors = null; return true; } break; case "audio": if(validate12(data)){ validate68.errors = null; return true; } break; case "tool_use": if(validate50(data)){ validate68.errors = null; return true; } break; case "tool_result": if(validate52(data)){ validate68.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -6182,6 +6186,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
   }
 
   function validate93(data){
+    // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+    if(data && typeof data == "object"){ switch(data["method"]){ case "sampling/createMessage": if(validate94(data)){ validate93.errors = null; return true; } break; case "roots/list": if(validate111(data)){ validate93.errors = null; return true; } break; case "elicitation/create": if(validate113(data)){ validate93.errors = null; return true; } break; } }
     const instancePath = "";
     let vErrors = null;
     let errors = 0;
@@ -8403,6 +8409,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         }
 
         function validate141(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "server/discover": if(validate142(data)){ validate141.errors = null; return true; } break; case "resources/list": if(validate147(data)){ validate141.errors = null; return true; } break; case "resources/templates/list": if(validate152(data)){ validate141.errors = null; return true; } break; case "resources/read": if(validate155(data)){ validate141.errors = null; return true; } break; case "subscriptions/listen": if(validate161(data)){ validate141.errors = null; return true; } break; case "prompts/list": if(validate166(data)){ validate141.errors = null; return true; } break; case "prompts/get": if(validate169(data)){ validate141.errors = null; return true; } break; case "tools/list": if(validate175(data)){ validate141.errors = null; return true; } break; case "tools/call": if(validate22(data)){ validate141.errors = null; return true; } break; case "completion/complete": if(validate179(data)){ validate141.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -9220,6 +9228,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const ContentBlock = validate194;
 
         function validate194(data){
+          // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate43(data)){ validate194.errors = null; return true; } break; case "image": if(validate46(data)){ validate194.errors = null; return true; } break; case "audio": if(validate12(data)){ validate194.errors = null; return true; } break; case "resource_link": if(validate57(data)){ validate194.errors = null; return true; } break; case "resource": if(validate60(data)){ validate194.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -13469,6 +13479,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const InputRequest = validate262;
 
         function validate262(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "sampling/createMessage": if(validate94(data)){ validate262.errors = null; return true; } break; case "roots/list": if(validate111(data)){ validate262.errors = null; return true; } break; case "elicitation/create": if(validate113(data)){ validate262.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -23673,6 +23685,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         const SamplingMessageContentBlock = validate435;
 
         function validate435(data){
+          // tagged union: first the branch the "type" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["type"]){ case "text": if(validate43(data)){ validate435.errors = null; return true; } break; case "image": if(validate46(data)){ validate435.errors = null; return true; } break; case "audio": if(validate12(data)){ validate435.errors = null; return true; } break; case "tool_use": if(validate50(data)){ validate435.errors = null; return true; } break; case "tool_result": if(validate52(data)){ validate435.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
@@ -24202,6 +24216,8 @@ module.exports = function validatorsWith(MCP_FORMATS) {
         }
 
         function validate446(data){
+          // tagged union: first the branch the "method" constant names (the anyOf below decides otherwise)
+          if(data && typeof data == "object"){ switch(data["method"]){ case "notifications/cancelled": if(validate125(data)){ validate446.errors = null; return true; } break; case "notifications/progress": if(validate370(data)){ validate446.errors = null; return true; } break; case "notifications/resources/list_changed": if(validate408(data)){ validate446.errors = null; return true; } break; case "notifications/subscriptions/acknowledged": if(validate450(data)){ validate446.errors = null; return true; } break; case "notifications/resources/updated": if(validate415(data)){ validate446.errors = null; return true; } break; case "notifications/prompts/list_changed": if(validate379(data)){ validate446.errors = null; return true; } break; case "notifications/tools/list_changed": if(validate457(data)){ validate446.errors = null; return true; } break; case "notifications/message": if(validate344(data)){ validate446.errors = null; return true; } break; } }
           const instancePath = "";
           let vErrors = null;
           let errors = 0;
