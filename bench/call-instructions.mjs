@@ -43,6 +43,11 @@ async function instructions(dist, inFlight, n, tag) {
       `127.0.0.1:${orch.port}`,
       "--certs-dir",
       certsDir,
+      // Under valgrind a call takes ~50x longer: the default deadlines (5 s for list_tools) are too short.
+      "--list-timeout",
+      "120000",
+      "--call-timeout",
+      "120000",
     ],
     { stallMs: 300_000 },
   );
