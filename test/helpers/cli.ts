@@ -40,6 +40,9 @@ export function runCli(args: string[], input = "", env: NodeJS.ProcessEnv = {}):
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ stdout, stderr, code }));
+    // A command that exits before reading its stdin (a usage error, a refused start) closes the
+    // pipe: EPIPE here is that, and its exit status and output are what the caller judges.
+    child.stdin.on("error", () => {});
     child.stdin.end(input);
   });
 }
