@@ -109,4 +109,32 @@ describe("serve --tools: stdout belongs to JSON-RPC", () => {
       await dir.remove();
     }
   }, 60_000);
+
+  it("a client that closed stdout is one warn record with the error's message and code, no stack", async () => {
+    requireBuiltCli();
+    const child = spawn(process.execPath, [CLI, "serve", "--log-format", "json"], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    const closedLogged = new Promise<void>((resolve) =>
+      child.stderr.setEncoding("utf8").on("data", (d: string) => {
+        stderr += d;
+        if (stderr.includes('"stdout closed"')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+    child.stdout.destroy();
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+    );
+    await closedLogged;
+    child.stdin.end();
+    await exited;
+    const records = stderr
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const closed = records.filter((r) => r["msg"] === "stdout closed");
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ level: 40, err: "write EPIPE", code: "EPIPE" });
+    expect(JSON.stringify(closed[0])).not.toContain("stack");
+  }, 60_000);
 });
