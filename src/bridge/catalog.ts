@@ -7,22 +7,34 @@ import deepEqual from "fast-deep-equal";
  *
  * Filled by every full fetch of the list (a `tools/list` from the client refreshes it too).
  * A lookup of a name not in the cache fetches the list once; concurrent fetches share one RPC;
- * a name still missing after a fetch is not fetched for again until the cache is refreshed or
- * invalidated (e.g. on a tool-change event from the orchestrator). {@link NamedCatalog.refresh}
- * tells whether the list really changed since the last full fetch.
+ * a name still missing after a fetch is not fetched for again for {@link MISSING_RETRY_MS}, or
+ * until the cache is refreshed or invalidated (e.g. on a tool-change event from the orchestrator):
+ * an orchestrator without change events (upstream Go) that lists a tool late, e.g. a plugin that
+ * registers after a restart, is seen at the next lookup after that delay, not never.
+ * {@link NamedCatalog.refresh} tells whether the list really changed since the last full fetch.
  */
+/** How long a name found missing is answered from the cache before a lookup fetches the list again (ms). */
+export const MISSING_RETRY_MS = 1_000;
+
 export class NamedCatalog<T extends { name: string }> {
   private items: Map<string, T> | undefined;
   private fetching: Promise<Map<string, T>> | undefined;
-  private readonly missing = new Set<string>();
+  /** Names a fetch found missing, with the clock reading (ms) when that fetch started. */
+  private readonly missing = new Map<string, number>();
   private generation = 0;
   /** The list of the last full fetch, by name (kept across {@link invalidate}); undefined before the first. */
   private known: Map<string, T> | undefined;
   /** Full fetches performed (for tests). */
   fetches = 0;
 
-  /** @param fetchAll performs one full list RPC */
-  constructor(private readonly fetchAll: () => Promise<T[]>) {}
+  /**
+   * @param fetchAll performs one full list RPC
+   * @param now the clock of {@link MISSING_RETRY_MS} (ms; default `performance.now`)
+   */
+  constructor(
+    private readonly fetchAll: () => Promise<T[]>,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Replaces the cached list with `list` (a fresh full fetch). */
   store(list: readonly T[]): void {
@@ -71,10 +83,12 @@ export class NamedCatalog<T extends { name: string }> {
    */
   async lookup(name: string): Promise<T | undefined> {
     const hit = this.items?.get(name);
-    if (hit || (this.items && this.missing.has(name))) return hit;
+    const missedAt = this.missing.get(name);
+    if (hit || (this.items && missedAt !== undefined && this.now() - missedAt < MISSING_RETRY_MS)) return hit;
+    const started = this.now();
     const items = await this.load();
     const found = items.get(name);
-    if (!found) this.missing.add(name);
+    if (!found) this.missing.set(name, started);
     return found;
   }
 

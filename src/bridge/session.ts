@@ -513,10 +513,14 @@ export class McpSession implements SessionState {
   /** MCP cancellation: abort the request's RPC (its QUIC stream is cancelled); it gets no response afterwards. */
   private cancel(id: ExactId, reason: string | undefined): void {
     const entry = this.inFlight.get(id.key);
-    if (!entry || entry.done) return; // unknown or already answered: ignore, per the spec
+    if (!entry || entry.done) {
+      // Unknown or already answered: ignored, per the spec (a notification without effect).
+      this.options.log.debug({ id: id.value, reason }, "cancellation of a request not in flight (unknown or already answered): ignored");
+      return;
+    }
     entry.cancelled = true;
     entry.controller.abort(new Error(reason ?? "cancelled by client"));
-    this.options.log.debug({ id: id.text, reason }, "request cancelled by client");
+    this.options.log.debug({ id: id.value, reason }, "request cancelled by client");
   }
 }
 

@@ -281,7 +281,11 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
 
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
     // stdout belongs to JSON-RPC; a closed pipe must not crash the process.
-    process.stdout.on("error", (err) => log.warn({ err }, "stdout closed"));
+    // The client went away: its message and code at `warn`, the stack (of no use to a user) at `debug`.
+    process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+      log.warn({ err: err.message, code: err.code }, "stdout closed");
+      log.debug({ stack: err.stack }, "stdout closed: stack");
+    });
     const bridge = new StdioBridge({
       input: process.stdin,
       output: bridgeOutput,

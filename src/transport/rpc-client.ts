@@ -507,7 +507,7 @@ export class RpcClient implements StreamingSender {
           if (this.closed) return; // close() already rejected everything
           this.noteFailure();
           // Once per outage: further failed attempts log at debug until a link answers.
-          const fields = { address: this.address, err: error.message, retryInMs: this.reconnectDelayMs };
+          const fields = { address: this.address, err: error.message, retryInMs: Math.round(this.reconnectDelayMs) };
           if (this.outageLogged) this.log.debug(fields, `${this.dialer.name} connect failed`);
           else this.log.warn(fields, `${this.dialer.name} connect failed (further failures are logged at debug level until a connection succeeds)`);
           this.outageLogged = true;

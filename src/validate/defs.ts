@@ -43,9 +43,12 @@ export class SchemaCheck {
  * The check of a request's result where the schema's response definition for the method
  * (`XResultResponse`) may allow more than `XResult`: 2026-07-28 answers `tools/call` with
  * `InputRequiredResult | CallToolResult`. A result that `XResult` accepts costs one call of its
- * validator, as a plain {@link SchemaCheck}; any other is checked as the `result` of a response
- * of that definition, and only the issues inside `result` are kept (their pointers relative to
- * it; the envelope check reports the rest).
+ * validator, as a plain {@link SchemaCheck}. The schema's `ResultType` names the branch: only a
+ * result with `resultType: "input_required"` is checked as the `result` of a response of that
+ * definition (only the issues inside `result` kept, their pointers relative to it; the envelope
+ * check reports the rest); any other result (`"complete"`, another value, none) is an `XResult`
+ * and gets its issues, as `serve` judges the results it sends. Without this, any result with a
+ * string `resultType` would pass as an `InputRequiredResult`, whose schema requires nothing else.
  */
 export class ResponseResultCheck extends SchemaCheck {
   private readonly plain: SchemaCheck;
@@ -63,11 +66,17 @@ export class ResponseResultCheck extends SchemaCheck {
   override run(data: unknown): SchemaIssue[] | null {
     const issues = this.plain.run(data);
     if (issues === null || issues.length === 0) return issues;
+    if (!isInputRequired(data)) return issues;
     const whole = this.v.validate(this.response, { jsonrpc: "2.0", id: 0, result: data });
     if (whole === null) return null;
     const inside = whole.filter((i) => i.pointer === "/result" || i.pointer.startsWith("/result/"));
     return inside.length === 0 ? null : inside.map((i) => ({ ...i, pointer: i.pointer.slice("/result".length) }));
   }
+}
+
+/** Whether `data` says it is an `InputRequiredResult` (2026-07-28 `ResultType` `"input_required"`). */
+function isInputRequired(data: unknown): boolean {
+  return typeof data === "object" && data !== null && (data as { resultType?: unknown }).resultType === "input_required";
 }
 
 /** What a method means in one direction, cached. */

@@ -3,10 +3,13 @@
  * embedded reference orchestrator (real QUIC), a `notifications/cancelled` for an in-flight
  * `tools/call` gets no response, cancels the RPC's QUIC stream (the orchestrator counts it, read
  * back through its `stats` tool), and the session keeps serving. The same for a streaming call
- * (progress token → `stream_start`).
+ * (progress token → `stream_start`). A first `tools/call` or `prompts/get` cancelled at once while
+ * the orchestrator is unreachable leaves `serve` serving (no unhandled rejection of the shared
+ * tool-list fetch).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli } from "../helpers/cli.js";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
+import { cliEnvironment, requireBuiltCli, tempDir } from "../helpers/cli.js";
 import { LineClient } from "../helpers/mcp-lines.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -94,4 +97,40 @@ describe("cancellation through serve", () => {
     expect(client.responsesTo("slow-1")).toEqual([]);
     expect(client.responsesTo("count-1")).toEqual([]);
   });
+});
+
+describe("cancellation with the orchestrator unreachable", () => {
+  it.each(["tools/call", "prompts/get"])(
+    "a first %s cancelled at once gets no response, and serve goes on (ping answered, exit 0)",
+    async (method) => {
+      const dir = await tempDir("orchestra-cancel-down-");
+      try {
+        await ensureCertStore(dir.path, BRIDGE_CERT_NAME);
+        // UDP port 1 on loopback: nothing listens (each connect attempt fails with ECONNREFUSED).
+        const client = new LineClient(["--orchestrator-addr", "127.0.0.1:1", "--certs-dir", dir.path], undefined, cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn" }));
+        try {
+          await client.initialize("2025-06-18", "e2e-cancel-down");
+          client.write({
+            jsonrpc: "2.0",
+            id: 5,
+            method,
+            params: { name: method === "tools/call" ? "echo" : "greet", ...(method === "tools/call" ? { arguments: { text: "x" } } : {}) },
+          });
+          client.write({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } });
+          // The tool-list fetch started for the call fails while the session goes on.
+          for (let i = 0; i < 1_000 && !client.stderr.includes("unreachable"); i++) await sleep(20);
+          const exitedEarly = client.exited.then((code) => ({ exited: code, stderr: client.stderr }));
+          expect(await Promise.race([client.request({ jsonrpc: "2.0", id: 6, method: "ping" }), exitedEarly])).toMatchObject({ id: 6, result: {} });
+          expect(await client.end()).toBe(0);
+          expect(client.responsesTo(5)).toEqual([]);
+          expect(client.stderr).not.toContain("SenderError");
+        } finally {
+          await client.kill();
+        }
+      } finally {
+        await dir.remove();
+      }
+    },
+    120_000,
+  );
 });

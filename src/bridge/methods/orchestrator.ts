@@ -38,9 +38,16 @@ export function namingDeadline(request: PluginRequest): (err: unknown) => never 
   };
 }
 
-/** `promise`, or a rejection as soon as `signal` aborts (the shared work itself continues). */
+/**
+ * `promise`, or a rejection as soon as `signal` aborts (the shared work itself continues). The
+ * shared work is observed in every case: its failure after the abort (or with `signal` already
+ * aborted) is left to its other waiters, never an unhandled rejection.
+ */
 export function withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new SenderError("aborted", "request cancelled"));
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(new SenderError("aborted", "request cancelled"));
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(new SenderError("aborted", "request cancelled"));
     signal.addEventListener("abort", onAbort, { once: true });
