@@ -1,7 +1,7 @@
 /** The debug records of `notifications/cancelled` (docs/cli.md "Logs": a notification without effect is logged at debug). */
 import { describe, expect, it } from "vitest";
 import type { Logger } from "../../src/log.js";
-import { FakeSender, harness } from "../helpers/bridge-fakes.js";
+import { FakeSender, harness, scripted } from "../helpers/bridge-fakes.js";
 
 /** A Logger that keeps its debug records. */
 function recordingLogger(): { logger: Logger; debug: Array<{ obj: Record<string, unknown>; msg: string }> } {
@@ -33,5 +33,21 @@ describe("notifications/cancelled at debug", () => {
       [7, expect.stringContaining("not in flight")],
       ["abc", expect.stringContaining("not in flight")],
     ]);
+  });
+
+  it("a cancellation of a request in flight is logged with the id as written", async () => {
+    const { logger, debug } = recordingLogger();
+    // tool_call never answered: the call stays in flight until cancelled (the abort rejects it).
+    const sender = new FakeSender((request, options) =>
+      request.request.case === "toolCall" ? new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(new Error("aborted")))) : scripted(request),
+    );
+    const { init, send, handler } = harness(sender, { logger });
+    await init("2025-06-18");
+    await send({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
+    debug.length = 0;
+    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }));
+    for (let i = 0; i < 100 && !sender.requests.some((r) => r.request.case === "toolCall"); i++) await new Promise((r) => setTimeout(r, 10));
+    await send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
+    expect(debug.map((r) => [r.obj["id"], r.msg])).toEqual([[7, "request cancelled by client"]]);
   });
 });
