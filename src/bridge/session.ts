@@ -264,7 +264,7 @@ export class McpSession implements SessionState {
         return this.onNotification(message as Record<string, unknown>);
       case "response":
         // The bridge sends no server→client requests, so no response can be expected.
-        this.options.log.warn({ id: this.idOf(message)?.text }, "ignoring a response to a request the bridge never sent");
+        this.options.log.warn({ id: this.idOf(message)?.value }, "ignoring a response to a request the bridge never sent");
         responder.drop();
         return;
       case "batch":

@@ -87,7 +87,7 @@ export class ToolWatch {
               this.refused = true;
               // Expected of upstream Go orchestrators (the main deployment target): info, not a warning; once per session.
               this.options.log.info(
-                { err: err.message },
+                { answer: err.message },
                 "the orchestrator does not serve tool-change subscriptions (upstream Go orchestrators do not): clients see new tools at their next tools/list, without notifications/tools/list_changed",
               );
               return;

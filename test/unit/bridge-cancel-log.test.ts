@@ -1,21 +1,24 @@
-/** The debug records of `notifications/cancelled` (docs/cli.md "Logs": a notification without effect is logged at debug). */
+/** The log records of the bridge session that carry a request id: `notifications/cancelled` at debug (docs/cli.md "Logs": a notification without effect is logged at debug), a stray response at warn; each logs the id as written. */
 import { describe, expect, it } from "vitest";
 import type { Logger } from "../../src/log.js";
-import { FakeSender, harness } from "../helpers/bridge-fakes.js";
+import { FakeSender, harness, scripted } from "../helpers/bridge-fakes.js";
 
-/** A Logger that keeps its debug records. */
-function recordingLogger(): { logger: Logger; debug: Array<{ obj: Record<string, unknown>; msg: string }> } {
-  const debug: Array<{ obj: Record<string, unknown>; msg: string }> = [];
+type LogRecord = { obj: Record<string, unknown>; msg: string };
+
+/** A Logger that keeps its debug and warn records. */
+function recordingLogger(): { logger: Logger; debug: LogRecord[]; warn: LogRecord[] } {
+  const debug: LogRecord[] = [];
+  const warn: LogRecord[] = [];
   const none = () => {};
   const logger = {
     trace: none,
     info: none,
-    warn: none,
     error: none,
     fatal: none,
     debug: (obj: Record<string, unknown>, msg: string) => debug.push({ obj, msg }),
+    warn: (obj: Record<string, unknown>, msg: string) => warn.push({ obj, msg }),
   } as unknown as Logger;
-  return { logger, debug };
+  return { logger, debug, warn };
 }
 
 describe("notifications/cancelled at debug", () => {
@@ -33,5 +36,30 @@ describe("notifications/cancelled at debug", () => {
       [7, expect.stringContaining("not in flight")],
       ["abc", expect.stringContaining("not in flight")],
     ]);
+  });
+
+  it("a cancellation of a request in flight is logged with the id as written", async () => {
+    const { logger, debug } = recordingLogger();
+    // tool_call never answered: the call stays in flight until cancelled (the abort rejects it).
+    const sender = new FakeSender((request, options) =>
+      request.request.case === "toolCall" ? new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(new Error("aborted")))) : scripted(request),
+    );
+    const { init, send, handler } = harness(sender, { logger });
+    await init("2025-06-18");
+    await send({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
+    debug.length = 0;
+    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }));
+    for (let i = 0; i < 100 && !sender.requests.some((r) => r.request.case === "toolCall"); i++) await new Promise((r) => setTimeout(r, 10));
+    await send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
+    expect(debug.map((r) => [r.obj["id"], r.msg])).toEqual([[7, "request cancelled by client"]]);
+  });
+
+  it("a response to a request the bridge never sent is a warn record with the id as written", async () => {
+    const { logger, warn } = recordingLogger();
+    const { init, send } = harness(new FakeSender(scripted), { logger });
+    await init("2025-06-18");
+    await send({ jsonrpc: "2.0", id: 5, result: {} });
+    await send({ jsonrpc: "2.0", id: "s5", result: {} });
+    expect(warn.filter((r) => r.msg.includes("never sent")).map((r) => r.obj["id"])).toEqual([5, "s5"]);
   });
 });

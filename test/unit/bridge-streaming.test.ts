@@ -337,7 +337,7 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
       const sender = new FakeStreamingSender(scripted, async (request, emit) => {
         emit({ case: undefined });
       });
-      const records: Array<{ level: number; msg: string }> = [];
+      const records: Array<{ level: number; msg: string; err?: unknown; answer?: string }> = [];
       const logger = pino({ level: "debug" }, { write: (line: string) => void records.push(JSON.parse(line) as { level: number; msg: string }) });
       const { init, send, out, handler } = harness(sender, { logger });
       expect((await init(V)).capabilities).toMatchObject({ tools: { listChanged: true } }); // not known yet
@@ -349,6 +349,10 @@ describe("what the bridge learns from the orchestrator (docs/mcp-orchestra-mappi
       expect(handler.watchesToolChanges).toBe(false);
       // Expected of the main deployment target: one info line, no warning.
       expect(records.filter((r) => r.level >= 30).map((r) => [r.level, r.msg])).toEqual([[30, expect.stringContaining("does not serve tool-change subscriptions")]]);
+      // The orchestrator's answer is a detail, not an `err` (log viewers show a record with `err` as an error).
+      const info = records.find((r) => r.level === 30)!;
+      expect(info.err).toBeUndefined();
+      expect(info.answer).toEqual(expect.stringContaining("empty PluginResponse"));
       // What is answered after learning it no longer promises list changes.
       await send({ jsonrpc: "2.0", id: "d", method: "server/discover", params: { _meta: modernMeta() } });
       expect((out[0] as Msg).result!.capabilities).toMatchObject({ tools: { listChanged: false } });
