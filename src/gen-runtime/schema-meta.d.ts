@@ -23,6 +23,11 @@ export interface MethodEntry {
   readonly kind: "request" | "notification";
   /** For requests: the definition of the success result (e.g. `CallToolResult`, `EmptyResult`). */
   readonly resultDefinition?: string;
+  /**
+   * For requests whose response definition (`XResultResponse`, MCP 2026-07-28 and later) allows a
+   * union as the result: its branches in schema order, e.g. `["InputRequiredResult", "CallToolResult"]`.
+   */
+  readonly resultUnion?: readonly string[];
 }
 /** Method name → entry, per direction. */
 export interface MethodTable {

@@ -84,6 +84,23 @@ export function resultDefinitionFor(defs, requestDefinition) {
   }
   return "EmptyResult" in defs ? "EmptyResult" : "Result";
 }
+/**
+ * The definitions a request's response definition (`XResultResponse`, MCP 2026-07-28 and later)
+ * allows as its `result` when that is a union of more than one (nested unions flattened, in schema
+ * order), e.g. `["InputRequiredResult", "CallToolResult"]`; undefined when the schema has no such
+ * response definition or its `result` is one definition.
+ */
+function resultUnionFor(defs, resultDefinition, refPrefix) {
+  const response = defs[`${resultDefinition}Response`];
+  const result = isObject(response) && isObject(response["properties"]) ? response["properties"]["result"] : undefined;
+  if (!isObject(result)) return undefined;
+  const branches = Array.isArray(result["anyOf"]) ? result["anyOf"] : Array.isArray(result["oneOf"]) ? result["oneOf"] : [];
+  const members = [];
+  for (const b of branches) {
+    if (isObject(b) && typeof b["$ref"] === "string" && b["$ref"].startsWith(refPrefix)) members.push(...unionMembers(defs, b["$ref"].slice(refPrefix.length), refPrefix));
+  }
+  return members.length > 1 ? members : undefined;
+}
 /** Visit every `anyOf`/`oneOf` array in a schema tree. */
 function forEachUnion(node, visit) {
   if (Array.isArray(node)) {
@@ -102,7 +119,8 @@ function forEachUnion(node, visit) {
  * Methods: every definition with `properties.method.const` that is a member of `ClientRequest` /
  * `ClientNotification` (direction `c2s`) or `ServerRequest` / `ServerNotification` (`s2c`); a
  * method in both (ping, notifications/cancelled, notifications/progress) appears in both tables.
- * Requests get `resultDefinition` from {@link resultDefinitionFor}.
+ * Requests get `resultDefinition` from {@link resultDefinitionFor}, and `resultUnion` where their
+ * response definition allows a union as the result ({@link resultUnionFor}).
  *
  * @param schema parsed `schema.json` (draft-07 or 2020-12)
  * @returns plain data with sorted keys (deterministic when serialised)
@@ -115,7 +133,13 @@ export function deriveSchemaMeta(schema) {
     for (const member of unionMembers(defs, union, refPrefix)) {
       const method = constOf(defs[member], "method");
       if (method === undefined) continue;
-      tables[direction][method] = kind === "request" ? { definition: member, kind, resultDefinition: resultDefinitionFor(defs, member) } : { definition: member, kind };
+      if (kind === "notification") {
+        tables[direction][method] = { definition: member, kind };
+        continue;
+      }
+      const resultDefinition = resultDefinitionFor(defs, member);
+      const resultUnion = resultUnionFor(defs, resultDefinition, refPrefix);
+      tables[direction][method] = resultUnion === undefined ? { definition: member, kind, resultDefinition } : { definition: member, kind, resultDefinition, resultUnion };
     }
   }
   const disc = {};

@@ -36,6 +36,11 @@ export interface MessageDefinition {
   kind: "request" | "notification";
   /** For requests: the success result definition, e.g. `CallToolResult`. */
   resultDefinition?: string;
+  /**
+   * For requests whose response definition allows a union as the result (MCP 2026-07-28
+   * `CallToolResultResponse`): its branches, e.g. `["InputRequiredResult", "CallToolResult"]`.
+   */
+  resultUnion?: readonly string[];
 }
 
 /** Validators for one MCP protocol revision. */
@@ -404,9 +409,10 @@ export class ValidatorSet implements ProtocolValidators, Explainer {
     const table = this.methods[direction];
     if (!table || !hasOwn(table, method)) return undefined;
     const entry = table[method] as MethodEntry;
-    return entry.resultDefinition === undefined
-      ? { definition: entry.definition, kind: entry.kind }
-      : { definition: entry.definition, kind: entry.kind, resultDefinition: entry.resultDefinition };
+    if (entry.resultDefinition === undefined) return { definition: entry.definition, kind: entry.kind };
+    const out: MessageDefinition = { definition: entry.definition, kind: entry.kind, resultDefinition: entry.resultDefinition };
+    if (entry.resultUnion !== undefined) out.resultUnion = entry.resultUnion;
+    return out;
   }
 
   /** {@link TypedProtocolValidators.definition}, untyped; throws for a definition this revision lacks. */

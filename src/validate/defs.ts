@@ -40,37 +40,53 @@ export class SchemaCheck {
 }
 
 /**
- * The check of a request's result where the schema's response definition for the method
- * (`XResultResponse`) may allow more than `XResult`: 2026-07-28 answers `tools/call` with
- * `InputRequiredResult | CallToolResult`. A result that `XResult` accepts costs one call of its
- * validator, as a plain {@link SchemaCheck}. The schema's `ResultType` names the branch: only a
- * result with `resultType: "input_required"` is checked as the `result` of a response of that
- * definition (only the issues inside `result` kept, their pointers relative to it; the envelope
- * check reports the rest); any other result (`"complete"`, another value, none) is an `XResult`
- * and gets its issues, as `serve` judges the results it sends. Without this, any result with a
- * string `resultType` would pass as an `InputRequiredResult`, whose schema requires nothing else.
+ * The definition a result with `resultType: "input_required"` is (MCP 2026-07-28 schema,
+ * `ResultType`: "input_required - the request requires additional input and the result contains
+ * an InputRequiredResult object").
  */
-export class ResponseResultCheck extends SchemaCheck {
-  private readonly plain: SchemaCheck;
+export const INPUT_REQUIRED_RESULT = "InputRequiredResult";
+
+/**
+ * The check of a request's result where the method's response definition allows
+ * `InputRequiredResult | XResult` (`MessageDefinition.resultUnion`: MCP 2026-07-28 `tools/call`,
+ * `prompts/get`, `resources/read`). The schema's `ResultType` names the branch, so the result is
+ * checked against that branch alone and explained by its issues, as a union tagged by a `type`
+ * constant is (the branch's issues, then the union's `anyOf` at the result's root):
+ * - `resultType: "input_required"`: an `InputRequiredResult`. Its schema requires `resultType`
+ *   alone; its description adds "At least one of `inputRequests` or `requestState` MUST be
+ *   present", so a result with neither is one issue at the root (keyword `required`);
+ * - any other (`"complete"`, another value, none): an `XResult`, as `serve` judges the results
+ *   it sends.
+ * Without this, any result with a string `resultType` would pass as an `InputRequiredResult`.
+ * A valid result costs one call of its branch's validator.
+ */
+export class ResultUnionCheck extends SchemaCheck {
+  private readonly inputRequired: SchemaCheck;
 
   constructor(
     result: string,
-    /** The response definition, e.g. `CallToolResultResponse`. */
-    readonly response: string,
-    private readonly v: ProtocolValidators,
+    /** The response definition whose `result` is the union, e.g. `CallToolResultResponse` (named in the `anyOf` issue). */
+    private readonly response: string,
+    validators: ProtocolValidators,
   ) {
-    super(result, v);
-    this.plain = new SchemaCheck(result, v);
+    super(result, validators);
+    this.inputRequired = new SchemaCheck(INPUT_REQUIRED_RESULT, validators);
   }
 
   override run(data: unknown): SchemaIssue[] | null {
-    const issues = this.plain.run(data);
-    if (issues === null || issues.length === 0) return issues;
-    if (!isInputRequired(data)) return issues;
-    const whole = this.v.validate(this.response, { jsonrpc: "2.0", id: 0, result: data });
-    if (whole === null) return null;
-    const inside = whole.filter((i) => i.pointer === "/result" || i.pointer.startsWith("/result/"));
-    return inside.length === 0 ? null : inside.map((i) => ({ ...i, pointer: i.pointer.slice("/result".length) }));
+    if (!isInputRequired(data)) return super.run(data);
+    const issues = this.inputRequired.run(data);
+    if (issues !== null) return [...issues, { pointer: "", reason: "must match one of the allowed shapes (anyOf)", keyword: "anyOf", definition: this.response }];
+    const value = data as Record<string, unknown>;
+    if (Object.hasOwn(value, "inputRequests") || Object.hasOwn(value, "requestState")) return null;
+    return [
+      {
+        pointer: "",
+        reason: "must have property 'inputRequests' or 'requestState' (at least one of them MUST be present)",
+        keyword: "required",
+        definition: INPUT_REQUIRED_RESULT,
+      },
+    ];
   }
 }
 
@@ -157,8 +173,8 @@ export class Defs {
       else {
         const v = this.validators;
         const result = def.resultDefinition !== undefined && v.has(def.resultDefinition) ? def.resultDefinition : undefined;
-        const response = result !== undefined && result.endsWith("Result") ? `${result}Response` : "";
-        const resultCheck = result === undefined ? undefined : v.has(response) ? new ResponseResultCheck(result, response, v) : new SchemaCheck(result, v);
+        const tagged = result !== undefined && def.resultUnion?.includes(INPUT_REQUIRED_RESULT) === true && v.has(INPUT_REQUIRED_RESULT);
+        const resultCheck = result === undefined ? undefined : tagged ? new ResultUnionCheck(result, `${result}Response`, v) : new SchemaCheck(result, v);
         info = { def, defCheck: new SchemaCheck(def.definition, v), result, resultCheck };
       }
       // Bounded: custom traffic could invent unlimited method names.

@@ -211,6 +211,17 @@ describe.runIf(MODERN !== undefined)("stateless revision (2026-07-28)", () => {
     expect(call).not.toHaveProperty("ttlMs");
   });
 
+  it("never sends an InputRequiredResult: a tool result carrying resultType is wrapped in a complete CallToolResult", async () => {
+    for (const result of [{ resultType: "input_required" }, { resultType: "input_required", content: [] }, { resultType: "input_required", requestState: "s" }]) {
+      const tool = new FakeSender((req) => (req.request.case === "toolCall" ? answer(req, { case: "toolCall", value: { success: true, result } }) : scripted(req)));
+      const { send, out } = harness(tool);
+      await send({ jsonrpc: "2.0", id: "c", method: "tools/call", params: { _meta: modernMeta(), name: "echo", arguments: { text: "x" } } });
+      const sent = (out[0] as { result: Record<string, unknown> }).result;
+      expect(sent).toMatchObject({ resultType: "complete", content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result });
+      expect(validators().validate("CallToolResult", sent)).toBeNull();
+    }
+  });
+
   it("answers an unsupported per-request version with -32022 listing the supported ones", async () => {
     const { send, out } = harness(new FakeSender(scripted));
     await send({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: modernMeta({}, "1900-01-01") } });

@@ -63,6 +63,23 @@ describe("deriveSchemaMeta", () => {
     expect(meta.discriminators).toEqual({ type: { a: ["A"], b: ["B", "B2"] } });
   });
 
+  it("gives a request the branches of its response definition's result union (2026-07-28 XResultResponse), and none for a single result", () => {
+    const meta = deriveSchemaMeta({
+      $defs: {
+        ClientRequest: { anyOf: [{ $ref: "#/$defs/CallRequest" }, { $ref: "#/$defs/ListRequest" }] },
+        CallRequest: method("call"),
+        CallResult: { type: "object" },
+        CallResultResponse: { type: "object", properties: { result: { anyOf: [{ $ref: "#/$defs/InputRequiredResult" }, { $ref: "#/$defs/CallResult" }] } } },
+        InputRequiredResult: { type: "object" },
+        ListRequest: method("list"),
+        ListResult: { type: "object" },
+        ListResultResponse: { type: "object", properties: { result: { $ref: "#/$defs/ListResult" } } },
+      },
+    });
+    expect(meta.methods.c2s["call"]).toEqual({ definition: "CallRequest", kind: "request", resultDefinition: "CallResult", resultUnion: ["InputRequiredResult", "CallResult"] });
+    expect(meta.methods.c2s["list"]).toEqual({ definition: "ListRequest", kind: "request", resultDefinition: "ListResult" });
+  });
+
   it("rejects a schema without definitions", () => {
     expect(() => schemaDefinitions({ properties: {} })).toThrow(/definitions/);
     expect(resultDefinitionFor({ Result: {} }, "Weird")).toBe("Result");

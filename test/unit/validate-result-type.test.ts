@@ -71,3 +71,35 @@ describe("2026-07-28: resultType names the branch of a result union", () => {
     for (const [[method, params], result] of good) expect((await exchange(method, params, result)).map((f) => `${method} ${f.rule} ${f.pointer} ${f.message}`)).toEqual([]);
   });
 });
+
+describe("2026-07-28: an InputRequiredResult", () => {
+  const methods = [call, prompt, read];
+  const schemas = official ? [{ validators: undefined }, official] : [{ validators: undefined }];
+
+  it.each(methods)("%s: with neither inputRequests nor requestState is one schema/result error (its description's MUST)", async (method, params) => {
+    for (const options of schemas) {
+      for (const result of [{ resultType: "input_required" }, { resultType: "input_required", content: [], messages: [], contents: [] }]) {
+        const findings = await exchange(method, params, result, options);
+        expect(findings.map((f) => `${f.rule} ${f.severity} ${f.pointer}`)).toEqual(["schema/result error /result"]);
+        expect(findings[0]!.message).toBe("InputRequiredResult: (root) must have property 'inputRequests' or 'requestState' (at least one of them MUST be present)");
+      }
+    }
+  });
+
+  it.each(methods)("%s: with either one, or both, passes", async (method, params) => {
+    for (const result of [{ requestState: "s" }, { inputRequests: {} }, { requestState: "s", inputRequests: {} }]) {
+      expect(await exchange(method, params, { resultType: "input_required", ...result })).toEqual([]);
+    }
+  });
+
+  it.each(methods)("%s: an invalid one is explained against InputRequiredResult alone, as its resultType names it", async (method, params) => {
+    for (const options of schemas) {
+      const findings = await exchange(method, params, { resultType: "input_required", inputRequests: 5 }, options);
+      expect(findings.map((f) => `${f.rule} ${f.pointer}`)).toEqual(["schema/result /result/inputRequests", "schema/result /result"]);
+      expect(findings[0]!.message).toMatch(/^InputRequiredResult: \/inputRequests must be object/);
+      expect(findings[1]!.message).toMatch(/must match one of the allowed shapes \(anyOf\)$/);
+      // nothing of the method's own result (content, messages, contents)
+      expect(findings.map((f) => f.message).join("\n")).not.toMatch(/content|messages/);
+    }
+  });
+});

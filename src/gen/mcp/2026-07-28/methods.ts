@@ -180,7 +180,12 @@ export const METHODS: MethodTable = {
       resultDefinition: "CompleteResult",
     },
     "notifications/cancelled": { definition: "CancelledNotification", kind: "notification" },
-    "prompts/get": { definition: "GetPromptRequest", kind: "request", resultDefinition: "GetPromptResult" },
+    "prompts/get": {
+      definition: "GetPromptRequest",
+      kind: "request",
+      resultDefinition: "GetPromptResult",
+      resultUnion: ["InputRequiredResult", "GetPromptResult"],
+    },
     "prompts/list": {
       definition: "ListPromptsRequest",
       kind: "request",
@@ -195,6 +200,7 @@ export const METHODS: MethodTable = {
       definition: "ReadResourceRequest",
       kind: "request",
       resultDefinition: "ReadResourceResult",
+      resultUnion: ["InputRequiredResult", "ReadResourceResult"],
     },
     "resources/templates/list": {
       definition: "ListResourceTemplatesRequest",
@@ -207,7 +213,12 @@ export const METHODS: MethodTable = {
       kind: "request",
       resultDefinition: "SubscriptionsListenResult",
     },
-    "tools/call": { definition: "CallToolRequest", kind: "request", resultDefinition: "CallToolResult" },
+    "tools/call": {
+      definition: "CallToolRequest",
+      kind: "request",
+      resultDefinition: "CallToolResult",
+      resultUnion: ["InputRequiredResult", "CallToolResult"],
+    },
     "tools/list": { definition: "ListToolsRequest", kind: "request", resultDefinition: "ListToolsResult" },
   },
   s2c: {

@@ -15,7 +15,7 @@ export default defineRule({
     id: "schema/result",
     severity: "error",
     description: "A result fails the result definition of the request it answers.",
-    spec: "MCP schema: the result definition of the request answered (a union where the response definition declares one)",
+    spec: "MCP schema: the result definition of the request answered (a union where the response definition declares one: the branch its resultType names), with the MUST of InputRequiredResult's description (at least one of inputRequests or requestState)",
   },
   create: (context) => ({
     result(m) {
