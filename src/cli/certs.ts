@@ -14,13 +14,14 @@
  */
 import { Option, type Command } from "commander";
 import { envVarName } from "./environment.js";
+import { certsDirPath } from "./path-options.js";
 
 interface CertsOptions {
   certsDir?: string;
 }
 
 function certsDirOption(): Option {
-  return new Option("--certs-dir <dir>", "cert store directory (default ~/.orchestra/certs)").env(envVarName("--certs-dir"));
+  return new Option("--certs-dir <dir>", "cert store directory (default ~/.orchestra/certs)").env(envVarName("--certs-dir")).argParser(certsDirPath);
 }
 
 export function registerCertsCommand(program: Command): void {
@@ -67,6 +68,8 @@ export function registerCertsCommand(program: Command): void {
       else process.stdout.write(formatReport(report, problems));
       process.exitCode = problems.length === 0 ? 0 : 1;
     });
+  // A usage error names the sub-command's own help (created with the program's hint, `orchestra-stdio --help`).
+  for (const command of certs.commands) command.showHelpAfterError(`see \`orchestra-stdio certs ${command.name()} --help\``);
 }
 
 type Report = Awaited<ReturnType<typeof import("../pki/store.js").inspectCertStore>>;

@@ -10,6 +10,7 @@ import { parseHostPort } from "../quic/address.js";
 import type { RunningOrchestrator } from "../orchestrator/quic-server.js";
 import { DEFAULT_MAX_STREAMS } from "../orchestrator/defaults.js";
 import { addLogOptions, namingVariable, withEnvironment } from "./environment.js";
+import { certsDirPath, toolModulePath } from "./path-options.js";
 
 /** Default listen address (orchestra-protocol.md: default orchestrator address `localhost:50100`). */
 export const DEFAULT_LISTEN = "127.0.0.1:50100";
@@ -47,8 +48,8 @@ export function registerOrchestratorCommand(program: Command): void {
   const command = withEnvironment(program.command("orchestrator"))
     .description("run the reference orchestrator (QUIC, mutual TLS); prints READY <host:port> on stderr")
     .addOption(new Option("--listen <host:port>", "UDP address to listen on (port 0 = ephemeral)").argParser(listenAddress).default(DEFAULT_LISTEN))
-    .option("--certs-dir <dir>", "cert store (created if missing); default ~/.orchestra/certs")
-    .option("--tools <module...>", "ES modules exporting tools, prompts and resources (docs/modules.md)")
+    .option("--certs-dir <dir>", "cert store (created if missing); default ~/.orchestra/certs", certsDirPath)
+    .option("--tools <module...>", "ES modules exporting tools, prompts and resources (docs/modules.md)", toolModulePath)
     .option("--no-builtins", "do not serve the built-in tools, prompts and sample storage entries")
     .addOption(new Option("--max-streams <n>", "concurrent RPC streams granted to each client").argParser(positiveInt).default(DEFAULT_MAX_STREAMS))
     .addOption(new Option("--transport <kind>", "quic (UDP, interoperable) or tls (TLS 1.3 over TCP on the same address, our extension)").choices(["quic", "tls"]).default("quic"));

@@ -19,6 +19,7 @@ import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
 import { childLogger, holdLogging, startLogging } from "../log.js";
 import { addLogOptions, namingVariable, optionOrigin, withEnvironment } from "./environment.js";
+import { captureFilePath, certsDirPath, toolModulePath } from "./path-options.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -57,8 +58,9 @@ export function registerServeCommand(program: Command): void {
     .option(
       "--certs-dir <dir>",
       "cert store (ca.crt, ca.key, <name>.crt/.key); default ~/.orchestra/certs with an address, the user's embedded store in the cache directory without",
+      certsDirPath,
     )
-    .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)")
+    .option("--capture <file>", "append every message in both directions to FILE as JSON lines (input for `validate`)", captureFilePath)
     .addOption(new Option("--call-timeout <ms>", "deadline for one tools/call").argParser(positiveInt).default(300_000))
     .addOption(new Option("--idle-timeout <ms>", "QUIC: fail pending calls and reconnect after this long without packets (default 15000)").argParser(positiveInt))
     .addOption(new Option("--list-timeout <ms>", "deadline for one list request").argParser(positiveInt).default(10_000))
@@ -71,6 +73,7 @@ export function registerServeCommand(program: Command): void {
     .option(
       "--tools <module...>",
       "embedded orchestrator only: ES modules exporting tools, prompts and resources (docs/modules.md; give absolute paths: MCP clients choose the working directory)",
+      toolModulePath,
     )
     .option("--no-builtins", "embedded orchestrator only: do not serve the built-in tools, prompts and sample storage entries");
   addLogOptions(command).action(async (opts: ServeOptions, action: Command) => {

@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -250,7 +250,8 @@ describe("environment variables", () => {
     try {
       expect((await runCli(["certs", "init", "--certs-dir", store.path])).code).toBe(0);
       for (const args of [[], ["--orchestrator-addr", "127.0.0.1:51733", "--certs-dir", store.path]]) {
-        const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl", ...args], INITIALIZE);
+        // A name longer than the file system allows: only opening it can tell (a missing directory is a usage error).
+        const { stdout, stderr, code } = await runCli(["serve", "--capture", join(tmpdir(), `${"c".repeat(300)}.jsonl`), ...args], INITIALIZE);
         expect(code).toBe(1);
         expect(stdout).toBe("");
         expect(

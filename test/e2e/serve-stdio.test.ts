@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -154,7 +155,8 @@ describe("serve over raw stdio", () => {
   });
 
   it("exits 1 with a clear message when the capture file cannot be opened", async () => {
-    const { stdout, stderr, code } = await runCli(["serve", "--capture", "/nonexistent-dir/capture.jsonl"], initialize);
+    // A name longer than the file system allows: only opening it can tell (a missing directory is a usage error).
+    const { stdout, stderr, code } = await runCli(["serve", "--capture", join(tmpdir(), `${"c".repeat(300)}.jsonl`)], initialize);
     expect(code).toBe(1);
     expect(stdout).toBe("");
     expect(stderr).toContain("cannot open the capture file");
