@@ -6,8 +6,10 @@
  * This is the one path every line takes, on the calling thread or in a `--jobs` worker (one file
  * per thread, `jobs.ts`).
  */
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
 import { SessionChecker } from "./checker.js";
+import { openFailure } from "./open-failure.js";
 import { LEGACY_PROTOCOL_VERSIONS } from "../mcp/versions.js";
 import { verifiedBase64 } from "../mcp/formats.js";
 import { BIG_LINE_BYTES, BigLineConsumer } from "./bigline.js";
@@ -352,12 +354,25 @@ interface Input {
   chunks: AsyncIterable<Buffer | string>;
 }
 
+/** What every input must be, for the `input/unreadable` messages of a path that names none. */
+const INPUT_EXPECTED = "expected a capture, JSONL, Claude Desktop log or HAR file, or - for stdin";
+
+/**
+ * Opens an input (`-`: `stdin`).
+ * @throws Error whose message names `path` and what is wrong with it ({@link openFailure}; a
+ *   directory with a hint at the files in it)
+ */
 async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined, chunkBytes: number): Promise<Input> {
   if (path === "-") return { size: undefined, live: true, chunks: (stdin ?? process.stdin) as AsyncIterable<Buffer | string> };
-  const fh = await open(path, "r");
+  let fh: FileHandle;
+  try {
+    fh = await open(path, "r");
+  } catch (err) {
+    throw new Error(openFailure(path, err, INPUT_EXPECTED), { cause: err });
+  }
   try {
     const st = await fh.stat();
-    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
+    if (st.isDirectory()) throw new Error(`${path} is a directory: ${INPUT_EXPECTED} (the files in it, e.g. ${join(path, "*.jsonl")})`);
     return { size: st.size, live: !st.isFile(), chunks: fh.createReadStream({ highWaterMark: chunkBytes }) };
   } catch (err) {
     await fh.close();

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { SchemaMeta } from "../mcp/schema-meta.js";
+import { openFailure } from "./open-failure.js";
 import { ValidateUsageError, type ProtocolValidators, type ValidateOptions, type ValidatorResolver } from "./types.js";
 
 /** What the checkers of one run need to pick validators. */
@@ -107,7 +108,7 @@ export async function loadSchema(path: string): Promise<object> {
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    throw new ValidateUsageError(`bad schema file: ${path}: cannot read it: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ValidateUsageError(`bad schema file: ${openFailure(path, err, "expected an MCP schema.json file")}`);
   }
   let value: unknown;
   try {

@@ -2,9 +2,13 @@
  * Findings of new users of `validate` (built-in validators): false positives, wrong version
  * labels, one defect reported twice. Each case is a small capture written here.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
-import { exitCodeFor, renderReport, type TimelineMessage } from "../../src/validate/index.js";
+import { exitCodeFor, renderReport, validateFiles, type TimelineMessage } from "../../src/validate/index.js";
 import { brief, captureText, err, handshake, init, initialized, initResult, ok, req, validateText, type Rec } from "../helpers/validate-records.js";
 
 describe("null-id answers to invalid requests", () => {
@@ -235,5 +239,31 @@ describe("an initialize request that did not parse", () => {
     ].join("\n");
     const { summary } = await validateText(`${log}\n`, { inputFormat: "claude-log" });
     expect(summary.files[0]!.protocolVersions).toEqual(["2025-06-18"]);
+  });
+});
+
+describe("file arguments that name no file", () => {
+  const expected = "expected a capture, JSONL, Claude Desktop log or HAR file, or - for stdin";
+
+  it("a directory, an empty name and a missing file are each one input/unreadable finding in words, not Node's ENOENT/EISDIR", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "validate-args-"));
+    try {
+      const { findings, summary } = await validateFiles([dir, "", "no-such-capture.jsonl"], {});
+      expect(findings.map((f) => `${f.rule} ${f.message}`)).toEqual([
+        `input/unreadable cannot read input: ${dir} is a directory: ${expected} (the files in it, e.g. ${join(dir, "*.jsonl")})`,
+        `input/unreadable cannot read input: the file name is empty: ${expected}`,
+        `input/unreadable cannot read input: no such file: no-such-capture.jsonl (relative to the working directory ${process.cwd()})`,
+      ]);
+      expect(exitCodeFor(summary)).toBe(2);
+      // --schema likewise (a usage error, exit 2)
+      for (const [schemaPath, message] of [
+        [dir, `bad schema file: ${dir} is a directory: expected an MCP schema.json file`],
+        ["", "bad schema file: the file name is empty: expected an MCP schema.json file"],
+      ] as const) {
+        await expect(validateFiles(["-"], { schemaPath, stdin: Readable.from([""]) })).rejects.toMatchObject({ name: "ValidateUsageError", message });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
