@@ -194,11 +194,18 @@ describe("batches by version", () => {
 });
 
 describe("inputs that are not text", () => {
-  it("gzip or binary input is one input/unreadable finding naming it (exit code 2), not one per line", async () => {
+  it("gzip, UTF-16 or binary input is one input/unreadable finding naming it (exit code 2), not one per line", async () => {
     const gz = gzipSync(Buffer.from(captureText(handshake()).repeat(20)));
     for (const [bytes, what] of [
       [gz, /gzip-compressed/],
       [Buffer.from([0x00, 0x01, 0x02, 0x0a, 0xff, 0x00, 0x0a]), /binary data/],
+      // UTF-16, as Windows PowerShell's `>` writes a capture: with a byte order mark, and without
+      [
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(captureText(handshake()), "utf16le")]),
+        /^cannot read input: not a text capture in UTF-8: UTF-16 text \(little-endian, with a byte order mark\); convert it first: iconv/,
+      ],
+      [Buffer.from(captureText(handshake()), "utf16le"), /UTF-16 text \(little-endian\)/],
+      [Buffer.from(captureText(handshake()), "utf16le").swap16(), /UTF-16 text \(big-endian\)/],
     ] as const) {
       const { findings, summary } = await validateText(bytes, { inputFormat: undefined });
       expect(findings.map((f) => f.rule)).toEqual(["input/unreadable"]);

@@ -119,12 +119,17 @@ export function detectFormatEarly(head: string, path: string): InputFormat | und
 }
 
 /**
- * Why an input whose first bytes are `head` is not a text capture (gzip-compressed, or binary:
- * a NUL byte, or mostly bytes that are not UTF-8, in its first line or 4 KiB), else undefined. Such an
- * input is one `input/unreadable` finding (exit code 2), not a finding per line.
+ * Why an input whose first bytes are `head` is not a text capture (gzip-compressed; UTF-16, as
+ * Windows PowerShell's `>` writes text; or binary: a NUL byte, or mostly bytes that are not UTF-8,
+ * in its first line or 4 KiB), else undefined. Such an input is one `input/unreadable` finding
+ * (exit code 2), not a finding per line.
  */
 export function notTextReason(head: Buffer): string | undefined {
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return "not a text capture: gzip-compressed data (gunzip it first)";
+  const utf16 = utf16Order(head);
+  if (utf16 !== undefined) {
+    return `not a text capture in UTF-8: UTF-16 text (${utf16}); convert it first: iconv -f UTF-16 -t UTF-8 FILE, or in PowerShell Out-File -Encoding utf8`;
+  }
   const lf = head.indexOf(0x0a);
   const start = head.subarray(0, lf >= 0 && lf < 4096 ? lf : 4096); // (its first line: later ones are checked one by one)
   if (start.includes(0)) return "not a text capture: binary data (a NUL byte in its first line)";
@@ -132,4 +137,25 @@ export function notTextReason(head: Buffer): string | undefined {
   let bad = 0;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 0xfffd) bad++;
   return bad * 10 > text.length ? "not a text capture: binary data (mostly not UTF-8 in its first line)" : undefined;
+}
+
+/**
+ * The byte order of UTF-16 text: a byte order mark (FF FE little-endian, FE FF big-endian), or
+ * without one, a NUL byte after (little-endian) or before (big-endian) each of the first 16 or
+ * more ASCII characters; undefined for anything else.
+ */
+function utf16Order(head: Buffer): string | undefined {
+  if (head.length >= 2 && head[0] === 0xff && head[1] === 0xfe) return "little-endian, with a byte order mark";
+  if (head.length >= 2 && head[0] === 0xfe && head[1] === 0xff) return "big-endian, with a byte order mark";
+  const pairs = Math.min(64, Math.floor(head.length / 2));
+  if (pairs < 16) return undefined;
+  const ascii = (b: number): boolean => b === 0x09 || b === 0x0a || b === 0x0d || (b >= 0x20 && b < 0x7f);
+  let le = true;
+  let be = true;
+  for (let i = 0; i < pairs && (le || be); i++) {
+    const [a, b] = [head[2 * i]!, head[2 * i + 1]!];
+    le &&= ascii(a) && b === 0;
+    be &&= a === 0 && ascii(b);
+  }
+  return le ? "little-endian" : be ? "big-endian" : undefined;
 }
