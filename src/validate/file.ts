@@ -380,6 +380,27 @@ async function openInput(path: string, stdin: NodeJS.ReadableStream | undefined,
   }
 }
 
+/**
+ * Whether a plain JSONL input (format detected) is one JSON document printed over several lines
+ * (`jq .`, an editor, a message pasted from a log): its first non-blank line is `{` or `[` alone.
+ * Its line ends are then read as what they are in JSON text, white space between tokens (a JSON
+ * string holds no raw line end): the document is one message (or batch), on line 1.
+ */
+function prettyPrinted(head: string): boolean {
+  const first = head
+    .split("\n", 200)
+    .find((l) => l.trim() !== "")
+    ?.trim();
+  return first === "{" || first === "[";
+}
+
+/** `chunk` with its CR and LF bytes as spaces (a copy). */
+function oneLine(chunk: Buffer): Buffer {
+  const out = Buffer.from(chunk);
+  for (let i = 0; i < out.length; i++) if (out[i] === 0x0a || out[i] === 0x0d) out[i] = 0x20;
+  return out;
+}
+
 const toBuffer = (c: Buffer | string): Buffer => (typeof c === "string" ? Buffer.from(c, "utf8") : c);
 
 /**
@@ -460,12 +481,14 @@ export async function validateFile(path: string, options: ValidateOptions, setup
     } else {
       // (a direction is guessed only with the format detected, from the same head)
       const guess = format === "jsonl" && options.inputFormat === undefined;
-      const direction = guess
-        ? state.useDirection(jsonlDirection(Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)), options, setup))
-        : (options.direction ?? "c2s");
+      const headText = Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES));
+      const pretty = guess && prettyPrinted(headText);
+      const direction = guess ? state.useDirection(jsonlDirection(pretty ? headText.replace(/[\r\n]/g, " ") : headText, options, setup)) : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
-      splitter = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? VALIDATE_MAX_LINE_BYTES);
-      for (const b of head) splitter.push(b);
+      const lines = fileLineSplitter(state, consumer, format, direction, options.maxLineBytes ?? VALIDATE_MAX_LINE_BYTES);
+      splitter = lines;
+      const push = pretty ? (b: Buffer): void => lines.push(oneLine(b)) : (b: Buffer): void => lines.push(b);
+      for (const b of head) push(b);
       head.length = 0;
       if (!ended) {
         for (;;) {
@@ -474,7 +497,7 @@ export async function validateFile(path: string, options: ValidateOptions, setup
           if (r.done === true) break;
           const b = toBuffer(r.value);
           summary.bytes += b.length;
-          splitter.push(b);
+          push(b);
           report();
         }
       }

@@ -274,3 +274,25 @@ describe("file arguments that name no file", () => {
     }
   });
 });
+
+describe("a JSON document printed over several lines", () => {
+  const pretty = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+
+  it("is one message on line 1 (a request, a server's result), not a parse error per line", async () => {
+    const one = await validateText(pretty(initialize), { inputFormat: undefined });
+    expect(brief(one.findings)).toEqual([]);
+    expect(one.summary.messages).toBe(1);
+    const result = await validateText(pretty({ jsonrpc: "2.0", id: 1, result: { tools: [{ name: "t", inputSchema: { type: "object" } }] } }), { inputFormat: undefined });
+    expect(brief(result.findings)).toEqual(["1 warning input/direction-guessed"]);
+    const bad = await validateText(`\r\n${pretty({ ...initialize, params: { ...initialize.params, clientInfo: { name: 5, version: "1" } } }).replace(/\n/g, "\r\n")}`, {
+      inputFormat: undefined,
+    });
+    expect(bad.findings.map((f) => `${f.line} ${f.rule} ${f.pointer}`)).toEqual(["1 schema/request /params/clientInfo/name"]);
+  });
+
+  it("that is not valid JSON is one json/parse-error", async () => {
+    const { findings } = await validateText(`${pretty(initialize)}${pretty(initialize)}`, { inputFormat: undefined });
+    expect(brief(findings)).toEqual(["1 error json/parse-error"]);
+  });
+});
