@@ -481,7 +481,7 @@ export async function validateFile(path: string, options: ValidateOptions, setup
     } else {
       // (a direction is guessed only with the format detected, from the same head)
       const guess = format === "jsonl" && options.inputFormat === undefined;
-      const headText = Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES));
+      const headText = guess ? Buffer.concat(head).toString("utf8", 0, Math.min(headLen, SNIFF_BYTES)) : "";
       const pretty = guess && prettyPrinted(headText);
       const direction = guess ? state.useDirection(jsonlDirection(pretty ? headText.replace(/[\r\n]/g, " ") : headText, options, setup)) : (options.direction ?? "c2s");
       consumer = lineReader(format, state.dispatch, direction);
