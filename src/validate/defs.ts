@@ -44,19 +44,19 @@ export class SchemaCheck {
  * `ResultType`: "input_required - the request requires additional input and the result contains
  * an InputRequiredResult object").
  */
-export const INPUT_REQUIRED_RESULT = "InputRequiredResult";
+const INPUT_REQUIRED_RESULT = "InputRequiredResult";
 
 /**
  * The check of a request's result where the method's response definition allows
  * `InputRequiredResult | XResult` (`MessageDefinition.resultUnion`: MCP 2026-07-28 `tools/call`,
  * `prompts/get`, `resources/read`). The schema's `ResultType` names the branch, so the result is
- * checked against that branch alone and explained by its issues, as a union tagged by a `type`
- * constant is (the branch's issues, then the union's `anyOf` at the result's root):
- * - `resultType: "input_required"`: an `InputRequiredResult`. Its schema requires `resultType`
- *   alone; its description adds "At least one of `inputRequests` or `requestState` MUST be
- *   present", so a result with neither is one issue at the root (keyword `required`);
- * - any other (`"complete"`, another value, none): an `XResult`, as `serve` judges the results
- *   it sends.
+ * checked against that branch alone and explained by its issues only:
+ * - `resultType: "input_required"`: an `InputRequiredResult`; its issues, then the union's
+ *   `anyOf` at the result's root, as for a union tagged by a `type` constant. Its schema requires
+ *   `resultType` alone; its description adds "At least one of `inputRequests` or `requestState`
+ *   MUST be present", so a result with neither is one issue at the root (keyword `required`);
+ * - any other (`"complete"`, another value, none): an `XResult` and its issues, as `serve`
+ *   judges the results it sends.
  * Without this, any result with a string `resultType` would pass as an `InputRequiredResult`.
  * A valid result costs one call of its branch's validator.
  */
