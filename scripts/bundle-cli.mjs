@@ -17,6 +17,11 @@
 // dist/ (`new URL("../../validate/jobs.js", import.meta.url)` from a chunk), so that files found
 // next to it (package.json, docs/, the validators, the worker) are found as before.
 //
+// Each output file (the entry too, dist/cli/chunks/main-<hash>.js) is then made a script for the
+// CLI's own loader (toScript below; src/cli/script-loader.ts), which runs it through `vm.Script`
+// with V8's code cache (src/cli/code-cache.ts): dist/cli/main.js becomes that loader and the
+// bundle's manifest (docs/startup.md "Code cache").
+//
 // dist/cli/chunks/inputs.json maps each output file to the dist/ modules and packages in it
 // (test/helpers/loaded-modules.ts reads it to tell which modules a process loaded).
 import { parse } from "acorn";
