@@ -4,7 +4,10 @@
 // (bench/bare-node-server.mjs) doing the same: a start-up figure that does not depend on the load
 // of the machine (each run takes 10-30 s under valgrind). `serve --orchestrator-addr` points at a
 // port where nothing listens (initialize never waits for the orchestrator); the cert store is
-// made once. Default subject: this tree's dist/cli/main.js.
+// made once. Default subject: this tree's dist/cli/main.js. Each subject runs twice with a fresh
+// XDG_CACHE_HOME: "cold" (no code cache yet; it is written at that process's exit, which is
+// counted) and "warm" (the CLI's code cache from the cold run, src/cli/code-cache.ts); a build
+// without a code cache gives the same figure twice.
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -30,13 +33,17 @@ console.log("| subject | instructions to the initialize answer (millions) | rati
 console.log("| --- | --- | --- |");
 let bare;
 const rows = [];
-for (const s of [subjects.at(-1), ...subjects.slice(0, -1)]) {
+const runs = [
+  subjects.at(-1),
+  ...subjects.slice(0, -1).flatMap((s, i) => ["cold", "warm"].map((start) => ({ ...s, label: `${s.label} (${start})`, cache: join(work, `cache-${i}`) }))),
+];
+for (const s of runs) {
   const out = join(work, `callgrind-${rows.length}.out`);
   const args = s.bare ? [s.bare] : ["--import", PROBE, s.main, "serve", "--orchestrator-addr", address, "--certs-dir", certsDir];
   const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...args], {
     input: initialize,
     encoding: "utf8",
-    env: { ...process.env, STARTUP_PROBE_EXIT: "first-line", STARTUP_PROBE_MODULES: "0", ORCHESTRA_LOG_LEVEL: "warn" },
+    env: { ...process.env, STARTUP_PROBE_EXIT: "first-line", STARTUP_PROBE_MODULES: "0", ORCHESTRA_LOG_LEVEL: "warn", ...(s.cache ? { XDG_CACHE_HOME: s.cache } : {}) },
   });
   if (!run.stdout.includes('"id":1')) throw new Error(`${s.label}: no initialize answer; stderr:\n${run.stderr}`);
   const ir = Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1] ?? /Collected : (\d+)/.exec(run.stderr)?.[1]);

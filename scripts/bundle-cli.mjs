@@ -17,10 +17,17 @@
 // dist/ (`new URL("../../validate/jobs.js", import.meta.url)` from a chunk), so that files found
 // next to it (package.json, docs/, the validators, the worker) are found as before.
 //
+// Each output file (the entry too, dist/cli/chunks/main-<hash>.js) is then made a script for the
+// CLI's own loader (toScript below; src/cli/script-loader.ts), which runs it through `vm.Script`
+// with V8's code cache (src/cli/code-cache.ts): dist/cli/main.js becomes that loader and the
+// bundle's manifest (docs/startup.md "Code cache").
+//
 // dist/cli/chunks/inputs.json maps each output file to the dist/ modules and packages in it
 // (test/helpers/loaded-modules.ts reads it to tell which modules a process loaded).
-import { build } from "esbuild";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { parse } from "acorn";
+import { build, transform } from "esbuild";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -53,7 +60,9 @@ const metaUrlPlugin = {
 };
 
 const result = await build({
-  entryPoints: { main: ENTRY },
+  // The entry is a script like the others (dist/cli/chunks/main-<hash>.js); dist/cli/main.js becomes the loader, below.
+  entryPoints: { "chunks/main": ENTRY },
+  entryNames: "[dir]/[name]-[hash]",
   bundle: true,
   splitting: true,
   format: "esm",
@@ -61,19 +70,12 @@ const result = await build({
   target: "node20",
   outdir: join(DIST, "cli"),
   chunkNames: "chunks/[name]-[hash]",
-  allowOverwrite: true,
+  write: false,
   external: ["@matrixai/quic", "@matrixai/quic/*", "pino-pretty", "@peculiar/x509", "reflect-metadata"],
   plugins: [metaUrlPlugin],
-  // CommonJS packages in the bundle call require() for Node's modules; __distUrl maps a dist/
-  // path to its URL from whichever output file runs it (the entry in dist/cli/, chunks one deeper).
-  banner: {
-    js: [
-      MARK,
-      'import { createRequire as __createRequire } from "node:module";',
-      "const require = __createRequire(import.meta.url);",
-      'const __distUrl = (fromDist) => new URL((/\\/cli\\/chunks\\/[^/]+$/.test(import.meta.url) ? "../../" : "../") + fromDist, import.meta.url).href;',
-    ].join("\n"),
-  },
+  // __distUrl maps a dist/ path to its URL from the script that runs it (all in dist/cli/chunks/).
+  // `require`, `import()` and `import.meta.url` are the loader's once the output is a script (toScript).
+  banner: { js: ['const __distUrl = (fromDist) => new URL("../../" + fromDist, import.meta.url).href;'].join("\n") },
   metafile: true,
   legalComments: "none",
   // Less source for V8 to scan at start (identifiers and names are kept: stack traces, `err.name`).
@@ -82,9 +84,129 @@ const result = await build({
   logLevel: "warning",
 });
 
-// The entry keeps its shebang (esbuild keeps the first line's `#!`, before the banner).
+/** Calls `visit` for every node of an acorn AST, with its parent. */
+function walk(node, parent, visit) {
+  visit(node, parent);
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) {
+      for (const v of value) if (v && typeof v.type === "string") walk(v, node, visit);
+    } else if (value && typeof value.type === "string") walk(value, node, visit);
+  }
+}
+
+/**
+ * One output file of the build (an ES module) as a script of src/cli/script-loader.ts: `import()`
+ * → `__import()`, `import.meta.url` → `__metaUrl`, then esbuild's CommonJS conversion for the static
+ * imports (`require()`, live bindings through the namespace objects) and exports (getters on
+ * `module.exports`), wrapped in the loader's function expression.
+ */
+async function toScript(code, file) {
+  code = code.replace(/^#!.*\n/, "");
+  const edits = [];
+  walk(parse(code, { ecmaVersion: "latest", sourceType: "module" }), undefined, (node, parent) => {
+    if (node.type === "ImportExpression") edits.push([node.start, node.start + "import".length, "__import"]);
+    else if (node.type === "MetaProperty" && node.meta.name === "import") {
+      if (parent?.type !== "MemberExpression" || parent.computed || parent.property.name !== "url") throw new Error(`${file}: import.meta other than import.meta.url`);
+      edits.push([parent.start, parent.end, "__metaUrl"]);
+    }
+  });
+  edits.sort((a, b) => b[0] - a[0]);
+  for (const [from, to, text] of edits) code = code.slice(0, from) + text + code.slice(to);
+  const converted = await transform(code, { format: "cjs", platform: "node", target: "node20", minifyWhitespace: true, minifySyntax: true, logLevel: "error" });
+  if (converted.warnings.length > 0) throw new Error(`${file}: ${converted.warnings.map((w) => w.text).join("; ")}`);
+  return `(function (exports, require, module, __import, __metaUrl) {"use strict";${plainExports(converted.code, file)}\n})`;
+}
+
+/**
+ * esbuild's CommonJS exports are getters defined before the body runs (`__export(stdin_exports,
+ * { name: () => local })`, `module.exports = __toCommonJS(stdin_exports)`): one function per
+ * export to compile and call. Scripts form no cycles and a script's exports are read only once
+ * its body has run, so they become one object literal at the end of the body: data properties,
+ * except for a local assigned anywhere after its declaration (a getter, as before).
+ */
+function plainExports(code, file) {
+  const program = parse(code, { ecmaVersion: "latest", sourceType: "script", allowReturnOutsideFunction: true });
+  let exportsMap;
+  let toCommonJs;
+  const assigned = new Set();
+  walk(program, undefined, (node) => {
+    if (node.type === "AssignmentExpression" && node.left.type === "Identifier") assigned.add(node.left.name);
+    if (node.type === "UpdateExpression" && node.argument.type === "Identifier") assigned.add(node.argument.name);
+  });
+  for (const statement of program.body) {
+    const e = statement.type === "ExpressionStatement" ? statement.expression : undefined;
+    if (e?.type === "CallExpression" && e.callee.name === "__export" && e.arguments[0]?.name === "stdin_exports") exportsMap = { statement, object: e.arguments[1] };
+    if (e?.type === "AssignmentExpression" && code.slice(e.start, e.end) === "module.exports=__toCommonJS(stdin_exports)") toCommonJs = statement;
+  }
+  if (!toCommonJs) return code;
+  const properties = (exportsMap?.object.properties ?? []).map((p) => {
+    const key = p.key.type === "Identifier" ? p.key.name : JSON.stringify(p.key.value);
+    const body = p.value.type === "ArrowFunctionExpression" ? p.value.body : undefined;
+    // A local of the script, or a re-export of another script's (already run) export.
+    if (body?.type === "Identifier") return assigned.has(body.name) ? `get ${key}(){return ${body.name}}` : `${key}:${body.name}`;
+    if (body?.type === "MemberExpression" && body.object.type === "Identifier") return `get ${key}(){return ${code.slice(body.start, body.end)}}`;
+    throw new Error(`${file}: unexpected export ${code.slice(p.start, p.end)}`);
+  });
+  const cut = [toCommonJs, exportsMap?.statement].filter(Boolean).sort((x, y) => y.start - x.start);
+  for (const c of cut) code = code.slice(0, c.start) + code.slice(c.end);
+  return `${code}\nmodule.exports={__esModule:!0,${properties.join(",")}};`;
+}
+
+const cliDir = join(DIST, "cli");
+const scripts = {};
+mkdirSync(CHUNKS, { recursive: true });
+for (const output of result.outputFiles) {
+  const name = toPosix(relative(cliDir, output.path));
+  scripts[name] = await toScript(output.text, name);
+  writeFileSync(output.path, scripts[name]);
+}
+
+// Per script, the ES modules outside the bundle that it and the scripts it imports statically
+// import statically (not Node's own modules): the loader imports them before the script runs.
+const outputs = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, output]) => [toPosix(relative(cliDir, resolve(ROOT, file))), output]));
+const externalsOf = (name, seen = new Set()) => {
+  if (seen.has(name)) return [];
+  seen.add(name);
+  const found = [];
+  for (const i of outputs[name].imports) {
+    if (i.kind !== "import-statement") continue;
+    if (!i.external) found.push(...externalsOf(toPosix(relative(cliDir, resolve(ROOT, i.path))), seen));
+    else if (!i.path.startsWith("node:")) found.push(i.path);
+  }
+  return [...new Set(found)];
+};
+const names = Object.keys(scripts).sort();
+const manifest = {
+  hash: createHash("sha256")
+    .update(names.map((n) => `${n}\0${scripts[n]}`).join("\0"))
+    .digest("hex")
+    .slice(0, 16),
+  entry: names.find((n) => /^chunks\/main-[^/]+\.js$/.test(n)),
+  scripts: Object.fromEntries(names.map((n) => [n, externalsOf(n)])),
+};
+
+// dist/cli/main.js: the loader (src/cli/script-loader.ts) and the manifest, one ES module.
+const loader = await build({
+  stdin: {
+    contents: `import { runBundle } from "./script-loader.js";\nawait runBundle(import.meta.url, ${JSON.stringify(manifest)});\n`,
+    resolveDir: cliDir,
+    sourcefile: "cli/main.js",
+  },
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  outfile: ENTRY,
+  banner: { js: `#!/usr/bin/env node\n${MARK}` },
+  metafile: true,
+  legalComments: "none",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});
+
 const inputs = {};
-for (const [file, output] of Object.entries(result.metafile.outputs)) {
+for (const [file, output] of [...Object.entries(loader.metafile.outputs), ...Object.entries(result.metafile.outputs)]) {
   inputs[toPosix(relative(DIST, resolve(ROOT, file)))] = Object.keys(output.inputs).map((i) => toPosix(relative(ROOT, resolve(ROOT, i))));
 }
 writeFileSync(join(CHUNKS, "inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);

@@ -6,7 +6,9 @@
 // instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile; `firstLineCpuMs`: the process's CPU time (user + system, all threads) by then. `modules`: every ES module
 // (loader hooks, ./loader-hooks.mjs) and CommonJS module (Module.prototype._compile; `at` is when
 // its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
-import { writeFileSync } from "node:fs";
+import { subscribe } from "node:diagnostics_channel";
+import { statSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import Module, { register } from "node:module";
 import { MessageChannel } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
@@ -24,6 +26,11 @@ if (process.env.STARTUP_PROBE_MODULES !== "0") {
   register("./loader-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
 }
 
+// The CLI bundle's scripts (src/cli/script-loader.ts runs them, not Node's loader).
+subscribe("orchestra-stdio:script", (m) =>
+  record.modules.push({ url: m.url, format: `script (code cache: ${m.cachedData})`, bytes: statSync(fileURLToPath(m.url)).size, at: now() }),
+);
+
 const compile = Module.prototype._compile;
 Module.prototype._compile = function (content, filename) {
   record.modules.push({ url: `file://${filename}`, format: "commonjs-require", bytes: Buffer.byteLength(content), at: now() });
@@ -37,14 +44,13 @@ process.stdout.write = function (chunk, ...rest) {
     record.firstLineMonoUs = Number(process.hrtime.bigint() / 1000n);
     const cpu = process.cpuUsage();
     record.firstLineCpuMs = (cpu.user + cpu.system) / 1000;
-    // STARTUP_PROBE_EXIT=first-line: exit once the first line is written (bench/startup-instructions.mjs
-    // counts the instructions up to there).
+    // STARTUP_PROBE_EXIT=first-line: exit as soon as the first line is written (bench/startup-instructions.mjs
+    // counts the instructions up to there). On Linux a write to a pipe or a file is done when
+    // write() returns; waiting for its callback would also count what the process does next
+    // (microtasks, e.g. modules it imports after the answer).
     if (process.env.STARTUP_PROBE_EXIT === "first-line") {
-      const [callback] = rest.filter((r) => typeof r === "function");
-      return write.call(this, chunk, (err) => {
-        callback?.(err);
-        process.exit(0);
-      });
+      write.call(this, chunk, ...rest);
+      process.exit(0);
     }
   }
   return write.call(this, chunk, ...rest);

@@ -66,12 +66,15 @@ export function namingVariable(err: unknown, command: Command, longFlag: string)
   return err;
 }
 
+/** `ORCHESTRA_*` variables the CLI reads itself, for every command: `ORCHESTRA_NO_CODE_CACHE` (src/cli/code-cache.ts). */
+const CLI_VARIABLES: readonly string[] = ["ORCHESTRA_NO_CODE_CACHE"];
+
 /**
- * The `ORCHESTRA_*` names in `env` that `command` reads no option from, each with the closest
+ * The `ORCHESTRA_*` names in `env` that `command` reads no option from (nor the CLI itself), each with the closest
  * name it does read (undefined when none is close).
  */
 export function unknownVariables(command: Command, env: NodeJS.ProcessEnv): Array<{ name: string; closest: string | undefined }> {
-  const known = command.options.flatMap((o) => (o.envVar ? [o.envVar] : []));
+  const known = [...command.options.flatMap((o) => (o.envVar ? [o.envVar] : [])), ...CLI_VARIABLES];
   return Object.keys(env)
     .filter((name) => name.startsWith(ENV_PREFIX) && !known.includes(name))
     .sort()

@@ -29,25 +29,34 @@ const program = new Command()
   .showHelpAfterError("see `orchestra-stdio --help`")
   .enablePositionalOptions();
 
-// The program has no options of its own but --help and --version, so a command is always argv[2].
-const named = process.argv[2];
-const wanted = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
-for (const register of await Promise.all(wanted.map((name) => COMMANDS[name]!()))) register(program);
-// Every sub-command, nested ones too (`certs init`), lists and answers --version; a usage error
-// names the command's --help instead of printing all of it.
-const withVersion = (commands: readonly Command[]): void => {
-  for (const command of commands) {
-    command.version(PACKAGE_VERSION, "-V, --version");
-    withVersion(command.commands);
-  }
-};
-withVersion(program.commands);
-for (const command of program.commands) command.showHelpAfterError(`see \`orchestra-stdio ${command.name()} --help\``);
+/** Registers the commands the arguments need, then runs the one named. */
+async function main(): Promise<void> {
+  // The program has no options of its own but --help and --version, so a command is always argv[2].
+  const named = process.argv[2];
+  const wanted = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  for (const register of await Promise.all(wanted.map((name) => COMMANDS[name]!()))) register(program);
+  // Every sub-command, nested ones too (`certs init`), lists and answers --version; a usage error
+  // names the command's --help instead of printing all of it.
+  const withVersion = (commands: readonly Command[]): void => {
+    for (const command of commands) {
+      command.version(PACKAGE_VERSION, "-V, --version");
+      withVersion(command.commands);
+    }
+  };
+  withVersion(program.commands);
+  for (const command of program.commands) command.showHelpAfterError(`see \`orchestra-stdio ${command.name()} --help\``);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (!(err instanceof CommanderError)) throw err;
-  // --help and --version end with exit code 0; commander has already printed any message.
-  process.exitCode = err.exitCode === 0 ? 0 : 2;
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // --help and --version end with exit code 0; commander has already printed any message.
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  }
 }
+
+/**
+ * The command's end (or its error): what the CLI bundle's loader waits for (src/cli/script-loader.ts),
+ * as an ES module's top-level `await` would.
+ */
+export const finished: Promise<void> = main();

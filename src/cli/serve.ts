@@ -13,13 +13,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
-import { setFlagsFromString } from "node:v8";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
 import { childLogger, holdLogging, startLogging } from "../log.js";
 import { addLogOptions, namingVariable, optionOrigin, withEnvironment } from "./environment.js";
 import { captureFilePath, certsDirPath, toolModulePath } from "./path-options.js";
+import { setV8Flag, type V8FlagChange } from "./v8-flags.js";
 
 interface ServeOptions {
   orchestratorAddr?: string;
@@ -119,9 +119,11 @@ const SERVE_HEAP_GROWING_PERCENT = 20;
  *   load, the old generation grows from almost nothing, and a 20 % limit would run a full
  *   collection at every fifth of growth, on the path to the first answers; the limit is for the
  *   steady state (large payloads, the backpressure budget), so it is set once start-up is over.
+ * Each with V8's default, which the CLI's code cache sets back while it makes the data of scripts
+ * compiled before the change (src/cli/v8-flags.ts; test/unit/v8-flags.test.ts checks the defaults).
  */
-const SERVE_V8_FLAGS_AT_START = ["--semi-space-growth-factor=1"];
-const SERVE_V8_FLAGS_AFTER_START = [`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`];
+export const SERVE_V8_FLAGS_AT_START: readonly V8FlagChange[] = [{ set: "--semi-space-growth-factor=1", before: "--semi-space-growth-factor=2" }];
+export const SERVE_V8_FLAGS_AFTER_START: readonly V8FlagChange[] = [{ set: `--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`, before: "--heap-growing-percent=0" }];
 /** Milliseconds after `serve` starts when {@link SERVE_V8_FLAGS_AFTER_START} are set. */
 const SERVE_START_MS = 1_000;
 
@@ -132,12 +134,12 @@ const SERVE_START_MS = 1_000;
  * @returns the exit status (docs/cli.md "Exit status")
  */
 async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGiven: string | undefined; action: Command }): Promise<number> {
-  for (const flag of SERVE_V8_FLAGS_AT_START) setFlagsFromString(flag);
+  for (const flag of SERVE_V8_FLAGS_AT_START) setV8Flag(flag);
   // Log records wait for the end of start-up (or an error, or the exit) to be written: loading
   // pino then does not delay the `initialize` answer nor the first call (src/log.ts).
   holdLogging();
   setTimeout(() => {
-    for (const flag of SERVE_V8_FLAGS_AFTER_START) setFlagsFromString(flag);
+    for (const flag of SERVE_V8_FLAGS_AFTER_START) setV8Flag(flag);
     startLogging();
   }, SERVE_START_MS).unref();
   // Signals, handled from the start so that the throwaway cert store is always removed:

@@ -16,21 +16,17 @@
  */
 import { createPublicKey, randomBytes, X509Certificate } from "node:crypto";
 import { promises as fs } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { CertStoreError } from "./error.js";
 import { ensureDir, readOptional, withLock } from "./files.js";
 import { BRIDGE_CERT_NAME, ensureCertStore, ORCHESTRATOR_CERT_NAME } from "./store.js";
+import { userCacheDir } from "../user-cache-dir.js";
 
 /** A CA with fewer days left than this is replaced (a leaf it signs is valid for up to 365). */
 export const CA_MIN_REMAINING_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** `$XDG_CACHE_HOME/orchestra-stdio` (XDG Base Directory), else `~/.cache/orchestra-stdio`. */
-export function userCacheDir(): string {
-  const xdg = process.env["XDG_CACHE_HOME"];
-  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache"), "orchestra-stdio");
-}
+export { userCacheDir };
 
 /** What {@link openEmbeddedStore} did. */
 export interface EmbeddedStore {

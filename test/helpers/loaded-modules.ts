@@ -1,7 +1,8 @@
 /**
  * Which modules a Node process loads: `node --import LOADED_MODULES_HOOK …` makes the process
  * print one line on stderr for every ES module it resolves (`RESOLVED <url>`, loader hooks from
- * `node:module` `register`) and every CommonJS module it compiles (`REQUIRED <path>`, e.g. a file
+ * `node:module` `register`; the CLI bundle's scripts through the diagnostics channel its loader
+ * announces them on, src/cli/script-loader.ts) and every CommonJS module it compiles (`REQUIRED <path>`, e.g. a file
  * loaded with `createRequire`, which the ES loader hooks do not see), and `FIRST-STDOUT` when it
  * first writes to stdout (an MCP server's first response); {@link loadedModules} reads them back
  * from the process's stderr. A file of the CLI bundle (dist/cli/main.js and dist/cli/chunks/, made
@@ -14,6 +15,9 @@ import { fileURLToPath } from "node:url";
 const HOOKS = 'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write("RESOLVED " + r.url + "\\n"); return r; }';
 const PRELOAD = [
   'import Module, { register } from "node:module";',
+  'import { subscribe } from "node:diagnostics_channel";',
+  // The CLI bundle's scripts, run by its own loader (src/cli/script-loader.ts), not Node's.
+  'subscribe("orchestra-stdio:script", (m) => process.stderr.write("RESOLVED " + m.url + "\\n"));',
   `register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`,
   "const compile = Module.prototype._compile;",
   'Module.prototype._compile = function (content, filename) { process.stderr.write("REQUIRED " + filename + "\\n"); return compile.call(this, content, filename); };',

@@ -1,0 +1,157 @@
+/**
+ * The CLI's V8 code cache (src/cli/code-cache.ts): a start writes it, the next start's scripts
+ * use it, a corrupt or foreign file is ignored and written anew, and a cache directory that cannot
+ * be written changes nothing the client or the user sees.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
+import { CLI, cliEnvironment, requireBuiltCli, tempDir } from "../helpers/cli.js";
+
+/** Prints `SCRIPT <cachedData> <url>` on stderr for each script the CLI's loader compiles. */
+const SCRIPT_REPORT = `data:text/javascript,${encodeURIComponent(
+  'import { subscribe } from "node:diagnostics_channel"; subscribe("orchestra-stdio:script", (m) => process.stderr.write("SCRIPT " + m.cachedData + " " + m.url + "\\n"));',
+)}`;
+
+interface Start {
+  stdout: string;
+  stderr: string;
+  /** cachedData use of each script compiled (accepted, rejected, absent, off). */
+  uses: string[];
+  code: number | null;
+}
+
+/** `serve` answering `initialize` (nothing listens at the address), then stdin EOF. */
+function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv = {}): Promise<Start> {
+  const child = spawn(process.execPath, ["--import", SCRIPT_REPORT, CLI, "serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", certsDir], {
+    env: cliEnvironment({ XDG_CACHE_HOME: cacheHome, ORCHESTRA_LOG_LEVEL: "info", ORCHESTRA_LOG_FORMAT: "json", ...env }),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+    if (stdout.includes("\n")) child.stdin.end();
+  });
+  child.stdin.write(
+    `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+  );
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      const uses = stderr
+        .split("\n")
+        .filter((l) => l.startsWith("SCRIPT "))
+        .map((l) => l.split(" ")[1]!);
+      resolve({ stdout, stderr: stderr.replace(/^SCRIPT .*\n/gm, ""), uses, code });
+    }),
+  );
+}
+
+const cacheFiles = (cacheHome: string): string[] => {
+  const dir = join(cacheHome, "orchestra-stdio", "code-cache");
+  return existsSync(dir) ? readdirSync(dir).map((f) => join(dir, f)) : [];
+};
+
+/** The stderr lines above debug (`serve` logs JSON; its `info` start line is expected). */
+const warnings = (stderr: string): string[] => stderr.split("\n").filter((l) => l.startsWith("{") && (JSON.parse(l) as { level: number }).level > 30);
+
+describe("the CLI's code cache", () => {
+  let work: { path: string; remove: () => Promise<void> };
+  let certsDir: string;
+  beforeAll(async () => {
+    requireBuiltCli();
+    work = await tempDir("orchestra-code-cache-");
+    certsDir = join(work.path, "certs");
+    await ensureCertStore(certsDir, BRIDGE_CERT_NAME);
+  });
+  afterAll(() => work?.remove());
+
+  it("is written by a start and used by the next one", async () => {
+    const home = join(work.path, "used");
+    const first = await serveOnce(home, certsDir);
+    expect(first.stdout).toContain('"id":1');
+    expect(first.uses.length).toBeGreaterThan(5);
+    expect(new Set(first.uses)).toEqual(new Set(["absent"]));
+    expect(cacheFiles(home)).toHaveLength(1);
+    const second = await serveOnce(home, certsDir);
+    expect(second.stdout).toBe(first.stdout);
+    expect(new Set(second.uses)).toEqual(new Set(["accepted"]));
+    expect(warnings(second.stderr)).toEqual([]);
+  }, 60_000);
+
+  it("ignores a corrupt or foreign file and writes it anew", async () => {
+    const home = join(work.path, "corrupt");
+    await serveOnce(home, certsDir);
+    const [file] = cacheFiles(home);
+    const good = readFileSync(file!);
+    // Garbage; then a damaged script's data (its checksum fails); then data that V8 rejects
+    // (another build's or Node's: here V8's magic number changed, with a checksum to match).
+    writeFileSync(file!, "not a cache");
+    const garbage = await serveOnce(home, certsDir);
+    expect(garbage.stdout).toContain('"id":1');
+    expect(new Set(garbage.uses)).toEqual(new Set(["absent"]));
+    expect(warnings(garbage.stderr)).toEqual([]);
+    expect(readFileSync(file!).length).toBeGreaterThan(1000);
+    expect((await serveOnce(home, certsDir)).uses.every((u) => u === "accepted")).toBe(true);
+
+    const flipped = Buffer.from(good);
+    flipped[flipped.length - 100] ^= 0xff;
+    writeFileSync(file!, flipped);
+    const damaged = await serveOnce(home, certsDir);
+    expect(damaged.stdout).toContain('"id":1');
+    expect(damaged.uses).toContain("absent");
+    expect((await serveOnce(home, certsDir)).uses.every((u) => u === "accepted")).toBe(true);
+
+    const foreign = Buffer.from(good);
+    const magic = "orchestra-stdio code cache 1\n".length;
+    const indexEnd = magic + 4 + foreign.readUInt32LE(magic);
+    const index = JSON.parse(foreign.toString("utf8", magic + 4, indexEnd)) as { scripts: Record<string, [number, number, string]> };
+    const [name, [offset, length, sum]] = Object.entries(index.scripts)[0]!;
+    foreign[indexEnd + offset] ^= 0xff;
+    const newSum = createHash("sha1")
+      .update(foreign.subarray(indexEnd + offset, indexEnd + offset + length))
+      .digest("hex")
+      .slice(0, 16);
+    index.scripts[name]![2] = newSum;
+    expect(newSum.length).toBe(sum.length);
+    const rewritten = Buffer.concat([foreign.subarray(0, magic + 4), Buffer.from(JSON.stringify(index)), foreign.subarray(indexEnd)]);
+    writeFileSync(file!, rewritten);
+    const rejected = await serveOnce(home, certsDir);
+    expect(rejected.stdout).toContain('"id":1');
+    expect(rejected.uses).toContain("rejected");
+    expect((await serveOnce(home, certsDir)).uses.every((u) => u === "accepted")).toBe(true);
+  }, 120_000);
+
+  it("uses no file that others can write", async () => {
+    const home = join(work.path, "shared");
+    await serveOnce(home, certsDir);
+    const [file] = cacheFiles(home);
+    chmodSync(file!, 0o666);
+    expect(new Set((await serveOnce(home, certsDir)).uses)).toEqual(new Set(["absent"]));
+  }, 60_000);
+
+  it("changes nothing visible when its directory cannot be written", async () => {
+    const home = join(work.path, "blocked");
+    mkdirSync(join(home, "orchestra-stdio"), { recursive: true });
+    writeFileSync(join(home, "orchestra-stdio", "code-cache"), "a file where the directory would be");
+    const reference = await serveOnce(join(work.path, "reference"), certsDir);
+    const blocked = await serveOnce(home, certsDir);
+    expect(blocked.code).toBe(0);
+    expect(blocked.stdout).toBe(reference.stdout);
+    expect(warnings(blocked.stderr)).toEqual([]);
+    expect(new Set((await serveOnce(home, certsDir)).uses)).toEqual(new Set(["absent"]));
+  }, 60_000);
+
+  it("is not used with ORCHESTRA_NO_CODE_CACHE=1, and the variable draws no warning", async () => {
+    const home = join(work.path, "off");
+    const off = await serveOnce(home, certsDir, { ORCHESTRA_NO_CODE_CACHE: "1" });
+    expect(off.stdout).toContain('"id":1');
+    expect(new Set(off.uses)).toEqual(new Set(["off"]));
+    expect(cacheFiles(home)).toEqual([]);
+    expect(warnings(off.stderr)).toEqual([]);
+  }, 60_000);
+});
