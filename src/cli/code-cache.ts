@@ -22,7 +22,7 @@
  */
 import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Script } from "node:vm";
@@ -30,6 +30,12 @@ import { userCacheDir } from "../user-cache-dir.js";
 import { V8_FLAGS_CHANNEL, type V8FlagChange } from "./v8-flags.js";
 
 const MAGIC = Buffer.from("orchestra-stdio code cache 1\n", "latin1");
+/**
+ * Most cache files kept in the directory (one per bundle, Node and options: installs of several
+ * versions, `npx` caches and Node upgrades each add one, 0.3-1.5 MB): a write removes the
+ * least recently written files beyond it.
+ */
+export const MAX_CACHE_FILES = 8;
 /** Milliseconds between a script compiled without usable data and the write of the cache. */
 export const WRITE_DELAY_MS = 2_000;
 /** What happened to a script's cached data: V8 used it, V8 rejected it, or there was none (or none that passed its checksum). */
@@ -158,7 +164,9 @@ export class CodeCache {
         renameSync(temporary, this.file);
       } catch {
         rmSync(temporary, { force: true });
+        return;
       }
+      pruneCacheFiles(dir, this.file);
     } catch {
       // Not writable, no space, V8 refused: the next start compiles from source as this one did.
     }
@@ -182,6 +190,22 @@ export class CodeCache {
       for (let epoch = lowest; epoch < changes; epoch++) setFlags!(this.flagChanges[epoch]!.set);
     }
   }
+}
+
+/** Removes the least recently written `.bin` files of `dir` beyond {@link MAX_CACHE_FILES}, never `keep`. */
+function pruneCacheFiles(dir: string, keep: string): void {
+  const files: { path: string; mtimeMs: number }[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".bin")) continue;
+    const path = join(dir, name);
+    try {
+      files.push({ path, mtimeMs: statSync(path).mtimeMs });
+    } catch {
+      // removed meanwhile by another process
+    }
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { path } of files.slice(MAX_CACHE_FILES)) if (path !== keep) rmSync(path, { force: true });
 }
 
 /** The cache file's entries when this user owns it and nobody else can write it. */

@@ -21,7 +21,7 @@ import { channel } from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { posix } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
 import { type CachedDataUse, CodeCache } from "./code-cache.js";
 
@@ -54,7 +54,8 @@ interface Instance {
 const isRelative = (specifier: string): boolean => specifier.startsWith("./") || specifier.startsWith("../");
 
 class Bundle {
-  private readonly cliDir: string;
+  /** dist/cli/ as a URL: script names are URL paths relative to it, on every platform. */
+  private readonly cliUrl: URL;
   private readonly cache: CodeCache | undefined;
   private readonly nodeRequire: NodeJS.Require;
   private readonly instances = new Map<string, Instance>();
@@ -66,7 +67,7 @@ class Bundle {
     private readonly mainUrl: string,
     private readonly manifest: BundleManifest,
   ) {
-    this.cliDir = posix.dirname(fileURLToPath(mainUrl));
+    this.cliUrl = new URL(".", mainUrl);
     this.cache = CodeCache.open(manifest.hash);
     this.nodeRequire = createRequire(mainUrl);
   }
@@ -94,8 +95,8 @@ class Bundle {
     }
     const instance: Instance = { module: { exports: {} } };
     this.instances.set(name, instance);
-    const filename = posix.join(this.cliDir, name);
-    const url = pathToFileURL(filename).href;
+    const url = new URL(name, this.cliUrl).href;
+    const filename = fileURLToPath(url);
     try {
       // esbuild writes ASCII (non-ASCII characters escaped): latin1 is exact and the cheapest decoding.
       const source = readFileSync(filename, "latin1");

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
@@ -144,6 +144,29 @@ describe("the CLI's code cache", () => {
     expect(blocked.stdout).toBe(reference.stdout);
     expect(warnings(blocked.stderr)).toEqual([]);
     expect(new Set((await serveOnce(home, certsDir)).uses)).toEqual(new Set(["absent"]));
+  }, 60_000);
+
+  it("keeps at most 8 files: a write removes the least recently written others", async () => {
+    const home = join(work.path, "pruned");
+    const dir = join(home, "orchestra-stdio", "code-cache");
+    mkdirSync(dir, { recursive: true });
+    // Ten files of other builds, written 1..10 days ago; and a file that is not the cache's.
+    const day = 86_400;
+    const now = Date.now() / 1000;
+    for (let i = 1; i <= 10; i++) {
+      const file = join(dir, `other${i}-node0-x64-00000000.bin`);
+      writeFileSync(file, "other build");
+      utimesSync(file, now - i * day, now - i * day);
+    }
+    writeFileSync(join(dir, "notes.txt"), "not a cache file");
+    const start = await serveOnce(home, certsDir);
+    expect(start.stdout).toContain('"id":1');
+    const left = readdirSync(dir).sort();
+    expect(left.filter((f) => f.endsWith(".bin"))).toHaveLength(8);
+    // This build's file and the seven most recent others stay; the three oldest are gone.
+    expect(left).toEqual(expect.arrayContaining(["notes.txt", ...[1, 2, 3, 4, 5, 6, 7].map((i) => `other${i}-node0-x64-00000000.bin`)]));
+    for (const i of [8, 9, 10]) expect(left).not.toContain(`other${i}-node0-x64-00000000.bin`);
+    expect((await serveOnce(home, certsDir)).uses.every((u) => u === "accepted")).toBe(true);
   }, 60_000);
 
   it("is not used with ORCHESTRA_NO_CODE_CACHE=1, and the variable draws no warning", async () => {
