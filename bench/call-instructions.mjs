@@ -1,4 +1,4 @@
-// `node bench/call-instructions.mjs [--in-flight 1,64] [--calls N] [--warmup N] [--keep DIR] [LABEL=/abs/dist ...]`: machine
+// `node bench/call-instructions.mjs [--in-flight 1,64] [--calls N] [--warmup N] [--node-args "FLAGS"] [--keep DIR] [LABEL=/abs/dist ...]`: machine
 // instructions (valgrind callgrind's Ir, all threads) our bridge (`serve`) executes per 100-byte
 // echo call against the upstream Go orchestrator (our orchestrator when the Go peer is missing):
 // a per-call CPU figure that does not depend on the load of the machine. Per subject and number
@@ -6,7 +6,9 @@
 // (`--warmup`, default 200 calls, 8 in flight) and then `base` resp. `base + N` calls (`base` = N / 4); the
 // difference of their totals divided by N is the per-call figure (start-up, warm-up and
 // shutdown cancel out). With the default warm-up much of the code still runs unoptimised and V8
-// is still compiling (its compiler threads are counted); `--warmup 3000` measures warmer code. Each process takes 20-60 s under valgrind. Default subject: this tree's
+// is still compiling (its compiler threads are counted); `--warmup 3000` measures warmer code.
+// `--node-args "--single-threaded"` (Node flags of the bridge) makes V8 compile and collect on the
+// main thread, at the same points in every run: figures that repeat, for an A/B of small changes. Each process takes 20-60 s under valgrind. Default subject: this tree's
 // dist; `LABEL=/abs/path/dist` measures another build (e.g. a copy built at an older commit).
 // `--keep DIR`: the callgrind output files are copied to DIR (`callgrind-LABEL-INFLIGHT-a|b.out`),
 // for `callgrind_annotate` or `node bench/callgrind-diff.mjs A B CALLS` (per-call cost by function).
@@ -21,6 +23,7 @@ const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name
 const inFlights = option("--in-flight", "1,64").split(",").map(Number);
 const calls = Number(option("--calls", 2000));
 const warmupCalls = Number(option("--warmup", 200));
+const nodeArgs = option("--node-args", "").split(" ").filter(Boolean);
 const keep = option("--keep", undefined);
 if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), dist: a.slice(a.indexOf("=") + 1) }));
@@ -43,6 +46,7 @@ async function instructions(dist, inFlight, n, tag) {
       "--tool=callgrind",
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...nodeArgs,
       join(dist, "cli/main.js"),
       "serve",
       "--orchestrator-addr",
