@@ -1,14 +1,19 @@
-// `node bench/call-instructions.mjs [--in-flight 1,64] [--calls N] [LABEL=/abs/dist ...]`: machine
+// `node bench/call-instructions.mjs [--in-flight 1,64] [--calls N] [--warmup N] [--node-args "FLAGS"] [--keep DIR] [LABEL=/abs/dist ...]`: machine
 // instructions (valgrind callgrind's Ir, all threads) our bridge (`serve`) executes per 100-byte
 // echo call against the upstream Go orchestrator (our orchestrator when the Go peer is missing):
 // a per-call CPU figure that does not depend on the load of the machine. Per subject and number
 // in flight, two bridge processes run under callgrind with the same start-up and warm-up
-// (200 calls, 8 in flight) and then `base` resp. `base + N` calls (`base` = N / 4); the
+// (`--warmup`, default 200 calls, 8 in flight) and then `base` resp. `base + N` calls (`base` = N / 4); the
 // difference of their totals divided by N is the per-call figure (start-up, warm-up and
-// shutdown cancel out). Each process takes 20-60 s under valgrind. Default subject: this tree's
+// shutdown cancel out). With the default warm-up much of the code still runs unoptimised and V8
+// is still compiling (its compiler threads are counted); `--warmup 3000` measures warmer code.
+// `--node-args "--single-threaded"` (Node flags of the bridge) makes V8 compile and collect on the
+// main thread, at the same points in every run: figures that repeat, for an A/B of small changes. Each process takes 20-60 s under valgrind. Default subject: this tree's
 // dist; `LABEL=/abs/path/dist` measures another build (e.g. a copy built at an older commit).
+// `--keep DIR`: the callgrind output files are copied to DIR (`callgrind-LABEL-INFLIGHT-a|b.out`),
+// for `callgrind_annotate` or `node bench/callgrind-diff.mjs A B CALLS` (per-call cost by function).
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, goPeerMissing, provisionBridgeCert, startOurOrchestrator, startUpstreamOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession, driveEcho } from "./stdio-session.mjs";
@@ -17,6 +22,10 @@ const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const inFlights = option("--in-flight", "1,64").split(",").map(Number);
 const calls = Number(option("--calls", 2000));
+const warmupCalls = Number(option("--warmup", 200));
+const nodeArgs = option("--node-args", "").split(" ").filter(Boolean);
+const keep = option("--keep", undefined);
+if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), dist: a.slice(a.indexOf("=") + 1) }));
 if (subjects.length === 0) subjects.push({ label: "this", dist: join(ROOT, "dist") });
 execFileSync("valgrind", ["--version"]); // throws when valgrind is missing
@@ -37,6 +46,7 @@ async function instructions(dist, inFlight, n, tag) {
       "--tool=callgrind",
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...nodeArgs,
       join(dist, "cli/main.js"),
       "serve",
       "--orchestrator-addr",
@@ -53,16 +63,17 @@ async function instructions(dist, inFlight, n, tag) {
   );
   try {
     await session.initialize();
-    const warm = await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: 200 });
+    const warm = await driveEcho(session, { payload: PAYLOAD, inFlight: 8, calls: warmupCalls });
     const r = await driveEcho(session, { payload: PAYLOAD, inFlight, calls: n });
     if (warm.failures + r.failures > 0) throw new Error(`${tag}: ${warm.failures + r.failures} failed calls: ${r.firstFailure ?? warm.firstFailure}`);
   } finally {
     await session.close(120_000);
   }
+  if (keep !== undefined) copyFileSync(out, join(keep, `callgrind-${tag}.out`));
   return Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
 }
 
-console.log(`orchestrator: ${upstream ? "upstream Go" : "ours (the Go peer is missing)"}; ${PAYLOAD}-byte echo; ${calls} calls measured`);
+console.log(`orchestrator: ${upstream ? "upstream Go" : "ours (the Go peer is missing)"}; ${PAYLOAD}-byte echo; ${calls} calls measured after ${warmupCalls} warm-up calls`);
 console.log("| subject | in flight | instructions per call (thousands) |");
 console.log("| --- | --- | --- |");
 try {

@@ -12,8 +12,11 @@ import { fileURLToPath } from "node:url";
 /** The project root (this file is bench/common.mjs). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** `../shared` beside the project root (developers and CI only); same rule as test/helpers/requires.ts. */
-export const SHARED_DIR = resolve(ROOT, "../shared");
+/**
+ * `../shared` beside the project root (developers and CI only; `ORCHESTRA_SHARED_DIR` when set, e.g.
+ * for a git worktree elsewhere); same rule as test/helpers/requires.ts.
+ */
+export const SHARED_DIR = process.env.ORCHESTRA_SHARED_DIR ?? resolve(ROOT, "../shared");
 
 /**
  * Where the upstream Go peer binaries are: `ORCHESTRA_GO_PEER_BIN`, default

@@ -1,8 +1,9 @@
 /**
  * The liveness checks of the transport client (./rpc-client.ts): how long a link's
  * received-packet counter has stood still ({@link ReceiveWatch}), and the check of a request
- * written on an idle link ({@link watchRequest}, {@link REQUEST_LIVENESS_MS}).
+ * written on an idle link ({@link RequestWatch}, {@link REQUEST_LIVENESS_MS}).
  */
+import { performance } from "node:perf_hooks";
 
 /**
  * How long a request written on an idle link may go without any packet from the peer (not even
@@ -16,20 +17,54 @@
 export const REQUEST_LIVENESS_MS = 1_000;
 
 /**
- * Calls `onSilent(REQUEST_LIVENESS_MS)` once the request liveness window has passed while
- * `silent()` still holds (no packet since the request was written). The decision is taken after
- * the event loop's poll phase: packets that arrived while it was busy are read first, so a
- * stalled process does not mistake its own delay for silence.
- * @returns the timer (unref'd), to clear when the link ends or a later request restarts the check
+ * The request liveness check of one link: `onSilent(REQUEST_LIVENESS_MS)` once the window after
+ * the latest {@link RequestWatch.start} has passed while `packetsNow()` still equals the count
+ * given there (no packet since that request was written). The decision is taken after the event
+ * loop's poll phase: packets that arrived while it was busy are read first, so a stalled process
+ * does not mistake its own delay for silence. One timer, started by the first request and moved
+ * on when it fires early (a later request restarted the window), not re-armed per request.
  */
-export function watchRequest(silent: () => boolean, onSilent: (windowMs: number) => void): NodeJS.Timeout {
-  const timer = setTimeout(() => {
+export class RequestWatch {
+  private timer: NodeJS.Timeout | undefined;
+  /** `performance.now()` when the current window started. */
+  private since = 0;
+  private packets = 0;
+
+  constructor(
+    private readonly packetsNow: () => number | undefined,
+    private readonly onSilent: (windowMs: number) => void,
+  ) {}
+
+  /** A request was written on the idle link with the received-packet count at `packets`: the window (re)starts now. */
+  start(packets: number): void {
+    this.packets = packets;
+    this.since = performance.now();
+    if (this.timer === undefined) this.arm(REQUEST_LIVENESS_MS);
+  }
+
+  /** Stops the check (the link ended). */
+  cancel(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(this.fire, ms);
+    this.timer.unref();
+  }
+
+  private readonly fire = (): void => {
+    const left = this.since + REQUEST_LIVENESS_MS - performance.now();
+    if (left > 1) {
+      this.arm(left);
+      return;
+    }
+    this.timer = undefined;
+    const packets = this.packets;
     setImmediate(() => {
-      if (silent()) onSilent(REQUEST_LIVENESS_MS);
+      if (this.packetsNow() === packets) this.onSilent(REQUEST_LIVENESS_MS);
     });
-  }, REQUEST_LIVENESS_MS);
-  timer.unref();
-  return timer;
+  };
 }
 
 /**

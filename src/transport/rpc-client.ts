@@ -29,7 +29,7 @@ import { MAX_FRAME_BYTES } from "../framing/frame.js";
 import type { Logger } from "../log.js";
 import { messageOf, senderError, SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "./link.js";
-import { ReceiveWatch, watchRequest } from "./liveness.js";
+import { ReceiveWatch, RequestWatch } from "./liveness.js";
 import { RefusedKinds, refusalOf, type FrameHandler, type SendOptions, type StreamingSender } from "./sender.js";
 
 export { REQUEST_LIVENESS_MS, ReceiveWatch } from "./liveness.js";
@@ -72,8 +72,8 @@ interface Conn {
   recvWatch: ReceiveWatch;
   /** Streaming request kinds the orchestrator on this link does not implement. */
   refused: RefusedKinds;
-  /** The pending request liveness check (./liveness.ts). */
-  probe: NodeJS.Timeout | undefined;
+  /** The request liveness check (./liveness.ts); created with the first request on an idle link. */
+  probe: RequestWatch | undefined;
 }
 
 interface Call {
@@ -345,9 +345,11 @@ export class RpcClient implements StreamingSender {
     const packets = call.packetsAtWrite;
     if (idle && packets !== undefined) {
       // The request liveness check (./liveness.ts); a later request restarts it.
-      if (conn.probe) clearTimeout(conn.probe);
-      const silent = () => !conn.dead && conn.link.packetsReceived === packets;
-      conn.probe = watchRequest(silent, (ms) => this.lost(conn, this.err("closed", `connection lost: no packet received for ${ms} ms after a request on the idle connection`)));
+      conn.probe ??= new RequestWatch(
+        () => (conn.dead ? undefined : conn.link.packetsReceived),
+        (ms) => this.lost(conn, this.err("closed", `connection lost: no packet received for ${ms} ms after a request on the idle connection`)),
+      );
+      conn.probe.start(packets);
     }
     const sub = call.request.request.case === "subscribe" ? call.request.request.value : undefined;
     if (sub && !call.settled) {
@@ -581,8 +583,7 @@ export class RpcClient implements StreamingSender {
   private drop(conn: Conn, error: SenderError, graceful: boolean): void {
     if (conn.dead) return;
     conn.dead = true;
-    if (conn.probe) clearTimeout(conn.probe);
-    conn.probe = undefined;
+    conn.probe?.cancel();
     for (const call of [...conn.calls]) this.fail(call, error, "shutdown");
     conn.link.onDown = undefined;
     conn.link.onCredit = undefined;

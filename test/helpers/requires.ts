@@ -13,8 +13,11 @@ import { join, resolve } from "node:path";
 /** The project root (this file is test/helpers/requires.ts). */
 export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
 
-/** `../shared` beside the project root: reference material that only the developers and CI have. */
-export const SHARED_DIR = resolve(PROJECT_ROOT, "../shared");
+/**
+ * `../shared` beside the project root (`ORCHESTRA_SHARED_DIR` when set, e.g. for a git worktree
+ * elsewhere): reference material that only the developers and CI have.
+ */
+export const SHARED_DIR = process.env.ORCHESTRA_SHARED_DIR ?? resolve(PROJECT_ROOT, "../shared");
 
 /** Absolute path of `rel` inside `../shared`. */
 export function sharedPath(rel: string): string {

@@ -83,7 +83,7 @@ async function echoServer(opts: { maxStreams?: number; idleTimeoutMs?: number; t
   return es;
 }
 
-async function client(port: number, tls = pki.client, extra: { idleTimeoutMs?: number; serverName?: string } = {}): Promise<QuicConnection> {
+async function client(port: number, tls = pki.client, extra: { idleTimeoutMs?: number; serverName?: string; maxStreamsBidi?: number } = {}): Promise<QuicConnection> {
   const conn = await connectQuic({
     host: "127.0.0.1",
     port,
@@ -92,6 +92,7 @@ async function client(port: number, tls = pki.client, extra: { idleTimeoutMs?: n
     alpn: [ALPN],
     idleTimeoutMs: extra.idleTimeoutMs ?? 10_000,
     connectTimeoutMs: 3_000,
+    ...(extra.maxStreamsBidi === undefined ? {} : { maxStreamsBidi: extra.maxStreamsBidi }),
   });
   cleanups.push(() => conn.close());
   return conn;
@@ -123,6 +124,26 @@ describe("QUIC engine", () => {
     expect(r).toBeInstanceOf(Uint8Array);
     expect((r as Uint8Array).byteLength).toBe(big.byteLength);
     expect(Buffer.compare(r as Uint8Array, big)).toBe(0);
+  });
+
+  it("a client that grants the peer no streams reads every stream: one at a time, 2 MiB, 40 at once, a reset", async () => {
+    // No peer-initiated stream is possible, so the engine asks its tracked streams one by one
+    // (up to 32) instead of quiche's readable set.
+    const es = await echoServer();
+    const conn = await client(es.port, pki.client, { maxStreamsBidi: 0 });
+    const small = new TextEncoder().encode("hello");
+    expect(await rpc(conn, small)).toEqual(small);
+    const big = new Uint8Array(2 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
+    expect(Buffer.compare((await rpc(conn, big)) as Uint8Array, big)).toBe(0);
+    const many = await Promise.all(Array.from({ length: 40 }, (_, i) => rpc(conn, new TextEncoder().encode(`m${i}`))));
+    expect(many.map((r) => new TextDecoder().decode(r as Uint8Array))).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
+    es.hold = true;
+    const held = rpc(conn, small);
+    await until(() => es.held.length === 1);
+    es.held[0]!.reset(StreamCode.SHUTDOWN);
+    const r = await held;
+    expect(r).toBeInstanceOf(PeerResetError);
+    expect((r as PeerResetError).code).toBe(StreamCode.SHUTDOWN);
   });
 
   it("packetsReceived follows quiche's received-packet counter as datagrams arrive", async () => {

@@ -73,6 +73,8 @@ export interface ResolvedLimits {
   idleTimeoutMs: number;
   keepAliveMs: number;
   maxSendUdpPayload: number;
+  /** `initial_max_streams_bidi` granted to the peer (0: the peer cannot open streams). */
+  maxStreamsBidi: number;
   refusedStreamCode: number;
 }
 
@@ -100,7 +102,7 @@ export function resolveLimits(config: EngineConfig): ResolvedLimits {
   if (!Number.isInteger(streams) || streams < 0) throw new RangeError(`maxStreamsBidi must be a non-negative integer, got ${streams}`);
   const refused = config.refusedStreamCode ?? 0;
   if (!Number.isSafeInteger(refused) || refused < 0) throw new RangeError(`refusedStreamCode must be a non-negative integer, got ${refused}`);
-  return { idleTimeoutMs: idle, keepAliveMs: keepAlive, maxSendUdpPayload: send, refusedStreamCode: refused };
+  return { idleTimeoutMs: idle, keepAliveMs: keepAlive, maxSendUdpPayload: send, maxStreamsBidi: streams, refusedStreamCode: refused };
 }
 
 const encoder = new TextEncoder();

@@ -12,7 +12,7 @@
  */
 import type { Connection, RecvInfo } from "@matrixai/quic/native/index.js";
 import { quiche, type ResolvedLimits } from "./config.js";
-import { PeerResetError, PeerStopError, QuicStream, StreamClosedError } from "./stream.js";
+import { PeerResetError, PeerStopError, QuicStream, readableStreams, StreamClosedError } from "./stream.js";
 import { AckDelay, QuicheDeadline } from "./timers.js";
 import { ConnectionClosedError, readCloseInfo, UNREACHABLE_CONFIRM_MS, type CloseInfo } from "./close.js";
 import type { UdpEndpoint } from "./endpoint.js";
@@ -91,7 +91,7 @@ export class QuicConnection {
     readonly conn: Connection,
     role: "client" | "server",
     recvInfo: RecvInfo,
-    private readonly limits: Pick<ResolvedLimits, "keepAliveMs" | "refusedStreamCode">,
+    private readonly limits: Pick<ResolvedLimits, "keepAliveMs" | "maxStreamsBidi" | "refusedStreamCode">,
     onEstablished?: () => void,
   ) {
     this.isServer = role === "server";
@@ -400,7 +400,7 @@ export class QuicConnection {
   }
 
   private processReadable(): void {
-    for (const id of this.conn.readable()) {
+    for (const id of readableStreams(this.conn, this.streams, this.limits.maxStreamsBidi > 0)) {
       let s = this.streams.get(id);
       if (s === undefined) {
         s = this.acceptPeerStream(id);

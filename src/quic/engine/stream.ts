@@ -8,6 +8,7 @@
  * Writing queues chunks into quiche; the last chunk and the FIN always go in the same
  * `stream_send` call, so they leave in the same packet (quic-notes.md, fault 1).
  */
+import type { Connection } from "@matrixai/quic/native/index.js";
 import type { QuicConnection } from "./connection.js";
 
 /** What ended the read side of a stream early: the peer reset it (RESET_STREAM, RFC 9000 §19.4). */
@@ -34,6 +35,27 @@ export class StreamClosedError extends Error {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * Up to this many tracked streams are asked one by one (`stream_readable`, a flag read) when the
+ * peer cannot open streams: the binding's `readable()` builds an iterator object that costs as
+ * much as about 60 such calls.
+ */
+const READABLE_SCAN_MAX = 32;
+
+/**
+ * @internal The IDs of the streams quiche has something to read from (data, FIN or reset): its
+ * readable set (`readable()`), or, when the peer cannot open streams (`peerOpens` false: no
+ * bidirectional stream granted, unidirectional ones never) and few are tracked, the tracked
+ * streams whose receive side quiche has not closed and that it calls readable: only those can
+ * be (a stream leaves `streams` once quiche's receive side of it finished or was shut down).
+ */
+export function readableStreams(conn: Connection, streams: ReadonlyMap<number, QuicStream>, peerOpens: boolean): Iterable<number> {
+  if (peerOpens || streams.size > READABLE_SCAN_MAX) return conn.readable();
+  const ids: number[] = [];
+  for (const s of streams.values()) if (!s.recvClosed && conn.streamReadable(s.id)) ids.push(s.id);
+  return ids;
+}
 
 /**
  * One bidirectional stream. Created by {@link QuicConnection.openStream} (local) or handed to
