@@ -11,7 +11,9 @@
  * data of each script. Read once, when the CLI starts; used only when this user owns the file and
  * nobody else can write it.
  *
- * Written, to a temporary file renamed over the old one, {@link WRITE_DELAY_MS} after a script was
+ * Written, to a temporary file of a random name created exclusively (a link planted there is not
+ * followed) and renamed over the old one, only into a directory this user owns and nobody else
+ * can write, {@link WRITE_DELAY_MS} after a script was
  * compiled without usable data (none, rejected by V8, or failing its checksum), or at the
  * process's exit if that comes first: V8's data of every script the process compiled, made then
  * (so that it holds the functions that ran, not only those compiled with the script), and the
@@ -20,11 +22,11 @@
  * rejects, or a directory that cannot be written leave the scripts compiled from source, as with
  * no cache. `ORCHESTRA_NO_CODE_CACHE=1` (or `true`, `yes`) turns it off (docs/cli.md).
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { userCacheDir } from "../user-cache-dir.js";
 import { V8_FLAGS_CHANNEL, type V8FlagChange } from "./v8-flags.js";
@@ -156,11 +158,12 @@ export class CodeCache {
       const index = Buffer.from(JSON.stringify({ key: this.key, scripts }), "utf8");
       const length = Buffer.alloc(4);
       length.writeUInt32LE(index.length);
-      const dir = join(this.file, "..");
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const temporary = `${this.file}.${process.pid}.tmp`;
+      const dir = dirname(this.file);
+      if (!privateDirectory(dir)) return;
+      // A name nobody can guess, created exclusively: a link planted at it is never followed.
+      const temporary = `${this.file}.${randomBytes(8).toString("hex")}.tmp`;
       try {
-        writeFileSync(temporary, Buffer.concat([MAGIC, length, index, ...data.values()]), { mode: 0o600 });
+        writeFileSync(temporary, Buffer.concat([MAGIC, length, index, ...data.values()]), { mode: 0o600, flag: "wx" });
         renameSync(temporary, this.file);
       } catch {
         rmSync(temporary, { force: true });
@@ -190,6 +193,24 @@ export class CodeCache {
       for (let epoch = lowest; epoch < changes; epoch++) setFlags!(this.flagChanges[epoch]!.set);
     }
   }
+}
+
+/**
+ * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) if missing, but only below a directory
+ * that exists already (HOME, or the parent of `$XDG_CACHE_HOME`: a missing HOME is not created);
+ * true when `dir` and `<user cache>/orchestra-stdio` are directories, not links, that this user
+ * owns and nobody else can write: the only kind written into.
+ */
+function privateDirectory(dir: string): boolean {
+  const base = dirname(dir);
+  if (!existsSync(dirname(dirname(base)))) return false;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const d of [dir, base]) {
+    const stat = lstatSync(d);
+    if (!stat.isDirectory()) return false;
+    if (process.getuid !== undefined && (stat.uid !== process.getuid() || (stat.mode & 0o022) !== 0)) return false;
+  }
+  return true;
 }
 
 /** Removes the least recently written `.bin` files of `dir` beyond {@link MAX_CACHE_FILES}, never `keep`. */

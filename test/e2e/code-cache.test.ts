@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
@@ -144,6 +144,35 @@ describe("the CLI's code cache", () => {
     expect(blocked.stdout).toBe(reference.stdout);
     expect(warnings(blocked.stderr)).toEqual([]);
     expect(new Set((await serveOnce(home, certsDir)).uses)).toEqual(new Set(["absent"]));
+  }, 60_000);
+
+  it("writes into no directory that others can write, and follows no link planted there", async () => {
+    const home = join(work.path, "open-dir");
+    const dir = join(home, "orchestra-stdio", "code-cache");
+    mkdirSync(dir, { recursive: true });
+    chmodSync(join(home, "orchestra-stdio"), 0o777);
+    chmodSync(dir, 0o777);
+    // What another user of the machine could plant: links from the names a write might use
+    // (the cache file and a predictable temporary name) to a file of ours.
+    const victim = join(work.path, "victim.txt");
+    writeFileSync(victim, "precious data");
+    const reference = await serveOnce(join(work.path, "open-dir-reference"), certsDir);
+    const [name] = cacheFiles(join(work.path, "open-dir-reference")).map((f) => f.slice(f.lastIndexOf("/") + 1));
+    for (const planted of [name!, `${name!}.1.tmp`]) symlinkSync(victim, join(dir, planted));
+    const start = await serveOnce(home, certsDir);
+    expect(start.stdout).toBe(reference.stdout);
+    expect(warnings(start.stderr)).toEqual([]);
+    expect(readFileSync(victim, "utf8")).toBe("precious data");
+    // Nothing was written there: the planted links are as they were.
+    expect(readdirSync(dir).sort()).toEqual([name!, `${name!}.1.tmp`].sort());
+    expect(lstatSync(join(dir, name!)).isSymbolicLink()).toBe(true);
+  }, 60_000);
+
+  it("does not create a missing HOME", async () => {
+    const home = join(work.path, "no-such-home");
+    const start = await serveOnce(join(home, ".cache-unused"), certsDir, { XDG_CACHE_HOME: "", HOME: home });
+    expect(start.stdout).toContain('"id":1');
+    expect(existsSync(home)).toBe(false);
   }, 60_000);
 
   it("keeps at most 8 files: a write removes the least recently written others", async () => {
