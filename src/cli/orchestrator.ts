@@ -61,7 +61,7 @@ export function registerOrchestratorCommand(program: Command): void {
 /** @param action the parsed command, for where an option's value came from (its variable or flag) */
 async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): Promise<number> {
   // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
-  const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent }, { startOrchestrator }] = await Promise.all([
+  const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent, keepServingOnModuleErrors }, { startOrchestrator }] = await Promise.all([
     import("../log.js"),
     import("../pki/store.js"),
     import("../orchestrator/load-tools.js"),
@@ -91,10 +91,7 @@ async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): P
     log.error(`${(err as Error).message}${hint}`);
     return 1;
   }
-  // Tool modules are third-party code: an error they throw outside a handler's promise (a timer
-  // callback, an unawaited promise) must not take down every other tool and client. Log and serve on.
-  process.on("uncaughtException", (err) => log.error({ err }, "uncaught exception in a tool module; still serving"));
-  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection in a tool module; still serving"));
+  keepServingOnModuleErrors(log);
   process.stderr.write(`READY ${running.address}\n`);
   log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
   await new Promise<void>((resolve) => {

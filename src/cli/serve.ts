@@ -342,13 +342,17 @@ interface EmbeddedResources {
 async function startEmbedded(
   opts: ServeOptions,
   action: Command,
-  log: { info(obj: object, msg: string): void; warn(msg: string): void },
+  log: { info(obj: object, msg: string): void; warn(msg: string): void; error(obj: object, msg: string): void },
   started: EmbeddedResources,
   onThrowaway: (dir: string) => void,
 ): Promise<Sender> {
-  const content = await (await import("../orchestrator/load-tools.js")).loadOrchestratorContent(opts.tools ?? [], opts.builtins).catch((err: unknown) => {
+  const { loadOrchestratorContent, keepServingOnModuleErrors } = await import("../orchestrator/load-tools.js");
+  const content = await loadOrchestratorContent(opts.tools ?? [], opts.builtins).catch((err: unknown) => {
     throw namingVariable(err, action, "--tools");
   });
+  // The modules' code now runs in this process, as in `orchestrator`: an error it throws outside
+  // a handler is logged, and the bridge serves on.
+  keepServingOnModuleErrors(log);
   // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
   // once; a throwaway one, removed at exit, only when that cannot be used.
   let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;

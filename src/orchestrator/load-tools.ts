@@ -11,9 +11,10 @@
  *   stored as a storage entry at `path`, or at `uri` itself (a `scheme://` URI, exposed as it is);
  * - a template resource: `{ uriTemplate, name?, description?, mimeType?, read }` ({@link ResourceTemplateSpec}).
  */
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ToolArgumentChecker } from "../bridge/tool-args.js";
 import { isBase64 } from "../mcp/formats.js";
@@ -22,6 +23,42 @@ import { builtinTools } from "./builtin-tools.js";
 import { builtinPrompts, PromptRegistry, type PromptSpec } from "./prompts.js";
 import { ToolDefinitionError, ToolRegistry, validateTool, type Tool } from "./registry.js";
 import { MemoryStorage, sampleStorageEntries, type ResourceTemplateSpec } from "./storage.js";
+
+/**
+ * ` (at FILE:LINE[:COLUMN])`: where in the module `url` its load failed (a syntax error's line, the
+ * frame of a throw at its top level), or "" when that names no place of it (a missing import).
+ */
+function locationIn(e: unknown, url: string): string {
+  const file = url.startsWith("file:") ? fileURLToPath(url) : url;
+  // Node 20 leaves the place of an ES module's syntax error out of its stack (it prints it only
+  // for an uncaught one): `node --check` prints it as the first line, `FILE:LINE`.
+  const text =
+    e instanceof SyntaxError && url.startsWith("file:")
+      ? (spawnSync(process.execPath, ["--check", file], { encoding: "utf8", timeout: 5_000 }).stderr?.split("\n", 1)[0] ?? "")
+      : e instanceof Error && typeof e.stack === "string"
+        ? e.stack
+        : "";
+  for (const name of [url, file]) {
+    const at = text.indexOf(`${name}:`);
+    const place = at < 0 ? null : /^:(\d+)(?::(\d+))?/.exec(text.slice(at + name.length));
+    if (place) return ` (at ${file}:${place[1]}${place[2] ? `:${place[2]}` : ""})`;
+  }
+  return "";
+}
+
+/**
+ * Keeps the process serving when tool-module code throws outside a handler's promise (a timer
+ * callback, a promise nobody awaits): such an error is logged at `error` with its stack, and
+ * every other tool, call and client goes on. Tool modules are third-party code; without this,
+ * Node ends the process and every request in flight goes unanswered. Installed once per process.
+ */
+export function keepServingOnModuleErrors(log: { error(obj: object, msg: string): void }): void {
+  if (moduleErrorsHandled) return;
+  moduleErrorsHandled = true;
+  process.on("uncaughtException", (err) => log.error({ err }, "uncaught exception in a tool module; still serving"));
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection in a tool module; still serving"));
+}
+let moduleErrorsHandled = false;
 
 /** A static resource of a module. */
 export interface ResourceSpec {
@@ -80,7 +117,7 @@ export async function loadModule(modulePath: string): Promise<LoadedModule> {
     if (e === neverSettled) throw e;
     // Node names the importer (this file) in "Cannot find module ... imported from ...": not the user's concern.
     const message = (e as Error).message.replace(/ imported from \S*load-tools\.[jt]s$/, "");
-    throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${message}`);
+    throw new ToolDefinitionError(`cannot load tool module ${modulePath}: ${message}${locationIn(e, url)}`);
   } finally {
     if (unsettled) process.off("beforeExit", unsettled);
   }
