@@ -186,7 +186,7 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
   } catch (err) {
     bar?.stop();
     if (err instanceof ValidateUsageError) {
-      process.stderr.write(`orchestra-stdio validate: ${err.message}\n`);
+      process.stderr.write(`orchestra-stdio validate: ${err.message}\nsee \`orchestra-stdio validate --help\`\n`);
       return 2;
     }
     throw err;

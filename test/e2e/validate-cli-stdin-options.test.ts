@@ -16,6 +16,13 @@ describe("validate CLI arguments", () => {
     expect(bogus.code).toBe(2);
   }, 60_000);
 
+  it("a usage error found while opening the inputs (stdin named twice) says where the help is, exit 2, nothing on stdout", async () => {
+    const run = await runCli(["validate", "-", "-"], "");
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe("orchestra-stdio validate: - (stdin) can be given only once\nsee `orchestra-stdio validate --help`\n");
+  });
+
   it("--list-rules --format json prints one JSON object per rule", async () => {
     const run = await runCli(["validate", "--list-rules", "--format", "json"]);
     const rules = run.stdout
