@@ -1,4 +1,5 @@
 /** The user's cache directory for this package (the embedded cert store, the CLI's code cache). */
+import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -6,4 +7,53 @@ import path from "node:path";
 export function userCacheDir(): string {
   const xdg = process.env["XDG_CACHE_HOME"];
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache"), "orchestra-stdio");
+}
+
+/**
+ * Why this user must not make or write `dir` (a directory of this package's user cache:
+ * {@link userCacheDir} or one inside it), or undefined when it may. It may not when:
+ * - the directory above the user cache (HOME, or the parent of `$XDG_CACHE_HOME`) does not exist:
+ *   a missing HOME is not created;
+ * - a directory from the nearest existing one of `dir` and its ancestors up to `/` (links
+ *   resolved) is another user's (root's excepted) or writable by group or others without the
+ *   sticky bit: someone else could then rename or replace what is below it between a check and a
+ *   write;
+ * - `dir` exists and is not a directory (a link included), is another user's, or is writable by
+ *   group or others.
+ * Only on systems with user ids (not Windows, whose ACLs this does not read).
+ */
+export function cacheDirProblem(dir: string): string | undefined {
+  if (typeof process.getuid !== "function") return undefined;
+  const uid = process.getuid();
+  const cacheRoot = path.dirname(userCacheDir());
+  if (!existsSync(path.dirname(cacheRoot))) return `${path.dirname(cacheRoot)} does not exist`;
+  let nearest = dir;
+  while (!existsSync(nearest) && path.dirname(nearest) !== nearest) nearest = path.dirname(nearest);
+  try {
+    for (let d = realpathSync(nearest); ; d = path.dirname(d)) {
+      const st = statSync(d);
+      if (st.uid !== uid && st.uid !== 0) return `${d} belongs to another user (uid ${st.uid})`;
+      if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return `${d} is writable by group/others without the sticky bit`;
+      if (path.dirname(d) === d) break;
+    }
+    if (existsSync(dir) || lstatSafe(dir)) {
+      const st = lstatSync(dir);
+      if (!st.isDirectory()) return `${dir} is not a directory`;
+      if (st.uid !== uid) return `${dir} belongs to another user (uid ${st.uid})`;
+      if ((st.mode & 0o022) !== 0) return `${dir} is writable by group/others`;
+    }
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return undefined;
+}
+
+/** Whether `p` exists as a link (a dangling one included), without following it. */
+function lstatSafe(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -24,11 +24,11 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
-import { userCacheDir } from "../user-cache-dir.js";
+import { cacheDirProblem, userCacheDir } from "../user-cache-dir.js";
 import { V8_FLAGS_CHANNEL, type V8FlagChange } from "./v8-flags.js";
 
 const MAGIC = Buffer.from("orchestra-stdio code cache 1\n", "latin1");
@@ -196,19 +196,30 @@ export class CodeCache {
 }
 
 /**
- * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) if missing, but only below a directory
- * that exists already (HOME, or the parent of `$XDG_CACHE_HOME`: a missing HOME is not created);
- * true when `dir` and `<user cache>/orchestra-stdio` are directories, not links, that this user
- * owns and nobody else can write: the only kind written into.
+ * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) and the directory above it if missing,
+ * and tells whether the cache may be written there: only when both pass {@link cacheDirProblem}
+ * (this user's, nobody else's to write, nor anything above them; never by creating a missing HOME).
  */
 function privateDirectory(dir: string): boolean {
-  const base = dirname(dir);
-  if (!existsSync(dirname(dirname(base)))) return false;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const d of [dir, base]) {
-    const stat = lstatSync(d);
-    if (!stat.isDirectory()) return false;
-    if (process.getuid !== undefined && (stat.uid !== process.getuid() || (stat.mode & 0o022) !== 0)) return false;
+  const cacheRoot = dirname(dirname(dir));
+  if (!existsSync(cacheRoot)) {
+    // `~/.cache` or `$XDG_CACHE_HOME`, made when what is above it may be written.
+    if (cacheDirProblem(cacheRoot) !== undefined) return false;
+    try {
+      mkdirSync(cacheRoot, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
+    }
+  }
+  for (const d of [dirname(dir), dir]) {
+    if (cacheDirProblem(d) !== undefined) return false;
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
+    }
+    // Made by this process or found: checked again, as a directory made meanwhile by someone else.
+    if (cacheDirProblem(d) !== undefined) return false;
   }
   return true;
 }

@@ -68,6 +68,8 @@ async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): P
     import("../orchestrator/quic-server.js"),
   ]);
   const log = childLogger("orchestrator-cli");
+  // From the modules' import on (their top level may start timers): see keepServingOnModuleErrors.
+  keepServingOnModuleErrors(log);
   let running: RunningOrchestrator;
   try {
     const { host, port } = parseHostPort(opts.listen);
@@ -91,7 +93,6 @@ async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): P
     log.error(`${(err as Error).message}${hint}`);
     return 1;
   }
-  keepServingOnModuleErrors(log);
   process.stderr.write(`READY ${running.address}\n`);
   log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
   await new Promise<void>((resolve) => {

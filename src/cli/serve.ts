@@ -347,12 +347,12 @@ async function startEmbedded(
   onThrowaway: (dir: string) => void,
 ): Promise<Sender> {
   const { loadOrchestratorContent, keepServingOnModuleErrors } = await import("../orchestrator/load-tools.js");
+  // The modules' code runs in this process from their import on, as in `orchestrator`: an error
+  // it throws outside a handler (while loading too) is logged, and the bridge serves on.
+  keepServingOnModuleErrors(log);
   const content = await loadOrchestratorContent(opts.tools ?? [], opts.builtins).catch((err: unknown) => {
     throw namingVariable(err, action, "--tools");
   });
-  // The modules' code now runs in this process, as in `orchestrator`: an error it throws outside
-  // a handler is logged, and the bridge serves on.
-  keepServingOnModuleErrors(log);
   // Without a store named: the user's cached embedded store (src/pki/embedded.ts), created
   // once; a throwaway one, removed at exit, only when that cannot be used.
   let certsDir = opts.certsDir ?? (await (await import("../pki/embedded.js")).openEmbeddedStore(undefined, (m) => log.warn(m)))?.dir;

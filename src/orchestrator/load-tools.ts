@@ -25,8 +25,9 @@ import { ToolDefinitionError, ToolRegistry, validateTool, type Tool } from "./re
 import { MemoryStorage, sampleStorageEntries, type ResourceTemplateSpec } from "./storage.js";
 
 /**
- * ` (at FILE:LINE[:COLUMN])`: where in the module `url` its load failed (a syntax error's line, the
- * frame of a throw at its top level), or "" when that names no place of it (a missing import).
+ * ` (at FILE:LINE[:COLUMN])`: where the load of the module `url` failed (its syntax error's line, the
+ * frame of a throw at its top level or at the top level of a module it imports), or "" when
+ * nothing names a place (a missing import, a syntax error in a module it imports).
  */
 function locationIn(e: unknown, url: string): string {
   const file = url.startsWith("file:") ? fileURLToPath(url) : url;
@@ -43,8 +44,15 @@ function locationIn(e: unknown, url: string): string {
     const place = at < 0 ? null : /^:(\d+)(?::(\d+))?/.exec(text.slice(at + name.length));
     if (place) return ` (at ${file}:${place[1]}${place[2] ? `:${place[2]}` : ""})`;
   }
+  // A throw in a module it imports: the first frame in a file that is not this package's.
+  for (const frame of text.matchAll(/(file:\/\/[^\s()]+?):(\d+):(\d+)/g)) {
+    if (frame[1]!.startsWith(OWN_FILES)) continue;
+    return ` (at ${fileURLToPath(frame[1]!)}:${frame[2]}:${frame[3]})`;
+  }
   return "";
 }
+/** URL prefix of this package's compiled files (dist/), whose frames name no place of a module. */
+const OWN_FILES = new URL("..", import.meta.url).href;
 
 /**
  * Keeps the process serving when tool-module code throws outside a handler's promise (a timer

@@ -20,7 +20,7 @@ import path from "node:path";
 import { CertStoreError } from "./error.js";
 import { ensureDir, readOptional, withLock } from "./files.js";
 import { BRIDGE_CERT_NAME, ensureCertStore, ORCHESTRATOR_CERT_NAME } from "./store.js";
-import { userCacheDir } from "../user-cache-dir.js";
+import { cacheDirProblem, userCacheDir } from "../user-cache-dir.js";
 
 /** A CA with fewer days left than this is replaced (a leaf it signs is valid for up to 365). */
 export const CA_MIN_REMAINING_DAYS = 30;
@@ -54,6 +54,14 @@ export async function openEmbeddedStore(cacheDir: string = userCacheDir(), warn:
     );
     return undefined;
   };
+  const unsafe = cacheDirProblem(cacheDir);
+  if (unsafe !== undefined) {
+    warn(
+      `the embedded orchestrator's cert store ${dir} cannot be kept there: ${unsafe}, so anyone else could replace its CA; a throwaway store (a new CA) is made on every start: ` +
+        `run chmod go-w on it, or set XDG_CACHE_HOME to a directory of your own that nobody else can write`,
+    );
+    return undefined;
+  }
   try {
     await ensureDir(cacheDir, warn, {
       what: `the cache directory of the embedded orchestrator's cert store ${dir},`,

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
-import { CLI, cliEnvironment, requireBuiltCli, tempDir } from "../helpers/cli.js";
+import { CLI, cliEnvironment, requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
 
 /** Prints `SCRIPT <cachedData> <url>` on stderr for each script the CLI's loader compiles. */
 const SCRIPT_REPORT = `data:text/javascript,${encodeURIComponent(
@@ -23,6 +23,8 @@ interface Start {
   uses: string[];
   code: number | null;
 }
+
+const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 
 /** `serve` answering `initialize` (nothing listens at the address), then stdin EOF. */
 function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv = {}): Promise<Start> {
@@ -168,10 +170,28 @@ describe("the CLI's code cache", () => {
     expect(lstatSync(join(dir, name!)).isSymbolicLink()).toBe(true);
   }, 60_000);
 
+  it("writes nothing below a directory that others can write without the sticky bit (they could swap what is in it)", async () => {
+    const open = join(work.path, "open-parent");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const start = await serveOnce(open, certsDir);
+    expect(start.stdout).toContain('"id":1');
+    expect(warnings(start.stderr)).toEqual([]);
+    expect(readdirSync(open)).toEqual([]);
+    chmodSync(open, 0o1777);
+    await serveOnce(open, certsDir);
+    expect(cacheFiles(open)).toHaveLength(1);
+  }, 60_000);
+
   it("does not create a missing HOME", async () => {
     const home = join(work.path, "no-such-home");
     const start = await serveOnce(join(home, ".cache-unused"), certsDir, { XDG_CACHE_HOME: "", HOME: home });
     expect(start.stdout).toContain('"id":1');
+    expect(existsSync(home)).toBe(false);
+    // Nor does the embedded orchestrator's cert store: it uses a throwaway one and says why.
+    const embedded = await runCli(["serve", "--log-format", "json"], INITIALIZE, { XDG_CACHE_HOME: "", HOME: home });
+    expect(embedded.stdout).toContain('"id":1');
+    expect(embedded.stderr).toContain(`${home} does not exist`);
     expect(existsSync(home)).toBe(false);
   }, 60_000);
 

@@ -64,14 +64,33 @@ describe("errors thrown by tool modules outside their handlers", () => {
     for (const e of errors) expect(e.err?.stack).toContain("stray-errors.mjs");
   }, 60_000);
 
+  it("an error thrown while the modules still load is logged, and serve starts and answers", async () => {
+    const early = join(work.path, "early.mjs");
+    writeFileSync(early, 'setTimeout(() => {\n  throw new Error("stray throw while loading");\n}, 0);\nawait new Promise((r) => setTimeout(r, 300));\nexport const tools = [];\n');
+    const r = await runCli(["serve", "--tools", early, "--log-format", "json"], `${INITIALIZE}${line(1, "tools/call", { name: "echo", arguments: { text: "after" } })}`, {
+      XDG_CACHE_HOME: join(work.path, "cache"),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("uncaught exception in a tool module; still serving");
+    expect(r.stderr).toContain("stray throw while loading");
+    const ids = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { id: number }).id);
+    expect(ids).toEqual([0, 1]);
+  }, 60_000);
+
   it("a module that cannot load is reported with the place in it", async () => {
     const syntax = join(work.path, "syntax.mjs");
     writeFileSync(syntax, 'export const tools = [\n  { name: "x" ,, },\n];\n');
     const thrower = join(work.path, "throws.mjs");
     writeFileSync(thrower, 'const fail = () => {\n  throw new Error("boom at top level");\n};\nfail();\nexport const tools = [];\n');
+    const importer = join(work.path, "imports-thrower.mjs");
+    writeFileSync(importer, 'import "./throws.mjs";\nexport const tools = [];\n');
     for (const [file, place] of [
       [syntax, `${syntax}:2`],
       [thrower, `${thrower}:2:9`],
+      [importer, `${thrower}:2:9`],
     ] as const) {
       for (const command of ["serve", "orchestrator"]) {
         const r = await runCli([command, "--tools", file, ...(command === "orchestrator" ? ["--listen", "127.0.0.1:0", "--certs-dir", join(work.path, "certs")] : [])], "", {

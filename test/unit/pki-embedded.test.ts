@@ -2,7 +2,8 @@
  * The embedded orchestrator's cached cert store (src/pki/embedded.ts): made once, reused, checked
  * before each use and made anew when it fails a check.
  */
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -106,15 +107,29 @@ describe("embedded cert store", () => {
     expect(await caOf(dir)).toBe(ca);
   });
 
-  it("names the cache directory, chmod go-w and XDG_CACHE_HOME when others can write to it", async () => {
+  it("uses no cache directory that others can write, and says so: the directory, chmod go-w, XDG_CACHE_HOME", async () => {
     await chmod(cache, 0o777);
     const warnings: string[] = [];
-    await openEmbeddedStore(cache, (m) => warnings.push(m));
+    expect(await openEmbeddedStore(cache, (m) => warnings.push(m))).toBeUndefined();
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain(`cert store ${path.join(cache, "embedded-certs")}, ${cache} is writable`);
-    expect(warnings[0]).toContain(`chmod go-w ${cache},`);
+    expect(warnings[0]).toContain(`cert store ${path.join(cache, "embedded-certs")} cannot be kept there: ${cache} is writable by group/others`);
+    expect(warnings[0]).toContain("chmod go-w");
     expect(warnings[0]).toContain("XDG_CACHE_HOME");
     expect(warnings[0]).not.toContain("--certs-dir");
+    expect(existsSync(path.join(cache, "embedded-certs"))).toBe(false);
+  });
+
+  it("uses no cache directory below one that others can write without the sticky bit", async () => {
+    const open = path.join(cache, "open");
+    await mkdir(open, { mode: 0o777 });
+    await chmod(open, 0o777);
+    const below = path.join(open, "orchestra-stdio");
+    const warnings: string[] = [];
+    expect(await openEmbeddedStore(below, (m) => warnings.push(m))).toBeUndefined();
+    expect(warnings[0]).toContain(`${open} is writable by group/others without the sticky bit`);
+    expect(existsSync(below)).toBe(false);
+    await chmod(open, 0o1777);
+    expect(await openEmbeddedStore(below)).toBeDefined();
   });
 
   it("lives under $XDG_CACHE_HOME, else ~/.cache", () => {
