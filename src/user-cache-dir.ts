@@ -1,5 +1,5 @@
 /** The user's cache directory for this package (the embedded cert store, the CLI's code cache). */
-import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -36,8 +36,8 @@ export function cacheDirProblem(dir: string): string | undefined {
       if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return `${d} is writable by group/others without the sticky bit`;
       if (path.dirname(d) === d) break;
     }
-    if (existsSync(dir) || lstatSafe(dir)) {
-      const st = lstatSync(dir);
+    const st = lstatOrNone(dir);
+    if (st !== undefined) {
       if (!st.isDirectory()) return `${dir} is not a directory`;
       if (st.uid !== uid) return `${dir} belongs to another user (uid ${st.uid})`;
       if ((st.mode & 0o022) !== 0) return `${dir} is writable by group/others`;
@@ -48,12 +48,11 @@ export function cacheDirProblem(dir: string): string | undefined {
   return undefined;
 }
 
-/** Whether `p` exists as a link (a dangling one included), without following it. */
-function lstatSafe(p: string): boolean {
+/** `dir` itself (a link not followed), or undefined when it cannot be looked at (missing, or a file on its path): the attempt to make it then says why. */
+function lstatOrNone(dir: string): Stats | undefined {
   try {
-    lstatSync(p);
-    return true;
+    return lstatSync(dir);
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -196,22 +196,14 @@ export class CodeCache {
 }
 
 /**
- * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) and the directory above it if missing,
- * and tells whether the cache may be written there: only when both pass {@link cacheDirProblem}
- * (this user's, nobody else's to write, nor anything above them; never by creating a missing HOME).
+ * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) and the directories above it up to the
+ * user cache (`~/.cache` or `$XDG_CACHE_HOME`, only when missing) and tells whether the cache may
+ * be written there: only when each passes {@link cacheDirProblem} before and after (this user's,
+ * nobody else's to write, nor anything above them; never by creating a missing HOME).
  */
 function privateDirectory(dir: string): boolean {
   const cacheRoot = dirname(dirname(dir));
-  if (!existsSync(cacheRoot)) {
-    // `~/.cache` or `$XDG_CACHE_HOME`, made when what is above it may be written.
-    if (cacheDirProblem(cacheRoot) !== undefined) return false;
-    try {
-      mkdirSync(cacheRoot, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
-    }
-  }
-  for (const d of [dirname(dir), dir]) {
+  for (const d of existsSync(cacheRoot) ? [dirname(dir), dir] : [cacheRoot, dirname(dir), dir]) {
     if (cacheDirProblem(d) !== undefined) return false;
     try {
       mkdirSync(d, { mode: 0o700 });
