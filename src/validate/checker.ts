@@ -36,7 +36,7 @@ import { IdRegistry } from "./ids.js";
 import { Lifecycle } from "./lifecycle.js";
 import { EVENT_ORDER, SESSION_RULES } from "./rules/index.js";
 import type { MethodEvent, RuleContext, RuleFilters, RuleHandlers, RuleEvent, Subject } from "./rules/rule.js";
-import { addTo, other, SessionState, sideOf, type CheckerContext, type Origin, type Pending } from "./session-state.js";
+import { other, SessionState, type CheckerContext, type Origin, type Pending } from "./session-state.js";
 import type { Direction, TimelineMessage, WireId } from "./types.js";
 import { allowsBatches, forbidsBatches } from "../mcp/versions.js";
 import { requestProtocolVersion } from "../mcp/negotiation.js";
@@ -118,7 +118,7 @@ export class SessionChecker {
     const m = this.s.m;
     const info = m.info;
     const status = info !== undefined ? (info.def!.kind === event ? DEFINED : OTHER_KIND) : m.otherDirection ? OTHER_DIRECTION : UNKNOWN;
-    return (event === "request" ? this.byMethod.request : this.byMethod.notification).handlers(status, method);
+    return this.byMethod[event].handlers(status, method);
   }
 
   /** JSON-RPC messages seen (batch elements count one each). */
@@ -165,7 +165,7 @@ export class SessionChecker {
   unparsable(raw: string, error: string, origin: Origin, dir: Direction): void {
     const s = this.s;
     s.messages++;
-    addTo(s.s.nullIdBudget, dir, 1);
+    s.s.nullIdBudget[dir]++;
     this.ctx.onMessage?.(this.timelineEntry(origin, dir, "invalid", undefined, undefined, raw));
     const m = this.subject(s.facts, origin, dir, "");
     for (const h of this.on.unparsable) h(m, raw, error);
@@ -198,7 +198,7 @@ export class SessionChecker {
     const m = this.subject(s.facts, origin, dir, "");
     if (items.length === 0) {
       s.messages++;
-      addTo(s.s.nullIdBudget, dir, 1);
+      s.s.nullIdBudget[dir]++;
       for (const h of this.on.batch) h(m, items);
       return;
     }
@@ -210,7 +210,7 @@ export class SessionChecker {
     if (!allowsBatches(s.speaks()) && !hasInitialize) {
       if (forbidsBatches(s.speaks())) s.m.batchRejected = true;
       // The peer may reject the whole batch with one null-id error (JSON-RPC 2.0 §5: Invalid Request).
-      addTo(s.s.nullIdBudget, dir, 1);
+      s.s.nullIdBudget[dir]++;
       const ids = items.flatMap((item) => (isObject(item) && typeof item.method === "string" && isId(item.id) ? [item.id] : []));
       if (s.s.rejectedBatches[dir].length < 1024) s.s.rejectedBatches[dir].push(ids);
     }
@@ -250,8 +250,7 @@ export class SessionChecker {
     if (shape === SHAPE_REQUEST || shape === SHAPE_NOTIFICATION || shape === SHAPE_RESULT || shape === SHAPE_ERROR) {
       // A request another revision governs than the session's (and the response to it) is checked
       // against that revision's validators, then the session's are back.
-      const own =
-        shape === SHAPE_REQUEST ? this.ownVersion(f, dir) : shape !== SHAPE_NOTIFICATION && isId(f.id) ? sideOf(this.s.s.inflight, other(dir)).get(f.id)?.version : undefined;
+      const own = shape === SHAPE_REQUEST ? this.ownVersion(f, dir) : shape !== SHAPE_NOTIFICATION && isId(f.id) ? this.s.s.inflight[other(dir)].get(f.id)?.version : undefined;
       const back = this.s.version;
       const switched = own !== undefined && own !== back && this.s.switchTo(own);
       this.ownRevision = switched ? own : undefined;
@@ -275,10 +274,9 @@ export class SessionChecker {
       return;
     }
     if (shape !== SHAPE_NOT_OBJECT && isId(f.id) && this.ctx.bidirectional) {
-      const invalid = sideOf(budget.invalidIds, dir);
-      if (invalid.size < 4096) invalid.set(f.id, 0);
+      if (budget.invalidIds[dir].size < 4096) budget.invalidIds[dir].set(f.id, 0);
     } else {
-      addTo(budget.nullIdBudget, dir, 1);
+      budget.nullIdBudget[dir]++;
     }
     for (const h of this.on.invalid) h(m);
   }
@@ -300,11 +298,10 @@ export class SessionChecker {
   private settle(rawId: unknown, dir: Direction): void {
     if (!isId(rawId) || !this.ctx.bidirectional) return;
     const from = other(dir);
-    const inflight = sideOf(this.s.s.inflight, from);
-    const p = inflight.get(rawId);
+    const p = this.s.s.inflight[from].get(rawId);
     if (p === undefined) return;
-    inflight.delete(rawId);
-    if (p.progressToken !== undefined) sideOf(this.s.s.progress, from).delete(p.progressToken);
+    this.s.s.inflight[from].delete(rawId);
+    if (p.progressToken !== undefined) this.s.s.progress[from].delete(p.progressToken);
   }
 
   /** The timeline entry of message `f` for `ctx.onMessage`: its kind, method, id and text. */
@@ -351,7 +348,7 @@ export class SessionChecker {
     const method = f.method;
     const id = isId(f.id) ? f.id : undefined;
     // An Invalid Request whose id cannot be trusted may be rejected with id null (JSON-RPC 2.0 §5).
-    if (id === undefined || !f.jsonrpcOk) addTo(s.s.nullIdBudget, dir, 1);
+    if (id === undefined || !f.jsonrpcOk) s.s.nullIdBudget[dir]++;
 
     if (method === "initialize" && dir === "c2s") {
       if (s.initializeAt === 0) s.initializeAt = s.messages;
@@ -378,20 +375,19 @@ export class SessionChecker {
     this.lookUp(dir, method);
     const notificationMethod = s.m.info?.def!.kind === "notification";
     s.m.notificationMethod = notificationMethod;
-    const inflight = sideOf(s.s.inflight, dir);
+    const inflight = s.s.inflight[dir];
     const earlier = id === undefined ? undefined : inflight.get(id);
     s.m.earlier = earlier;
     const duplicate = this.ctx.bidirectional && earlier !== undefined;
-    const used = sideOf(s.s.used, dir);
-    if (id !== undefined && !duplicate) s.m.firstLine = used.firstLine(id);
+    if (id !== undefined && !duplicate) s.m.firstLine = s.s.used[dir].firstLine(id);
 
     for (const h of this.methodHandlers("request", method)) h(m);
 
     if (s.m.initialized) this.initializedSent();
     if (id === undefined) return;
     if (duplicate)
-      addTo(s.s.nullIdBudget, dir, 1); // an invalid request the peer may reject with id null (the bridge does)
-    else if (s.m.firstLine === undefined) used.remember(id, origin.line);
+      s.s.nullIdBudget[dir]++; // an invalid request the peer may reject with id null (the bridge does)
+    else if (s.m.firstLine === undefined) s.s.used[dir].remember(id, origin.line);
     if (!this.ctx.bidirectional) return;
     const pending: Pending = {
       id,
@@ -406,12 +402,9 @@ export class SessionChecker {
       at: s.answering === undefined ? undefined : timelinePlace(s.answering),
       version: this.ownRevision,
     };
-    if (f.token !== undefined) sideOf(s.s.progress, dir).set(f.token, pending);
+    if (f.token !== undefined) s.s.progress[dir].set(f.token, pending);
     if (earlier === undefined) inflight.set(pending);
-    else {
-      const duplicates = sideOf(s.s.duplicates, dir);
-      if (duplicates.size < 1024) duplicates.set(id, pending);
-    }
+    else if (s.s.duplicates[dir].size < 1024) s.s.duplicates[dir].set(id, pending);
   }
 
   /** Starts a new session at an initialize request; `reinitialize`: a second one (the rules may report it). */
@@ -453,17 +446,16 @@ export class SessionChecker {
     const bidirectional = this.ctx.bidirectional;
     if (method === "notifications/cancelled" && bidirectional) {
       const requestId = f.paramsObject ? f.requestId : undefined;
-      s.m.cancelled = isId(requestId) ? sideOf(s.s.inflight, dir).get(requestId) : undefined;
+      s.m.cancelled = isId(requestId) ? s.s.inflight[dir].get(requestId) : undefined;
     } else if (method === "notifications/progress" && bidirectional && f.paramsObject && f.token !== undefined) {
       s.m.progressToken = f.token;
-      s.m.progressOf = sideOf(s.s.progress, other(dir)).get(f.token);
+      s.m.progressOf = s.s.progress[other(dir)].get(f.token);
     }
 
     for (const h of this.methodHandlers("notification", method)) h(m);
 
-    if (s.m.info?.def!.kind === "request") addTo(s.s.nullIdBudget, dir, 1); // an Invalid Request the peer may reject with id null (JSON-RPC 2.0 §5)
-    if (dir === "c2s") s.s.notified.c2s = true;
-    else s.s.notified.s2c = true;
+    if (s.m.info?.def!.kind === "request") s.s.nullIdBudget[dir]++; // an Invalid Request the peer may reject with id null (JSON-RPC 2.0 §5)
+    s.s.notified[dir] = true;
     if (s.m.initialized) this.initializedSent();
     else if (method === "notifications/cancelled" && bidirectional) {
       const target = s.m.cancelled;
@@ -517,13 +509,13 @@ export class SessionChecker {
     const s = this.s;
     const t = s.s;
     if (rawId === null || rawId === undefined) {
-      if (isError && sideOf(t.nullIdBudget, from) > 0) {
+      if (isError && t.nullIdBudget[from] > 0) {
         s.m.pairing = "budget";
-        addTo(t.nullIdBudget, from, -1);
+        t.nullIdBudget[from]--;
         // A batch rejected as a whole: its requests get no other answer. (Other invalid messages
         // are taken to be answered first: a batch counts as rejected once nothing else is left.)
         const batches = t.rejectedBatches[from];
-        const batch = sideOf(t.nullIdBudget, from) < batches.length ? batches.shift() : undefined;
+        const batch = t.nullIdBudget[from] < batches.length ? batches.shift() : undefined;
         if (batch !== undefined && this.ctx.bidirectional) {
           for (const id of batch) {
             const p = t.inflight[from].get(id);
@@ -539,18 +531,17 @@ export class SessionChecker {
     }
     // (a bad id type: the envelope check reports it; one direction: the requests are not visible)
     if (!isId(rawId) || !this.ctx.bidirectional) return;
-    const inflight = sideOf(t.inflight, from);
+    const inflight = t.inflight[from];
     let pending = inflight.get(rawId);
     let duplicate = false;
-    const duplicates = sideOf(t.duplicates, from);
-    if (pending === undefined && duplicates.size > 0) {
-      pending = duplicates.get(rawId); // the earlier request was answered: this answers the duplicate
-      duplicate = pending !== undefined && duplicates.delete(rawId);
+    if (pending === undefined && t.duplicates[from].size > 0) {
+      pending = t.duplicates[from].get(rawId); // the earlier request was answered: this answers the duplicate
+      duplicate = pending !== undefined && t.duplicates[from].delete(rawId);
     }
     if (pending === undefined) {
       // JSON-RPC lets an error response echo the id it could read from an invalid request.
-      if (isError && sideOf(t.invalidIds, from).delete(rawId)) return;
-      const firstLine = sideOf(t.used, from).firstLine(rawId);
+      if (isError && t.invalidIds[from].delete(rawId)) return;
+      const firstLine = t.used[from].firstLine(rawId);
       if (firstLine === undefined && (s.lostLines > 0 || this.ctx.partial === true)) return; // may answer a dropped line, or a request before the excerpt
       if (firstLine === undefined) s.answeredUnseen = true;
       s.m.firstLine = firstLine;
@@ -558,7 +549,7 @@ export class SessionChecker {
       return;
     }
     if (!duplicate) inflight.delete(rawId);
-    if (pending.progressToken !== undefined) sideOf(t.progress, from).delete(pending.progressToken);
+    if (pending.progressToken !== undefined) t.progress[from].delete(pending.progressToken);
     if (s.answering !== undefined && pending.at !== undefined) s.answering.answers = pending.at;
     s.m.pairing = "paired";
     s.m.pending = pending;

@@ -140,19 +140,6 @@ const emptyScratch = (): MessageScratch => ({
 });
 
 export const other = (d: Direction): Direction => (d === "c2s" ? "s2c" : "c2s");
-
-/**
- * `pair[dir]`, read as the named property it is (`pair.c2s` or `pair.s2c`). A keyed read whose
- * key alternates between two names is megamorphic in V8 (a stub-cache probe on every access); the
- * checker reads its per-sender tables so several times per message.
- */
-export const sideOf = <T>(pair: { readonly c2s: T; readonly s2c: T }, dir: Direction): T => (dir === "c2s" ? pair.c2s : pair.s2c);
-
-/** Adds `n` to `counts[dir]` (see {@link sideOf}). */
-export function addTo(counts: { c2s: number; s2c: number }, dir: Direction, n: number): void {
-  if (dir === "c2s") counts.c2s += n;
-  else counts.s2c += n;
-}
 export const showId = (id: unknown): string => JSON.stringify(id) ?? String(id);
 export const arrow = (d: Direction): string => (d === "c2s" ? "client→server" : "server→client");
 
@@ -317,20 +304,9 @@ export class SessionState {
     const req = requiredCapability(dir, kind, method, this.speaks());
     if (req === undefined) return undefined;
     const caps = req.side === "server" ? this.serverCaps : this.clientCaps;
-    if (caps === undefined) return undefined;
-    // (the last answer: a session's capabilities change once or twice, its requests repeat a method)
-    if (caps !== this.capsAsked || req !== this.capsReq) {
-      this.capsAsked = caps;
-      this.capsReq = req;
-      this.capsHas = hasCapability(caps, req);
-    }
-    return this.capsHas ? undefined : req;
+    if (caps === undefined || hasCapability(caps, req)) return undefined;
+    return req;
   }
-
-  /** The last {@link missingCapability} question (capabilities object, requirement) and its answer. */
-  private capsAsked: Json | undefined = undefined;
-  private capsReq: CapabilityRequirement | undefined = undefined;
-  private capsHas = false;
 
   /** Schema issues of `check` on `f` (or its result; null or empty: valid). @throws ValidateUsageError */
   issues(check: SchemaCheck, target: CheckTarget, f: MessageFacts): SchemaIssue[] | null {
