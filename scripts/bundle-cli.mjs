@@ -27,7 +27,7 @@
 import { parse } from "acorn";
 import { build, transform } from "esbuild";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -202,12 +202,17 @@ const manifest = {
   entry: names.find((n) => /^chunks\/main-[^/]+\.js$/.test(n)),
   scripts: Object.fromEntries(names.map((n) => [n, externalsOf(n)])),
 };
-// The code cache's key: the scripts, and the loader itself (it reads and writes the cache file).
+// The code cache's key: the scripts, the loader itself (it reads and writes the cache file), and
+// the generated CommonJS modules of dist/gen/ that the loader compiles with the cache too.
 const loaderCode = (await buildLoader({ hash: "", ...manifest }, false)).outputFiles[0].text;
-manifest.hash = createHash("sha256")
-  .update([loaderCode, ...names.map((n) => `${n}\0${scripts[n]}`)].join("\0"))
-  .digest("hex")
-  .slice(0, 16);
+const generatedCommonJs = readdirSync(join(DIST, "gen"), { recursive: true })
+  .map(toPosix)
+  .filter((f) => f.endsWith(".cjs"))
+  .sort();
+const digest = createHash("sha256").update(loaderCode);
+for (const n of names) digest.update(`\0${n}\0${scripts[n]}`);
+for (const f of generatedCommonJs) digest.update(`\0gen/${f}\0`).update(readFileSync(join(DIST, "gen", f)));
+manifest.hash = digest.digest("hex").slice(0, 16);
 const loader = await buildLoader({ hash: manifest.hash, ...manifest }, true);
 
 const inputs = {};

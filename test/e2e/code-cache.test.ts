@@ -21,6 +21,8 @@ interface Start {
   stderr: string;
   /** cachedData use of each script compiled (accepted, rejected, absent, off). */
   uses: string[];
+  /** `<use> <url>` of each script compiled. */
+  scripts: string[];
   code: number | null;
 }
 
@@ -54,11 +56,11 @@ function commandOnce(cacheHome: string, args: string[], env: NodeJS.ProcessEnv =
   );
   return new Promise((resolve) =>
     child.on("close", (code) => {
-      const uses = stderr
+      const scripts = stderr
         .split("\n")
         .filter((l) => l.startsWith("SCRIPT "))
-        .map((l) => l.split(" ")[1]!);
-      resolve({ stdout, stderr: stderr.replace(/^SCRIPT .*\n/gm, ""), uses, code });
+        .map((l) => l.slice("SCRIPT ".length));
+      resolve({ stdout, stderr: stderr.replace(/^SCRIPT .*\n/gm, ""), uses: scripts.map((l) => l.split(" ")[0]!), scripts, code });
     }),
   );
 }
@@ -93,6 +95,9 @@ describe("the CLI's code cache", () => {
     expect(second.stdout).toBe(first.stdout);
     expect(new Set(second.uses)).toEqual(new Set(["accepted"]));
     expect(warnings(second.stderr)).toEqual([]);
+    // The generated CommonJS validators of the revision too, not only the bundle's scripts.
+    expect(first.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^absent /)]);
+    expect(second.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^accepted /)]);
   }, 60_000);
 
   it("ignores a corrupt or foreign file and writes it anew", async () => {
