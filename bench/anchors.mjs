@@ -16,7 +16,9 @@
 //   (sent right after the initialize response), CPU ms used by then, and RSS (VmRSS, VmHWM)
 //   after 1,000 calls at 1 in flight; for our bridge against our orchestrator and embedded, the
 //   Go bridge against our orchestrator, the SDK's stdio server and the bare Node process. One
-//   unmeasured spawn of each first (page cache); medians over the measured spawns.
+//   unmeasured spawn of each first (page cache; our processes' code cache, kept in the run's own
+//   XDG_CACHE_HOME); medians over the measured spawns, ratios the median of per-round ratios
+//   (bench/startup-compare.mjs measures the same way).
 // - the JavaScript heap after 1,000 calls of the Node subjects (process.memoryUsage(), before and
 //   after a full GC, through bench/startup/memory-probe.mjs; separate spawns, since the probe is
 //   one more module to load).
@@ -103,6 +105,11 @@ function spawnSubject([command, args]) {
 
 // ---- orchestrators (long-lived for the whole run, as in a deployment) ----------------------
 const work = tempDir("orchestra-bench-anchors-");
+// Every process of the run (our orchestrators and bridges) keeps its code cache and the embedded
+// cert store in the run's own cache directory, as a user's own would be: written by the start
+// pass's unmeasured round, and shared with no test, other build or other run (the user's cache
+// directory keeps at most 8 code cache files, and their processes rewrite them meanwhile).
+process.env.XDG_CACHE_HOME = join(work, "xdg-cache");
 const orchestrators = {};
 async function startOrchestrators() {
   const oursCerts = join(work, "certs-ours");
@@ -585,7 +592,9 @@ function printReport(summary) {
     }
   }
   if (start) {
-    console.log(`\nStart-up and memory (medians of ${CONFIG.startSpawns} spawn(s); RSS after ${CONFIG.callsBeforeRss} calls at 1 in flight):`);
+    console.log(
+      `\nStart-up and memory (medians of ${CONFIG.startSpawns} spawn(s) per subject, interleaved: one round of every subject at a time, the order reversed every other round, after one unmeasured round that writes the code cache into the run's own XDG_CACHE_HOME; RSS after ${CONFIG.callsBeforeRss} calls at 1 in flight; the targets' ratios are medians of per-round ratios):`,
+    );
     console.log("| subject | spawn → initialize ms (min) | spawn → first tools/call ms (min) | CPU ms to first call | RSS MiB | peak RSS MiB |");
     console.log("| --- | --- | --- | --- | --- | --- |");
     for (const r of start) {

@@ -10,7 +10,10 @@
 // - CPU time (user + system, all threads) of the process when it wrote the `initialize` answer
 //   (bench/startup/probe.mjs, no loader hooks) and after the first call (/proc, 10 ms ticks):
 //   these depend much less on the load than wall-clock figures.
-// The bare Node server (bench/bare-node-server.mjs) runs in the same rounds: the ratios are to it.
+// The bare Node server (bench/bare-node-server.mjs) runs in the same rounds: the ratios are to it,
+// each the median of the per-round ratios (two subjects measured side by side in one round), and
+// the order is reversed every other round, as in bench/anchors.mjs's start pass. One unmeasured
+// round first (page cache; the code cache, in the run's own XDG_CACHE_HOME).
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -54,7 +57,7 @@ const samples = new Map(subjects.map((s) => [s.label, []]));
 const load = [loadavg()[0]];
 for (const s of subjects) await spawnOnce(s); // unmeasured: page cache, the embedded store
 for (let round = 0; round < runs; round++) {
-  for (const s of subjects) {
+  for (const s of round % 2 ? [...subjects].reverse() : subjects) {
     const r = await spawnOnce(s);
     if (!s.bare) r.cpuAtInitialize = JSON.parse(readFileSync(join(r.dir, "probe.json"), "utf8")).firstLineCpuMs;
     samples.get(s.label).push(r);
@@ -67,12 +70,14 @@ rmSync(work, { recursive: true, force: true });
 const f = (n) => (n === undefined || Number.isNaN(n) ? "–" : n.toFixed(1));
 const stat = (list, key) => `${f(median(list.map((r) => r[key])))} (min ${f(Math.min(...list.map((r) => r[key])))})`;
 const bare = samples.get("bare Node");
-console.log(`\n${embedded ? "embedded" : "remote (our orchestrator)"}: medians (minima) of ${runs} interleaved spawns; load average ${load.map((l) => l.toFixed(2)).join(" → ")}`);
+console.log(
+  `\n${embedded ? "embedded" : "remote (our orchestrator)"}: medians (minima) of ${runs} interleaved spawns (order reversed every other round); ratios: median of per-round ratios to bare Node; load average ${load.map((l) => l.toFixed(2)).join(" → ")}`,
+);
 console.log("| subject | → initialize ms | ratio to bare | → first tools/call ms | ratio to bare | CPU ms at initialize | CPU ms after the call |");
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 for (const s of subjects) {
   const list = samples.get(s.label);
-  const ratio = (key) => (median(list.map((r) => r[key])) / median(bare.map((r) => r[key]))).toFixed(2);
+  const ratio = (key) => median(list.map((r, i) => r[key] / bare[i][key])).toFixed(2);
   console.log(
     `| ${s.label} | ${stat(list, "initializeMs")} | ${ratio("initializeMs")} | ${stat(list, "firstCallMs")} | ${ratio("firstCallMs")} | ${s.bare ? "–" : stat(list, "cpuAtInitialize")} | ${stat(list, "cpuAfterCall")} |`,
   );

@@ -27,7 +27,7 @@
 import { parse } from "acorn";
 import { build, transform } from "esbuild";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -176,34 +176,44 @@ const externalsOf = (name, seen = new Set()) => {
   return [...new Set(found)];
 };
 const names = Object.keys(scripts).sort();
+
+// dist/cli/main.js: the loader (src/cli/script-loader.ts) and the manifest, one ES module.
+const buildLoader = (manifest, write) =>
+  build({
+    stdin: {
+      contents: `import { runBundle } from "./script-loader.js";\nawait runBundle(import.meta.url, ${JSON.stringify(manifest)});\n`,
+      resolveDir: cliDir,
+      sourcefile: "cli/main.js",
+    },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    outfile: ENTRY,
+    write,
+    banner: { js: `#!/usr/bin/env node\n${MARK}` },
+    metafile: true,
+    legalComments: "none",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
+  });
 const manifest = {
-  hash: createHash("sha256")
-    .update(names.map((n) => `${n}\0${scripts[n]}`).join("\0"))
-    .digest("hex")
-    .slice(0, 16),
   entry: names.find((n) => /^chunks\/main-[^/]+\.js$/.test(n)),
   scripts: Object.fromEntries(names.map((n) => [n, externalsOf(n)])),
 };
-
-// dist/cli/main.js: the loader (src/cli/script-loader.ts) and the manifest, one ES module.
-const loader = await build({
-  stdin: {
-    contents: `import { runBundle } from "./script-loader.js";\nawait runBundle(import.meta.url, ${JSON.stringify(manifest)});\n`,
-    resolveDir: cliDir,
-    sourcefile: "cli/main.js",
-  },
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  outfile: ENTRY,
-  banner: { js: `#!/usr/bin/env node\n${MARK}` },
-  metafile: true,
-  legalComments: "none",
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: "warning",
-});
+// The code cache's key: the scripts, the loader itself (it reads and writes the cache file), and
+// the generated CommonJS modules of dist/gen/ that the loader compiles with the cache too.
+const loaderCode = (await buildLoader({ hash: "", ...manifest }, false)).outputFiles[0].text;
+const generatedCommonJs = readdirSync(join(DIST, "gen"), { recursive: true })
+  .map(toPosix)
+  .filter((f) => f.endsWith(".cjs"))
+  .sort();
+const digest = createHash("sha256").update(loaderCode);
+for (const n of names) digest.update(`\0${n}\0${scripts[n]}`);
+for (const f of generatedCommonJs) digest.update(`\0gen/${f}\0`).update(readFileSync(join(DIST, "gen", f)));
+manifest.hash = digest.digest("hex").slice(0, 16);
+const loader = await buildLoader({ hash: manifest.hash, ...manifest }, true);
 
 const inputs = {};
 for (const [file, output] of [...Object.entries(loader.metafile.outputs), ...Object.entries(result.metafile.outputs)]) {

@@ -6,9 +6,10 @@
  *
  * One file per bundle, Node and V8 flags: `<user cache>/orchestra-stdio/code-cache/<key>.bin`
  * (`$XDG_CACHE_HOME`, else `~/.cache`). Layout: {@link MAGIC}; the byte length of the index
- * (uint32, little-endian); the index, JSON `{ key, scripts: { <script>: [offset, length, sha1] } }`
- * (offsets from the end of the index, `sha1` the first 16 hex digits of the data's SHA-1); the
- * data of each script. Read once, when the CLI starts; used only when this user owns the file and
+ * (uint32, little-endian); the index, JSON `{ key, scripts: { <entry>: [offset, length, sha1] } }`
+ * (an entry is a script's path relative to dist/cli/, followed by the V8 flags set at run time
+ * that were in force when it was compiled, if any: {@link CodeCache.entryName}; offsets from the
+ * end of the index, `sha1` the first 16 hex digits of the data's SHA-1); the data of each entry. Read once, when the CLI starts; used only when this user owns the file and
  * nobody else can write it.
  *
  * Written, to a temporary file of a random name created exclusively (a link planted there is not
@@ -16,8 +17,10 @@
  * can write, {@link WRITE_DELAY_MS} after a script was
  * compiled without usable data (none, rejected by V8, or failing its checksum), or at the
  * process's exit if that comes first: V8's data of every script the process compiled, made then
- * (so that it holds the functions that ran, not only those compiled with the script), and the
- * old file's data of the scripts this process did not load. Never fatal and never reported (stdout
+ * (so that it holds the functions that ran, not only those compiled with the script), and, for
+ * the scripts this process did not load, the data of the file as it is at the write (another
+ * process of the same bundle, e.g. `orchestrator` beside `serve`, may have written it since this
+ * one read it), else as it was read. Never fatal and never reported (stdout
  * may be MCP's, stderr the user's log): a missing, unreadable, corrupt or foreign file, data V8
  * rejects, or a directory that cannot be written leave the scripts compiled from source, as with
  * no cache. `ORCHESTRA_NO_CODE_CACHE=1` (or `true`, `yes`) turns it off (docs/cli.md).
@@ -124,13 +127,26 @@ export class CodeCache {
 
   /** Compiles `source` (the script `name`, a path relative to dist/cli/) with its cached data when there is usable data. */
   compile(name: string, source: string, filename: string): { script: Script; cachedData: CachedDataUse } {
-    const stored = this.stored.get(name);
+    const epoch = this.flagChanges.length;
+    const entry = this.entryName(name, epoch);
+    const stored = this.stored.get(entry);
     const cachedData = stored && stored.sum === digest(stored.data) ? stored.data : undefined;
     const script = new Script(source, { filename, ...(cachedData ? { cachedData } : {}) });
-    this.compiled.set(name, { script, epoch: this.flagChanges.length });
+    this.compiled.set(entry, { script, epoch });
     const use: CachedDataUse = !cachedData ? "absent" : script.cachedDataRejected === true ? "rejected" : "accepted";
     if (use !== "accepted") this.scheduleWrite();
     return { script, cachedData: use };
+  }
+
+  /**
+   * The index's name for the data of script `name` made under the first `epoch` announced flag
+   * changes: `name`, then each change's flag (`chunks/store-X.js --semi-space-growth-factor=1`).
+   * V8 accepts data only under the flags it was made under, and commands set different flags
+   * (`serve` sets some, `orchestrator` none) at different times of a start: each flag state a
+   * script was compiled under keeps its own data, so that they do not replace each other's.
+   */
+  private entryName(name: string, epoch: number): string {
+    return epoch === 0 ? name : [name, ...this.flagChanges.slice(0, epoch).map((change) => change.set)].join(" ");
   }
 
   private scheduleWrite(): void {
@@ -146,8 +162,12 @@ export class CodeCache {
   private write(): void {
     this.writePending = false;
     try {
+      // Entries this process did not compile keep their data: as the file is now (another
+      // process of this build may have written it since this one read it), else as it was read.
       const data = new Map<string, Buffer>();
-      for (const [name, old] of this.stored) if (!this.compiled.has(name)) data.set(name, old.data);
+      for (const entries of [readOwnFile(this.file, this.key), this.stored]) {
+        for (const [name, old] of entries ?? []) if (!this.compiled.has(name) && !data.has(name) && old.sum === digest(old.data)) data.set(name, old.data);
+      }
       this.cachedDataByEpoch(data);
       const scripts: Record<string, [number, number, string]> = {};
       let offset = 0;

@@ -19,9 +19,9 @@
  */
 import { channel } from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { posix } from "node:path";
-import { fileURLToPath } from "node:url";
+import Module, { createRequire } from "node:module";
+import { dirname, posix } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 import { type CachedDataUse, CodeCache } from "./code-cache.js";
 
@@ -70,6 +70,32 @@ class Bundle {
     this.cliUrl = new URL(".", mainUrl);
     this.cache = CodeCache.open(manifest.hash);
     this.nodeRequire = createRequire(mainUrl);
+    if (this.cache) this.cacheGeneratedCommonJs(this.cache);
+  }
+
+  /**
+   * Has the generated CommonJS modules of dist/gen/ (`*.cjs`: the MCP validators of each
+   * revision, the JSON Schema dialects' meta-schema validators; 30-800 KB each, required
+   * synchronously when first used) compiled with the code cache as well, as CommonJS runs them
+   * (the same wrapper and arguments); every other CommonJS module is left to Node. Their content
+   * is part of the bundle's digest (scripts/bundle-cli.mjs). Each is announced on
+   * {@link SCRIPT_CHANNEL} like a script of the bundle.
+   */
+  private cacheGeneratedCommonJs(cache: CodeCache): void {
+    const genUrl = new URL("../gen/", this.cliUrl).href;
+    const announce = this.announce;
+    type Compile = (this: Module, content: string, filename: string) => unknown;
+    const prototype = Module.prototype as unknown as { _compile: Compile };
+    const nodeCompile = prototype._compile;
+    prototype._compile = function (content, filename) {
+      const url = filename.endsWith(".cjs") ? pathToFileURL(filename).href : "";
+      if (!url.startsWith(genUrl)) return nodeCompile.call(this, content, filename);
+      const wrapped = `(function (exports, require, module, __filename, __dirname) { ${content}\n})`;
+      const { script, cachedData } = cache.compile(`../gen/${url.slice(genUrl.length)}`, wrapped, filename);
+      if (announce.hasSubscribers) announce.publish({ url, cachedData });
+      const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => unknown;
+      return run.call(this.exports, this.exports, createRequire(filename), this, filename, dirname(filename));
+    };
   }
 
   /** The script `name` and what it needs, as `import()` gives them. */

@@ -21,14 +21,24 @@ interface Start {
   stderr: string;
   /** cachedData use of each script compiled (accepted, rejected, absent, off). */
   uses: string[];
+  /** `<use> <url>` of each script compiled. */
+  scripts: string[];
   code: number | null;
 }
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 
-/** `serve` answering `initialize` (nothing listens at the address), then stdin EOF. */
-function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv = {}): Promise<Start> {
-  const child = spawn(process.execPath, ["--import", SCRIPT_REPORT, CLI, "serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", certsDir], {
+/**
+ * `serve` answering `initialize` (nothing listens at the address), then stdin EOF (once
+ * `beforeEof` has settled, when given).
+ */
+function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv = {}, beforeEof?: () => Promise<void>): Promise<Start> {
+  return commandOnce(cacheHome, ["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", certsDir], env, beforeEof);
+}
+
+/** A CLI command with the script report, `initialize` on its stdin, which ends after the first line of stdout (or at once when the command writes none before it exits). */
+function commandOnce(cacheHome: string, args: string[], env: NodeJS.ProcessEnv = {}, beforeEof?: () => Promise<void>): Promise<Start> {
+  const child = spawn(process.execPath, ["--import", SCRIPT_REPORT, CLI, ...args], {
     env: cliEnvironment({ XDG_CACHE_HOME: cacheHome, ORCHESTRA_LOG_LEVEL: "info", ORCHESTRA_LOG_FORMAT: "json", ...env }),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -36,19 +46,21 @@ function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv =
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    const first = !stdout.includes("\n");
     stdout += d;
-    if (stdout.includes("\n")) child.stdin.end();
+    if (first && stdout.includes("\n")) void (beforeEof?.() ?? Promise.resolve()).then(() => child.stdin.end());
   });
+  child.stdin.on("error", () => {}); // a command that does not read stdin may exit first
   child.stdin.write(
     `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
   );
   return new Promise((resolve) =>
     child.on("close", (code) => {
-      const uses = stderr
+      const scripts = stderr
         .split("\n")
         .filter((l) => l.startsWith("SCRIPT "))
-        .map((l) => l.split(" ")[1]!);
-      resolve({ stdout, stderr: stderr.replace(/^SCRIPT .*\n/gm, ""), uses, code });
+        .map((l) => l.slice("SCRIPT ".length));
+      resolve({ stdout, stderr: stderr.replace(/^SCRIPT .*\n/gm, ""), uses: scripts.map((l) => l.split(" ")[0]!), scripts, code });
     }),
   );
 }
@@ -83,6 +95,9 @@ describe("the CLI's code cache", () => {
     expect(second.stdout).toBe(first.stdout);
     expect(new Set(second.uses)).toEqual(new Set(["accepted"]));
     expect(warnings(second.stderr)).toEqual([]);
+    // The generated CommonJS validators of the revision too, not only the bundle's scripts.
+    expect(first.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^absent /)]);
+    expect(second.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^accepted /)]);
   }, 60_000);
 
   it("ignores a corrupt or foreign file and writes it anew", async () => {
@@ -193,6 +208,22 @@ describe("the CLI's code cache", () => {
     expect(embedded.stdout).toContain('"id":1');
     expect(embedded.stderr).toContain(`${home} does not exist`);
     expect(existsSync(home)).toBe(false);
+  }, 60_000);
+
+  it("keeps the data another command of the build wrote while this one ran, also of the scripts both compile under other V8 flags", async () => {
+    const home = join(work.path, "merged");
+    const certsShow = () => commandOnce(home, ["certs", "show", "--certs-dir", certsDir]);
+    // `certs show` runs (and writes the file) after `serve` has read it and before `serve` writes it at its exit.
+    let meanwhile: Start | undefined;
+    const serve = await serveOnce(home, certsDir, {}, async () => {
+      meanwhile = await certsShow();
+    });
+    expect(serve.stdout).toContain('"id":1');
+    expect(meanwhile!.code).toBe(0);
+    expect(new Set(meanwhile!.uses)).toEqual(new Set(["absent"]));
+    // The file `serve` wrote last still has `certs show`'s data: of the scripts only it compiles,
+    // and of those both compile (the cert store's), which `serve` compiles after setting a V8 flag.
+    expect(new Set((await certsShow()).uses)).toEqual(new Set(["accepted"]));
   }, 60_000);
 
   it("keeps at most 8 files: a write removes the least recently written others", async () => {
