@@ -12,7 +12,10 @@
 // dist; `LABEL=/abs/path/dist` measures another build (e.g. a copy built at an older commit).
 // `--keep DIR`: the callgrind output files are copied to DIR (`callgrind-LABEL-INFLIGHT-a|b.out`),
 // for `callgrind_annotate` or `node bench/callgrind-diff.mjs A B CALLS` (per-call cost by function).
-import { execFileSync } from "node:child_process";
+// `--direct`: per subject also its floor, `LABEL-direct`: the same calls made by the build's
+// `QuicSender` alone in a Node process of its own (bench/call-direct.mjs: no stdio hop, no MCP), so
+// that `serve` minus the floor is what the stdio and MCP layers cost per call.
+import { execFile, execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, goPeerMissing, provisionBridgeCert, startOurOrchestrator, startUpstreamOrchestrator, tempDir } from "./common.mjs";
@@ -25,6 +28,7 @@ const calls = Number(option("--calls", 2000));
 const warmupCalls = Number(option("--warmup", 200));
 const nodeArgs = option("--node-args", "").split(" ").filter(Boolean);
 const keep = option("--keep", undefined);
+const withDirect = argv.includes("--direct");
 if (keep !== undefined) mkdirSync(keep, { recursive: true });
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), dist: a.slice(a.indexOf("=") + 1) }));
 if (subjects.length === 0) subjects.push({ label: "this", dist: join(ROOT, "dist") });
@@ -73,6 +77,19 @@ async function instructions(dist, inFlight, n, tag) {
   return Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
 }
 
+/** Ir of one `QuicSender`-alone process (bench/call-direct.mjs): same warm-up, `n` calls at `inFlight`. */
+async function directInstructions(dist, inFlight, n, tag) {
+  const out = join(work, `callgrind-${tag}.out`);
+  const args = ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...nodeArgs, join(ROOT, "bench/call-direct.mjs"), dist, String(orch.port), certsDir];
+  await new Promise((resolve, reject) =>
+    execFile("valgrind", [...args, String(warmupCalls), String(n), String(inFlight)], { maxBuffer: 64 * 1024 * 1024 }, (err, _stdout, stderr) =>
+      err ? reject(new Error(`${tag}: ${err.message}\n${stderr.slice(-2000)}`)) : resolve(),
+    ),
+  );
+  if (keep !== undefined) copyFileSync(out, join(keep, `callgrind-${tag}.out`));
+  return Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1]);
+}
+
 console.log(`orchestrator: ${upstream ? "upstream Go" : "ours (the Go peer is missing)"}; ${PAYLOAD}-byte echo; ${calls} calls measured after ${warmupCalls} warm-up calls`);
 console.log("| subject | in flight | instructions per call (thousands) |");
 console.log("| --- | --- | --- |");
@@ -83,6 +100,10 @@ try {
       const a = await instructions(s.dist, inFlight, base, `${s.label}-${inFlight}-a`);
       const b = await instructions(s.dist, inFlight, base + calls, `${s.label}-${inFlight}-b`);
       console.log(`| ${s.label} | ${inFlight} | ${((b - a) / calls / 1e3).toFixed(1)} |`);
+      if (!withDirect) continue;
+      const da = await directInstructions(s.dist, inFlight, base, `${s.label}-direct-${inFlight}-a`);
+      const db = await directInstructions(s.dist, inFlight, base + calls, `${s.label}-direct-${inFlight}-b`);
+      console.log(`| ${s.label}-direct | ${inFlight} | ${((db - da) / calls / 1e3).toFixed(1)} |`);
     }
   }
 } finally {

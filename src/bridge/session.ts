@@ -48,6 +48,7 @@ import {
 } from "../mcp/negotiation.js";
 import { validatorsFor, type ProtocolValidators, type SchemaIssue } from "../mcp/validation.js";
 import { featuresOf } from "../translate/features.js";
+import { Cancellation } from "../transport/cancel.js";
 import { BatchCollector, type Responder } from "./batch.js";
 import { atLeast, isLoggingLevel, logNotification, type LoggingLevel } from "./client-log.js";
 import type { MethodRegistry, RequestScope, SessionState } from "./methods/context.js";
@@ -76,7 +77,8 @@ interface InFlight {
   id: ExactId;
   /** Bytes of the input line charged to this request until it settles (see `unansweredBytes`). */
   bytes: number;
-  controller: AbortController;
+  /** Its cancellation (client cancel, shutdown); the handler's `scope.signal`. */
+  controller: Cancellation;
   cancelled: boolean;
   done: boolean;
   responder: Responder;
@@ -93,8 +95,11 @@ export class McpSession implements SessionState {
 
   /** Keyed by {@link ExactId.key}: ids compare by exact value, not by their double. */
   private readonly inFlight = new Map<string, InFlight>();
-  /** Source text of the exact tokens of each message parsed by {@link handleLine}. */
+  /** Source text of the exact tokens of each element of a batch parsed by {@link handleLine}. */
   private readonly tokens = new WeakMap<object, MessageTokens>();
+  /** While {@link handleLine} handles a line of one message: that message and its exact tokens. */
+  private lineMessage: object | undefined;
+  private lineTokens: MessageTokens | undefined;
   /** Input bytes charged to the next request dispatched (its share of the current line). */
   private chargeBytes = 0;
   /** While a batch is dispatched: the keys of the request ids seen in it so far. */
@@ -166,14 +171,17 @@ export class McpSession implements SessionState {
         const element: unknown = message[i];
         if (tokens && element !== null && typeof element === "object") this.tokens.set(element, tokens);
       });
-    } else if (message !== null && typeof message === "object" && scan.messages[0]) {
-      this.tokens.set(message, scan.messages[0]);
+    } else if (message !== null && typeof message === "object") {
+      this.lineMessage = message;
+      this.lineTokens = scan.messages[0];
     }
     this.chargeBytes = typeof line === "string" ? Buffer.byteLength(line) : line.length;
     try {
       this.handleMessage(message);
     } finally {
       this.chargeBytes = 0;
+      this.lineMessage = undefined;
+      this.lineTokens = undefined;
     }
   }
 
@@ -246,7 +254,12 @@ export class McpSession implements SessionState {
    * recorded for `slot` when it is `value`'s token; `undefined` when it is not an MCP request id.
    */
   private exactId(message: object, slot: keyof MessageTokens, value: unknown): ExactId | undefined {
-    return ExactId.fromSource(this.tokens.get(message)?.[slot], value);
+    return ExactId.fromSource(this.tokensOf(message)?.[slot], value);
+  }
+
+  /** The exact tokens {@link handleLine} recorded for `message`, if it parsed it. */
+  private tokensOf(message: object): MessageTokens | undefined {
+    return message === this.lineMessage ? this.lineTokens : this.tokens.get(message);
   }
 
   /** The message's id for an error response: exact when it is an MCP request id, else `null`. */
@@ -366,7 +379,7 @@ export class McpSession implements SessionState {
       responder.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: request id ${id.text} is already in flight`, { duplicateId: id }));
       return;
     }
-    const entry: InFlight = { id, bytes: this.chargeBytes, controller: new AbortController(), cancelled: false, done: false, responder };
+    const entry: InFlight = { id, bytes: this.chargeBytes, controller: new Cancellation(), cancelled: false, done: false, responder };
     this.inFlight.set(id.key, entry);
     this.inFlightBytes += entry.bytes;
     const params = (message.params ?? {}) as Record<string, unknown>;
@@ -380,7 +393,7 @@ export class McpSession implements SessionState {
       version: revision.version,
       validators,
       features,
-      signal: entry.controller.signal,
+      signal: entry.controller,
       entry,
       ...(typeof token === "string" || typeof token === "number" ? { progressToken: this.exactProgressToken(message, token) } : {}),
       ...(features.perRequestLogLevel && isLoggingLevel(logLevel) ? { logLevel } : {}),
@@ -406,7 +419,7 @@ export class McpSession implements SessionState {
 
   /** The progress token exactly as written when it is an id-like token, else its value (e.g. a non-integer number). */
   private exactProgressToken(message: object, token: string | number): ProgressToken | ExactId {
-    return ExactId.fromSource(this.tokens.get(message)?.progressToken, token) ?? token;
+    return ExactId.fromSource(this.tokensOf(message)?.progressToken, token) ?? token;
   }
 
   // ---------------------------------------------------------------- result check and sink

@@ -55,12 +55,20 @@ function slotOf(keys: readonly (string | undefined)[], base: number, depth: numb
   return undefined;
 }
 
+/**
+ * The container kinds of {@link scanLine}, shared by every scan (a scan runs to its end without
+ * yielding): a typed array of this size per line would be an allocation outside V8's heap. An
+ * entry is written when its depth is entered, before it is read, so no scan sees another's.
+ */
+let sharedKinds = new Uint8Array(MAX_NESTING_DEPTH + 2);
+
 /** Scans `text` (one line); see the module comment. */
 export function scanLine(text: string, maxDepth: number = MAX_NESTING_DEPTH): LineScan {
   const messages: Array<MessageTokens | undefined> = [];
   const n = text.length;
+  if (sharedKinds.length < maxDepth + 2) sharedKinds = new Uint8Array(maxDepth + 2);
   /** Container kind per depth (1 = object, 2 = array), 1-based. */
-  const kinds = new Uint8Array(maxDepth + 2);
+  const kinds = sharedKinds;
   /** Current member key per object depth, tracked for the first few levels only. */
   const keys: (string | undefined)[] = [];
   let depth = 0;

@@ -80,6 +80,8 @@ function safeParse(text: string): unknown {
 }
 
 const NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** An integer token without leading zeros, fraction or exponent, and not `-0`: its own canonical decimal. */
+const PLAIN_INTEGER = /^(?:0|-?[1-9]\d*)$/;
 /** Longest exponent considered (a larger one is not a finite double anyway). */
 const MAX_EXPONENT = 400;
 
@@ -89,6 +91,7 @@ const MAX_EXPONENT = 400;
  * `9007199254740993.5`).
  */
 export function exactInteger(text: string): string | undefined {
+  if (PLAIN_INTEGER.test(text)) return text; // already canonical: the usual id
   const m = NUMBER.exec(text);
   if (!m) return undefined;
   const [, sign, int, frac = "", exp = "0"] = m;

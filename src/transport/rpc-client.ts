@@ -30,7 +30,7 @@ import type { Logger } from "../log.js";
 import { messageOf, senderError, SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "./link.js";
 import { ReceiveWatch, RequestWatch } from "./liveness.js";
-import { RefusedKinds, refusalOf, type FrameHandler, type SendOptions, type StreamingSender } from "./sender.js";
+import { RefusedKinds, refusalOf, type CancelSignal, type FrameHandler, type SendOptions, type StreamingSender } from "./sender.js";
 
 export { REQUEST_LIVENESS_MS, ReceiveWatch } from "./liveness.js";
 
@@ -88,7 +88,7 @@ interface Call {
   deadline: number;
   /** The deadline as given, in ms (for the error message). */
   timeoutMs: number;
-  signal: AbortSignal | undefined;
+  signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
   conn: Conn | undefined;
   linkCall: LinkCall | undefined;

@@ -17,13 +17,16 @@
  */
 import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { UNKNOWN_REQUEST_CODE } from "../translate/request-codes.js";
+import type { CancelSignal } from "./cancel.js";
+
+export type { CancelSignal } from "./cancel.js";
 
 export { SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 
 /** Per-call options. */
 export interface SendOptions {
   /** Aborting cancels the RPC (its stream is cancelled); the promise rejects with `SenderError('aborted')`. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Deadline for the whole RPC in milliseconds; on expiry the promise rejects with `SenderError('timeout')`. */
   timeoutMs?: number;
 }

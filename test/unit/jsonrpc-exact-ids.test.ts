@@ -21,6 +21,8 @@ describe("exact integers and ids", () => {
   it("gives the exact decimal value of integer tokens and rejects non-integers", () => {
     expect(exactInteger("9007199254740993")).toBe("9007199254740993");
     expect(exactInteger("1e2")).toBe("100");
+    // Plain integer tokens are their own canonical decimal; the others go through the general path.
+    expect(["0", "7", "-7", "12345", "-0", "007", "-00", "10e0"].map(exactInteger)).toEqual(["0", "7", "-7", "12345", "0", "7", "0", "10"]);
     expect(exactInteger("1.50e1")).toBe("15");
     expect(exactInteger("100.00")).toBe("100");
     expect(exactInteger("-0")).toBe("0");
@@ -47,6 +49,18 @@ describe("scanLine", () => {
   it("records id, params.requestId and params._meta.progressToken token texts", () => {
     const line = '{"jsonrpc":"2.0","params":{"x":"a\\"id\\":7","_meta":{"progressToken":1e2},"requestId":-0},"id":9007199254740993,"method":"m"}';
     expect(scanLine(line)).toEqual({ tooDeep: false, messages: [{ id: "9007199254740993", requestId: "-0", progressToken: "1e2" }] });
+  });
+
+  it("gives each line the same answer whatever lines were scanned before it (the scans share one array)", () => {
+    const object = '{"id":3,"params":{"_meta":{"progressToken":"t"}}}';
+    const batch = '[{"id":1}, {"id":2}]';
+    const alone = [scanLine(object), scanLine(batch)];
+    scanLine(`${"[".repeat(200)}${"]".repeat(200)}`); // deep arrays first
+    scanLine(`[${'{"a":'.repeat(100)}1${"}".repeat(100)}]`); // deep objects in an array
+    expect([scanLine(object), scanLine(batch)]).toEqual(alone);
+    expect(alone[1]!.messages).toEqual([{ id: "1" }, { id: "2" }]);
+    expect(scanLine("[".repeat(300), 300).tooDeep).toBe(false); // a larger depth than the default
+    expect(scanLine(object)).toEqual(alone[0]);
   });
 
   it("records the ids of batch elements by index and ignores nested id members", () => {

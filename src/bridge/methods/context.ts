@@ -17,7 +17,7 @@ import type { JSONRPCNotification } from "../../jsonrpc/message.js";
 import type { ExactId } from "../../jsonrpc/request-id.js";
 import type { Logger } from "../../log.js";
 import type { ProtocolValidators } from "../../mcp/validation.js";
-import type { Sender } from "../../transport/sender.js";
+import type { CancelSignal, Sender } from "../../transport/sender.js";
 import type { VersionFeatures } from "../../translate/features.js";
 import type { LoggingLevel } from "../client-log.js";
 
@@ -52,7 +52,7 @@ export interface RequestScope {
   readonly validators: ProtocolValidators;
   readonly features: VersionFeatures;
   /** Aborted when the client cancels the request or the bridge fails it at shutdown. */
-  readonly signal: AbortSignal;
+  readonly signal: CancelSignal;
   readonly entry: RequestState;
   /** `params._meta.progressToken`, exactly as written when it is id-like. */
   readonly progressToken?: ProgressToken | ExactId;

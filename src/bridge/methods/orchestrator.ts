@@ -7,12 +7,19 @@
  */
 import type { PluginRequest, PluginResponse } from "../../gen/proto/orchestra/plugin/v1/plugin_pb.js";
 import { ErrorCode, JsonRpcError } from "../../jsonrpc/errors.js";
-import { SenderError } from "../../transport/sender.js";
+import { SenderError, type CancelSignal } from "../../transport/sender.js";
 import type { MethodServices, RequestScope } from "./context.js";
 
 /** One unary orchestrator RPC for `scope`; a debug log notification names it when it succeeds. */
 export async function rpc(services: MethodServices, request: PluginRequest, scope: RequestScope, timeoutMs: number): Promise<PluginResponse> {
-  const response = await services.sender.send(request, { signal: scope.signal, timeoutMs }).catch(namingDeadline(request));
+  let response: PluginResponse;
+  try {
+    response = await services.sender.send(request, { signal: scope.signal, timeoutMs });
+  } catch (err) {
+    return namingDeadline(request)(err);
+  }
+  // `debug` is the lowest level: the message is built only when the client asked for it.
+  if (services.logThreshold(scope) !== "debug") return response;
   services.clientLog(scope, "debug", {
     message: `${scope.method}: forwarded to the orchestrator (PluginRequest ${request.request.case ?? "without a request"}), which answered (PluginResponse ${response.response.case ?? "without a response"})`,
     request: request.request.case,
@@ -43,7 +50,7 @@ export function namingDeadline(request: PluginRequest): (err: unknown) => never 
  * shared work is observed in every case: its failure after the abort (or with `signal` already
  * aborted) is left to its other waiters, never an unhandled rejection.
  */
-export function withSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+export function withSignal<T>(promise: Promise<T>, signal: CancelSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => undefined);
     return Promise.reject(new SenderError("aborted", "request cancelled"));
