@@ -27,7 +27,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
@@ -252,11 +252,15 @@ function pruneCacheFiles(dir: string, keep: string): void {
   for (const { path } of files.slice(MAX_CACHE_FILES)) if (path !== keep) rmSync(path, { force: true });
 }
 
-/** The cache file's entries when this user owns it and nobody else can write it. */
+/**
+ * The cache file's entries when it is a regular file that this user owns and nobody else can
+ * write. Opened without blocking, so that a FIFO (or another special file) at its path is seen by
+ * `fstat` and ignored instead of waiting for a writer.
+ */
 function readOwnFile(file: string, key: string): Map<string, Stored> | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(file, "r");
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stat = fstatSync(fd);
     if (!stat.isFile() || (process.getuid !== undefined && (stat.uid !== process.getuid() || (stat.mode & 0o022) !== 0))) return undefined;
     return parse(readFileSync(fd), key);

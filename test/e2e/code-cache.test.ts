@@ -3,9 +3,9 @@
  * use it, a corrupt or foreign file is ignored and written anew, and a cache directory that cannot
  * be written changes nothing the client or the user sees.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
@@ -225,6 +225,25 @@ describe("the CLI's code cache", () => {
     // and of those both compile (the cert store's), which `serve` compiles after setting a V8 flag.
     expect(new Set((await certsShow()).uses)).toEqual(new Set(["accepted"]));
   }, 60_000);
+
+  it.skipIf(process.platform === "win32")(
+    "ignores a FIFO at the file's path instead of waiting for a writer, and replaces it",
+    async () => {
+      const home = join(work.path, "fifo");
+      const reference = await serveOnce(home, certsDir);
+      const [file] = cacheFiles(home);
+      rmSync(file!);
+      execFileSync("mkfifo", ["-m", "600", file!]);
+      const withFifo = await serveOnce(home, certsDir);
+      expect(withFifo.code).toBe(0);
+      expect(withFifo.stdout).toBe(reference.stdout);
+      expect(new Set(withFifo.uses)).toEqual(new Set(["absent"]));
+      expect(warnings(withFifo.stderr)).toEqual([]);
+      expect(lstatSync(file!).isFile()).toBe(true);
+      expect(new Set((await serveOnce(home, certsDir)).uses)).toEqual(new Set(["accepted"]));
+    },
+    60_000,
+  );
 
   it("keeps at most 8 files: a write removes the least recently written others", async () => {
     const home = join(work.path, "pruned");
