@@ -22,24 +22,8 @@ import {
   type ValidateOptions,
 } from "../validate/index.js";
 import { createProgressBar, progressBarWanted, PROGRESS_MIN_BYTES, sameTerminal, type ProgressBar } from "../validate/progress.js";
-import { setV8Flag, type V8FlagChange } from "./v8-flags.js";
 
 const INPUT_FORMATS: readonly InputFormat[] = ["capture", "jsonl", "claude-log", "har"];
-
-/**
- * V8 flags `validate --jobs N` (N > 1, more than one input) sets at run time, before its worker
- * threads start. V8 reads both when an isolate is created, so they configure the workers' heaps
- * only, not this thread's: `--min-semi-space-size` (MiB), the nursery a worker starts with instead
- * of growing one from 1 MiB (fewer scavenges); `--initial-old-space-size` (MiB), the worker's first
- * old-generation limit, high enough that what survives its scavenges during a file does not
- * bring the old generation within a nursery's size of the limit, where V8 starts incremental
- * marking and a full collection (docs/validate.md "Speed"). Each with V8's default, for the CLI's code cache
- * (src/cli/v8-flags.ts; test/unit/v8-flags.test.ts checks the defaults).
- */
-export const VALIDATE_JOBS_V8_FLAGS: readonly V8FlagChange[] = [
-  { set: "--min-semi-space-size=16", before: "--min-semi-space-size=0" },
-  { set: "--initial-old-space-size=64", before: "--initial-old-space-size=0" },
-];
 
 interface CliOptions {
   format: ReportFormat;
@@ -194,7 +178,6 @@ async function runValidate(files: string[], opts: CliOptions): Promise<number> {
   if (opts.protocolVersion !== undefined) options.protocolVersion = opts.protocolVersion;
   if (opts.schema !== undefined) options.schemaPath = opts.schema;
 
-  if (opts.jobs > 1 && inputs.length > 1) for (const flag of VALIDATE_JOBS_V8_FLAGS) setV8Flag(flag);
   try {
     const { summary } = await validateFiles(inputs, options);
     bar?.stop();
