@@ -4,7 +4,10 @@
  * process: where `--jobs` loses against one thread (BENCHMARKS.md, "Figures, 2026-12-02 (eighth
  * session, validate8)").
  *
- *   npm run build && node --trace-gc [V8 GC flags] bench/validate-gc.mjs FILE [--jobs J=2] [--copies N=2] [--runs R=3] [--dist DIR]
+ *   npm run build && node --trace-gc [V8 GC flags] bench/validate-gc.mjs FILE [--jobs J=2] [--copies N=2] [--runs R=3] [--dist DIR] [--set-flags "F ..."]
+ *
+ * `--set-flags` sets V8 flags at run time (`v8.setFlagsFromString`) before the first run, so
+ * before the workers' isolates are created: what a flag set by the CLI would do.
  *
  * One unmeasured run first, then R runs; prints the wall times (ms), the calling thread's GC
  * pauses per run (PerformanceObserver `gc` entries: count and ms) and the CPU (ms, user + system,
@@ -17,6 +20,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { performance, PerformanceObserver } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
+import { setFlagsFromString } from "node:v8";
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -29,9 +33,11 @@ const copies = Number(option("--copies", 2));
 const runs = Number(option("--runs", 3));
 const dist = resolve(option("--dist", new URL("../dist", import.meta.url).pathname));
 if (file === undefined || file.startsWith("--") || ![jobs, copies, runs].every((n) => Number.isInteger(n) && n >= 1)) {
-  console.error("usage: node [--trace-gc] bench/validate-gc.mjs FILE [--jobs J=2] [--copies N=2] [--runs R=3] [--dist DIR]");
+  console.error('usage: node [--trace-gc] bench/validate-gc.mjs FILE [--jobs J=2] [--copies N=2] [--runs R=3] [--dist DIR] [--set-flags "F ..."]');
   process.exit(2);
 }
+const setFlags = option("--set-flags", "");
+if (setFlags !== "") setFlagsFromString(setFlags);
 const lib = await import(pathToFileURL(`${dist}/validate/index.js`).href);
 
 /** CPU ms (10 ms ticks) and name of each thread of this process, by thread id. */
