@@ -346,9 +346,14 @@ export class SessionChecker {
     const s = this.s;
     const { facts: f, origin, dir } = m;
     const method = f.method;
-    const id = isId(f.id) ? f.id : undefined;
+    // A number that is not an integer (1.5, 1e400) is no MCP RequestId (the envelope check reports
+    // it): the peer may reject the request with id null, as the bridge does, or with the id echoed,
+    // so it is not taken in flight (no unanswered or duplicate finding about it).
+    const fractional = typeof f.id === "number" && !Number.isInteger(f.id);
+    const id = isId(f.id) && !fractional ? f.id : undefined;
     // An Invalid Request whose id cannot be trusted may be rejected with id null (JSON-RPC 2.0 §5).
     if (id === undefined || !f.jsonrpcOk) s.s.nullIdBudget[dir]++;
+    if (fractional && this.ctx.bidirectional && s.s.invalidIds[dir].size < 4096) s.s.invalidIds[dir].set(f.id as number, 0);
 
     if (method === "initialize" && dir === "c2s") {
       if (s.initializeAt === 0) s.initializeAt = s.messages;

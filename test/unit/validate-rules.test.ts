@@ -596,6 +596,15 @@ describe.skipIf(sharedMissing !== undefined)(skipTitle("hand-made captures that 
     expect(brief(findings)).toEqual(["4 error schema/envelope", "5 warning jsonrpc/null-id-error"]);
   });
 
+  it("a request with a fractional id, rejected with id null or with its id echoed, is not also unanswered", async () => {
+    const asBridge = await check([...handshake, ["c2s", { jsonrpc: "2.0", id: 1.5, method: "ping" }], err("s2c", null, -32600, "Invalid Request")]);
+    expect(brief(asBridge)).toEqual(["4 error schema/envelope", "5 warning jsonrpc/null-id-error"]);
+    const echoed = await check([...handshake, ["c2s", { jsonrpc: "2.0", id: 1.5, method: "ping" }], err("s2c", 1.5, -32600, "Invalid Request")]);
+    expect(brief(echoed).filter((f) => f.includes("session/"))).toEqual([]);
+    const unanswered = await check([...handshake, ["c2s", { jsonrpc: "2.0", id: 1.5, method: "ping" }], req("c2s", 2, "ping")]);
+    expect(brief(unanswered)).toEqual(["4 error schema/envelope", "5 error session/unanswered-request"]);
+  });
+
   it("a null-id error response with nothing to reject is still reported", async () => {
     const findings = await check([...handshake, err("s2c", null, -32600, "Invalid Request")]);
     expect(brief(findings)).toEqual(["4 warning jsonrpc/null-id-error", "4 error session/response-to-notification"]);
