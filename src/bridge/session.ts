@@ -277,7 +277,7 @@ export class McpSession implements SessionState {
         return this.onNotification(message as Record<string, unknown>);
       case "response":
         // The bridge sends no server→client requests, so no response can be expected.
-        this.options.log.warn({ id: this.idOf(message)?.value }, "ignoring a response to a request the bridge never sent");
+        this.options.log.warn({ id: this.idOf(message)?.logged }, "ignoring a response to a request the bridge never sent");
         responder.drop();
         return;
       case "batch":
@@ -452,7 +452,7 @@ export class McpSession implements SessionState {
     }
     const issues = resultDefinition ? scope.validators.validate(resultDefinition, withPlainMetaIds(final)) : null;
     if (issues) {
-      this.options.log.error({ id: scope.id, issues }, "outbound result failed schema validation");
+      this.options.log.error({ id: scope.id.logged, issues }, "outbound result failed schema validation");
       const whose = scope.tool === undefined ? "the result" : `the result of tool ${scope.tool}`;
       return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: ${whose} would not be valid MCP: ${describe(issues)}`, {
         ...issueData(issues),
@@ -465,7 +465,7 @@ export class McpSession implements SessionState {
   private errorFor(scope: RequestScope, err: unknown): JSONRPCError {
     const failure = err instanceof JsonRpcError ? err : this.options.failure?.(scope, err);
     if (failure) return errorResponse(scope.id, failure.code, failure.message, failure.data);
-    this.options.log.error({ err, id: scope.id }, "request handler failed");
+    this.options.log.error({ err, id: scope.id.logged }, "request handler failed");
     return errorResponse(scope.id, ErrorCode.InternalError, `Internal error: ${(err as Error)?.message ?? String(err)}`);
   }
 
@@ -526,14 +526,15 @@ export class McpSession implements SessionState {
   /** MCP cancellation: abort the request's RPC (its QUIC stream is cancelled); it gets no response afterwards. */
   private cancel(id: ExactId, reason: string | undefined): void {
     const entry = this.inFlight.get(id.key);
-    if (!entry || entry.done) {
-      // Unknown or already answered: ignored, per the spec (a notification without effect).
-      this.options.log.debug({ id: id.value, reason }, "cancellation of a request not in flight (unknown or already answered): ignored");
+    if (!entry || entry.done || entry.cancelled) {
+      // Unknown, already answered or already cancelled: ignored, per the spec (a notification without effect).
+      const what = entry?.cancelled === true && !entry.done ? "already cancelled" : "not in flight (unknown or already answered)";
+      this.options.log.debug({ id: id.logged, reason }, `cancellation of a request ${what}: ignored`);
       return;
     }
     entry.cancelled = true;
     entry.controller.abort(new Error(reason ?? "cancelled by client"));
-    this.options.log.debug({ id: id.value, reason }, "request cancelled by client");
+    this.options.log.debug({ id: id.logged, reason }, "request cancelled by client");
   }
 }
 

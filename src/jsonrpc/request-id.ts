@@ -65,6 +65,15 @@ export class ExactId implements ExactToken {
     return exactToken(this);
   }
 
+  /**
+   * The id in a log record: its value when that is the id exactly (a string, or an integer JSON
+   * numbers hold exactly: `1e3` is 1000), else the token text as a string (`"9007199254740993"`),
+   * which a log's JSON number would round.
+   */
+  get logged(): string | number {
+    return typeof this.value === "string" || Number.isSafeInteger(this.value) ? this.value : this.text;
+  }
+
   /** The token text, for messages and logs. */
   toString(): string {
     return this.text;

@@ -21,6 +21,25 @@ function recordingLogger(): { logger: Logger; debug: LogRecord[]; warn: LogRecor
   return { logger, debug, warn };
 }
 
+/**
+ * A session whose `tools/call` written as `line` is in flight: the sender never answers
+ * tool_call, so the call stays in flight until cancelled (the abort rejects it). Its debug
+ * records are those from the call on.
+ */
+async function toolCallInFlight(line: string): Promise<{ debug: LogRecord[]; send: ReturnType<typeof harness>["send"]; handleLine: (line: string) => void }> {
+  const { logger, debug } = recordingLogger();
+  const sender = new FakeSender((request, options) =>
+    request.request.case === "toolCall" ? new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(new Error("aborted")))) : scripted(request),
+  );
+  const { init, send, handler } = harness(sender, { logger });
+  await init("2025-06-18");
+  await send({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
+  debug.length = 0;
+  handler.handleLine(line);
+  for (let i = 0; i < 100 && !sender.requests.some((r) => r.request.case === "toolCall"); i++) await new Promise((r) => setTimeout(r, 10));
+  return { debug, send, handleLine: (l) => handler.handleLine(l) };
+}
+
 describe("notifications/cancelled at debug", () => {
   it("a cancellation of an unknown or already answered request is logged with the id as written", async () => {
     const { logger, debug } = recordingLogger();
@@ -39,19 +58,21 @@ describe("notifications/cancelled at debug", () => {
   });
 
   it("a cancellation of a request in flight is logged with the id as written", async () => {
-    const { logger, debug } = recordingLogger();
-    // tool_call never answered: the call stays in flight until cancelled (the abort rejects it).
-    const sender = new FakeSender((request, options) =>
-      request.request.case === "toolCall" ? new Promise((_, reject) => options?.signal?.addEventListener("abort", () => reject(new Error("aborted")))) : scripted(request),
-    );
-    const { init, send, handler } = harness(sender, { logger });
-    await init("2025-06-18");
-    await send({ jsonrpc: "2.0", id: "warm", method: "tools/list" });
-    debug.length = 0;
-    handler.handleLine(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }));
-    for (let i = 0; i < 100 && !sender.requests.some((r) => r.request.case === "toolCall"); i++) await new Promise((r) => setTimeout(r, 10));
+    const { debug, send } = await toolCallInFlight(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }));
     await send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } });
     expect(debug.map((r) => [r.obj["id"], r.msg])).toEqual([[7, "request cancelled by client"]]);
+  });
+
+  it("an id beyond 2^53 is logged as its exact text, and a second cancellation of the same request as ignored", async () => {
+    const { debug, handleLine } = await toolCallInFlight('{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}');
+    const cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}';
+    handleLine(cancel);
+    handleLine(cancel);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(debug.map((r) => [r.obj["id"], r.msg])).toEqual([
+      ["9007199254740993", "request cancelled by client"],
+      ["9007199254740993", expect.stringContaining("already cancelled")],
+    ]);
   });
 
   it("a response to a request the bridge never sent is a warn record with the id as written", async () => {
