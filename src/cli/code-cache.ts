@@ -27,12 +27,13 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { cacheDirProblem, userCacheDir } from "../user-cache-dir.js";
 import { V8_FLAGS_CHANNEL, type V8FlagChange } from "./v8-flags.js";
+import { READ_WITHOUT_BLOCKING } from "../regular-file.js";
 
 const MAGIC = Buffer.from("orchestra-stdio code cache 1\n", "latin1");
 /**
@@ -260,7 +261,7 @@ function pruneCacheFiles(dir: string, keep: string): void {
 function readOwnFile(file: string, key: string): Map<string, Stored> | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(file, READ_WITHOUT_BLOCKING);
     const stat = fstatSync(fd);
     if (!stat.isFile() || (process.getuid !== undefined && (stat.uid !== process.getuid() || (stat.mode & 0o022) !== 0))) return undefined;
     return parse(readFileSync(fd), key);

@@ -8,6 +8,7 @@ import { promises as fs, constants as fsConstants, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CertStoreError } from "./error.js";
+import { readRegularFile } from "../regular-file.js";
 
 /** A lock older than this (ms) is taken over even when its process seems alive. */
 export const LOCK_STALE_MS = 10_000;
@@ -91,7 +92,7 @@ async function lockHolder(file: string): Promise<string> {
   let text: string;
   let mtimeMs: number;
   try {
-    [text, mtimeMs] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file).then((st) => st.mtimeMs)]);
+    [text, mtimeMs] = await Promise.all([readRegularFile(file), fs.stat(file).then((st) => st.mtimeMs)]);
   } catch {
     return "another process"; // gone meanwhile (the next attempt will see) or being written
   }
@@ -140,9 +141,10 @@ export async function ensureDir(
   }
 }
 
+/** The text of store file `file`, undefined when it is missing. @throws CertStoreError when it cannot be read or is not a regular file (a FIFO is not waited on) */
 export async function readOptional(file: string): Promise<string | undefined> {
   try {
-    return await fs.readFile(file, "utf8");
+    return await readRegularFile(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new CertStoreError(`cannot read ${file}: ${(err as Error).message}`, { cause: err });

@@ -9,6 +9,7 @@ import { CertStoreError } from "./error.js";
 import { octal } from "./files.js";
 import { BRIDGE_CERT_NAME, isExpired, issueHint, noCaHint, notAfterOf } from "./store.js";
 import { loadX509 } from "./x509.js";
+import { readRegularFile } from "../regular-file.js";
 
 /** One certificate of a store as {@link inspectCertStore} reports it. */
 export interface CertReport {
@@ -86,7 +87,7 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
   if (names.includes("ca")) {
     report.ca = await inspectOne(root, "ca", undefined, haveCaKey);
     try {
-      caCert = new NodeX509Certificate(await fs.readFile(path.join(root, "ca.crt"), "utf8"));
+      caCert = new NodeX509Certificate(await readRegularFile(path.join(root, "ca.crt")));
     } catch {
       caCert = undefined;
     }
@@ -122,7 +123,7 @@ async function inspectOne(root: string, name: string, ca: NodeX509Certificate | 
   const r: CertReport = { name, certFile, keyFile, keyPresent: false, problems: [] };
   let cert: NodeX509Certificate | undefined;
   try {
-    cert = new NodeX509Certificate(await fs.readFile(certFile, "utf8"));
+    cert = new NodeX509Certificate(await readRegularFile(certFile));
     r.subject = cert.subject.replace(/\n/g, ", ");
     r.notAfter = notAfterOf(cert);
     r.expired = isExpired(cert);
@@ -137,7 +138,7 @@ async function inspectOne(root: string, name: string, ca: NodeX509Certificate | 
     r.problems.push(`${certFile} is not a readable PEM certificate (${(err as Error).message})`);
   }
   try {
-    const keyPem = await fs.readFile(keyFile, "utf8");
+    const keyPem = await readRegularFile(keyFile);
     r.keyPresent = true;
     r.keyMode = octal(statSync(keyFile).mode & 0o777);
     if ((statSync(keyFile).mode & 0o077) !== 0) r.problems.push(`${keyFile} is accessible by group/others: run chmod 600 ${keyFile}`);
