@@ -93,9 +93,8 @@ async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): P
     log.error(`${(err as Error).message}${hint}`);
     return 1;
   }
-  process.stderr.write(`READY ${running.address}\n`);
-  log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
-  await new Promise<void>((resolve) => {
+  // The handlers are in place before READY: a supervisor may stop it as soon as it reads the line.
+  const stopped = new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
@@ -104,6 +103,9 @@ async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): P
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
   });
+  process.stderr.write(`READY ${running.address}\n`);
+  log.info({ address: running.address, tools: running.tools.list().map((t) => t.name) }, "orchestrator listening");
+  await stopped;
   try {
     await running.stop();
   } catch (err) {
