@@ -22,30 +22,41 @@ export function userCacheDir(): string {
  *   group or others.
  * Only on systems with user ids (not Windows, whose ACLs this does not read).
  */
-export function cacheDirProblem(dir: string): string | undefined {
+export function cacheDirProblem(dir: string): CacheDirProblem | undefined {
   if (typeof process.getuid !== "function") return undefined;
   const uid = process.getuid();
   const cacheRoot = path.dirname(userCacheDir());
-  if (!existsSync(path.dirname(cacheRoot))) return `${path.dirname(cacheRoot)} does not exist`;
+  const own = "use directories of your own";
+  if (!existsSync(path.dirname(cacheRoot))) return { reason: `${path.dirname(cacheRoot)} does not exist`, fix: `create it, or set XDG_CACHE_HOME` };
   let nearest = dir;
   while (!existsSync(nearest) && path.dirname(nearest) !== nearest) nearest = path.dirname(nearest);
   try {
     for (let d = realpathSync(nearest); ; d = path.dirname(d)) {
       const st = statSync(d);
-      if (st.uid !== uid && st.uid !== 0) return `${d} belongs to another user (uid ${st.uid})`;
-      if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return `${d} is writable by group/others without the sticky bit`;
+      if (st.uid !== uid && st.uid !== 0) return { reason: `${d} belongs to another user (uid ${st.uid})`, fix: own };
+      if (!st.isDirectory()) return { reason: `${d} is not a directory`, fix: `remove or rename ${d}` };
+      if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) {
+        return { reason: `${d} is writable by group/others without the sticky bit (others could replace what is below it)`, fix: `run chmod go-w ${d}` };
+      }
       if (path.dirname(d) === d) break;
     }
     const st = lstatOrNone(dir);
     if (st !== undefined) {
-      if (!st.isDirectory()) return `${dir} is not a directory`;
-      if (st.uid !== uid) return `${dir} belongs to another user (uid ${st.uid})`;
-      if ((st.mode & 0o022) !== 0) return `${dir} is writable by group/others`;
+      if (st.isSymbolicLink()) return { reason: `${dir} is a symbolic link (not followed)`, fix: `replace it with a directory` };
+      if (!st.isDirectory()) return { reason: `${dir} is not a directory`, fix: `remove or rename ${dir}` };
+      if (st.uid !== uid) return { reason: `${dir} belongs to another user (uid ${st.uid})`, fix: own };
+      if ((st.mode & 0o022) !== 0) return { reason: `${dir} is writable by group/others`, fix: `run chmod go-w ${dir}` };
     }
   } catch (err) {
-    return (err as Error).message;
+    return { reason: (err as Error).message, fix: own };
   }
   return undefined;
+}
+
+/** Why a cache directory is not used ({@link cacheDirProblem}), and what the user can do about it (a clause). */
+export interface CacheDirProblem {
+  reason: string;
+  fix: string;
 }
 
 /** `dir` itself (a link not followed), or undefined when it cannot be looked at (missing, or a file on its path): the attempt to make it then says why. */

@@ -57,8 +57,8 @@ export async function openEmbeddedStore(cacheDir: string = userCacheDir(), warn:
   const unsafe = cacheDirProblem(cacheDir);
   if (unsafe !== undefined) {
     warn(
-      `the embedded orchestrator's cert store ${dir} cannot be kept there: ${unsafe}, so anyone else could replace its CA; a throwaway store (a new CA) is made on every start: ` +
-        `run chmod go-w on it, or set XDG_CACHE_HOME to a directory of your own that nobody else can write`,
+      `the embedded orchestrator's cert store ${dir} cannot be kept there: ${unsafe.reason}; a throwaway store (a new CA) is made on every start: ` +
+        `${unsafe.fix}, or set XDG_CACHE_HOME to a directory of your own that nobody else can write`,
     );
     return undefined;
   }

@@ -3,7 +3,7 @@
  * before each use and made anew when it fails a check.
  */
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -81,7 +81,7 @@ describe("embedded cert store", () => {
     await writeFile(file, "");
     const warnings: string[] = [];
     expect(await openEmbeddedStore(path.join(file, "orchestra-stdio"), (m) => warnings.push(m))).toBeUndefined();
-    expect(warnings.join("\n")).toMatch(/cannot be used .*throwaway/);
+    expect(warnings.join("\n")).toMatch(/cannot be kept there: .*a-file is not a directory; a throwaway store .*: remove or rename /);
   });
 
   it("warns nothing when it makes the store for the first time or reuses it", async () => {
@@ -117,6 +117,23 @@ describe("embedded cert store", () => {
     expect(warnings[0]).toContain("XDG_CACHE_HOME");
     expect(warnings[0]).not.toContain("--certs-dir");
     expect(existsSync(path.join(cache, "embedded-certs"))).toBe(false);
+  });
+
+  it("a cache directory that is a file or a link is named as such, with advice that fits (not chmod)", async () => {
+    const file = path.join(cache, "a-file");
+    await writeFile(file, "not a directory");
+    const warnings: string[] = [];
+    expect(await openEmbeddedStore(file, (m) => warnings.push(m))).toBeUndefined();
+    expect(warnings[0]).toContain(`cannot be kept there: ${file} is not a directory; a throwaway store (a new CA) is made on every start: remove or rename ${file}`);
+    expect(warnings[0]).not.toContain("chmod");
+    const link = path.join(cache, "a-link");
+    const target = path.join(cache, "target");
+    await mkdir(target, { mode: 0o700 });
+    await symlink(target, link);
+    warnings.length = 0;
+    expect(await openEmbeddedStore(link, (m) => warnings.push(m))).toBeUndefined();
+    expect(warnings[0]).toContain(`${link} is a symbolic link (not followed)`);
+    expect(warnings[0]).not.toContain("chmod");
   });
 
   it("uses no cache directory below one that others can write without the sticky bit", async () => {
