@@ -35,12 +35,16 @@ const orch = embedded ? undefined : await startOurOrchestrator({ certsDir });
 if (!embedded) await provisionBridgeCert(certsDir);
 const serveArgs = embedded ? [] : ["--orchestrator-addr", `127.0.0.1:${orch.port}`, "--certs-dir", certsDir];
 
+// Without the caller's ORCHESTRA_* variables: one `serve` does not read (e.g. the tests'
+// ORCHESTRA_SHARED_DIR) is a `warn` record, which loads pino during the measured session.
+const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORCHESTRA_")));
+
 async function spawnOnce(subject) {
   const dir = join(work, `run-${Math.random().toString(36).slice(2)}`);
   mkdirSync(dir);
   const args = subject.bare ? [subject.bare] : ["--import", PROBE, subject.main, "serve", ...serveArgs];
   const session = new StdioSession(process.execPath, args, {
-    env: { ...process.env, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: "0", XDG_CACHE_HOME: join(work, "cache") },
+    env: { ...environment, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: "0", XDG_CACHE_HOME: join(work, "cache") },
   });
   try {
     const initAt = await session.initialize();

@@ -7,7 +7,11 @@
 // made once. Default subject: this tree's dist/cli/main.js. Each subject runs twice with a fresh
 // XDG_CACHE_HOME: "cold" (no code cache yet; it is written at that process's exit, which is
 // counted) and "warm" (the CLI's code cache from the cold run, src/cli/code-cache.ts); a build
-// without a code cache gives the same figure twice.
+// without a code cache gives the same figure twice. The modules column counts what each run
+// compiled (bench/startup/probe.mjs): the bundle's scripts, with how many V8 accepted cached data
+// for, and the CommonJS files (`require`); compare runs whose counts match. The subjects run
+// without the caller's ORCHESTRA_* variables: one `serve` does not read (e.g. ORCHESTRA_SHARED_DIR
+// of the tests) is a `warn` record, which loads pino at the probe's exit.
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -29,8 +33,9 @@ await orch.stop();
 
 const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`;
 const PROBE = join(ROOT, "bench/startup/probe.mjs");
-console.log("| subject | instructions to the initialize answer (millions) | ratio to bare Node |");
-console.log("| --- | --- | --- |");
+const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORCHESTRA_")));
+console.log("| subject | instructions to the initialize answer (millions) | ratio to bare Node | modules: scripts (cached data accepted) + CommonJS |");
+console.log("| --- | --- | --- | --- |");
 let bare;
 const rows = [];
 const runs = [
@@ -39,16 +44,31 @@ const runs = [
 ];
 for (const s of runs) {
   const out = join(work, `callgrind-${rows.length}.out`);
+  const probeOut = join(work, `probe-${rows.length}.json`);
   const args = s.bare ? [s.bare] : ["--import", PROBE, s.main, "serve", "--orchestrator-addr", address, "--certs-dir", certsDir];
   const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...args], {
     input: initialize,
     encoding: "utf8",
-    env: { ...process.env, STARTUP_PROBE_EXIT: "first-line", STARTUP_PROBE_MODULES: "0", ORCHESTRA_LOG_LEVEL: "warn", ...(s.cache ? { XDG_CACHE_HOME: s.cache } : {}) },
+    env: {
+      ...environment,
+      STARTUP_PROBE_EXIT: "first-line",
+      STARTUP_PROBE_MODULES: "0",
+      STARTUP_PROBE_OUT: probeOut,
+      ORCHESTRA_LOG_LEVEL: "warn",
+      ...(s.cache ? { XDG_CACHE_HOME: s.cache } : {}),
+    },
   });
   if (!run.stdout.includes('"id":1')) throw new Error(`${s.label}: no initialize answer; stderr:\n${run.stderr}`);
   const ir = Number(/^summary: (\d+)/m.exec(readFileSync(out, "utf8"))?.[1] ?? /Collected : (\d+)/.exec(run.stderr)?.[1]);
   if (s.bare) bare = ir;
-  rows.push({ label: s.label, ir });
+  rows.push({ label: s.label, ir, modules: s.bare ? "" : moduleCounts(JSON.parse(readFileSync(probeOut, "utf8")).modules) });
 }
-for (const r of rows) console.log(`| ${r.label} | ${(r.ir / 1e6).toFixed(0)} | ${(r.ir / bare).toFixed(2)} |`);
+for (const r of rows) console.log(`| ${r.label} | ${(r.ir / 1e6).toFixed(0)} | ${(r.ir / bare).toFixed(2)} | ${r.modules} |`);
 rmSync(work, { recursive: true, force: true });
+
+/** "33 (33) + 0": scripts compiled (with cached data accepted), CommonJS files required. */
+function moduleCounts(modules) {
+  const scripts = modules.filter((m) => m.format.startsWith("script"));
+  const accepted = scripts.filter((m) => m.format.includes("accepted")).length;
+  return `${scripts.length} (${accepted}) + ${modules.length - scripts.length}`;
+}

@@ -12,7 +12,7 @@ import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Writable } from "node:stream";
+import { Writable, type Readable } from "node:stream";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
@@ -114,7 +114,7 @@ const SERVE_HEAP_GROWING_PERCENT = 20;
  *   (RSS) for the life of the process. `--max-semi-space-size` would be the direct limit, but V8
  *   reads it only when the isolate is created; the growth factor is read at each growth
  *   (docs/startup.md "Memory").
- * - {@link SERVE_V8_FLAGS_AFTER_START}, {@link SERVE_START_MS} after `serve` starts:
+ * - {@link SERVE_V8_FLAGS_AFTER_START}, once start-up is over ({@link afterStartUp}):
  *   `--heap-growing-percent` ({@link SERVE_HEAP_GROWING_PERCENT}). While the modules of a session
  *   load, the old generation grows from almost nothing, and a 20 % limit would run a full
  *   collection at every fifth of growth, on the path to the first answers; the limit is for the
@@ -124,8 +124,49 @@ const SERVE_HEAP_GROWING_PERCENT = 20;
  */
 export const SERVE_V8_FLAGS_AT_START: readonly V8FlagChange[] = [{ set: "--semi-space-growth-factor=1", before: "--semi-space-growth-factor=2" }];
 export const SERVE_V8_FLAGS_AFTER_START: readonly V8FlagChange[] = [{ set: `--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`, before: "--heap-growing-percent=0" }];
-/** Milliseconds after `serve` starts when {@link SERVE_V8_FLAGS_AFTER_START} are set. */
+/** Milliseconds after the first answer (or of an idle start) when start-up is over ({@link afterStartUp}). */
 const SERVE_START_MS = 1_000;
+/** Milliseconds after the bridge starts reading by which start-up is over in any case ({@link afterStartUp}). */
+const SERVE_START_LIMIT_MS = 10_000;
+
+/**
+ * Calls `then` once, when `serve`'s start-up is over: {@link SERVE_START_MS} after the bridge's
+ * first write to `output` (normally the `initialize` answer; a client's first calls follow it
+ * within that time), or {@link SERVE_START_MS} from now when `input` has given no byte by then
+ * (no client has spoken: the process is idle), and at the latest {@link SERVE_START_LIMIT_MS} from now. Timed from the answer, not from the process's
+ * start, so that a start slower than that (a loaded machine, valgrind) does not do this work
+ * before it answers. Call it when the bridge starts reading `input`.
+ */
+function afterStartUp(output: Writable, input: Readable, then: () => void): void {
+  let over = false;
+  const end = () => {
+    if (over) return;
+    over = true;
+    then();
+  };
+  // A socket, a TTY and a file stream count what they read; a stdin that is not open has no such count.
+  const idle = setTimeout(() => {
+    if (!((input as { bytesRead?: number }).bytesRead! > 0)) end();
+  }, SERVE_START_MS).unref();
+  // A client that has spoken but got no answer yet (e.g. notifications only) still ends the start.
+  setTimeout(end, SERVE_START_LIMIT_MS).unref();
+  const own = Object.getOwnPropertyDescriptor(output, "write");
+  const write = output.write;
+  output.write = function (this: Writable, ...args: Parameters<Writable["write"]>) {
+    // Once: the stream's own `write` is put back.
+    if (own) Object.defineProperty(output, "write", own);
+    else delete (output as Partial<Writable>).write;
+    clearTimeout(idle);
+    setTimeout(end, SERVE_START_MS).unref();
+    return write.apply(this, args);
+  } as Writable["write"];
+}
+
+/** What `serve` does once start-up is over: the steady-state V8 flags, then the held log records. */
+function endStartUp(): void {
+  for (const flag of SERVE_V8_FLAGS_AFTER_START) setV8Flag(flag);
+  startLogging();
+}
 
 /**
  * Runs the bridge until stdin EOF or a signal.
@@ -138,10 +179,6 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   // Log records wait for the end of start-up (or an error, or the exit) to be written: loading
   // pino then does not delay the `initialize` answer nor the first call (src/log.ts).
   holdLogging();
-  setTimeout(() => {
-    for (const flag of SERVE_V8_FLAGS_AFTER_START) setV8Flag(flag);
-    startLogging();
-  }, SERVE_START_MS).unref();
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
   // - while serving (the embedded orchestrator may still be starting; a start still running then is abandoned): stop reading, answer every in-flight call with -32603, clean up, exit 128+n;
@@ -314,6 +351,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
       bridge.interrupt(`the embedded orchestrator did not start: ${failure}`);
       process.stdin.destroy();
     });
+    afterStartUp(bridgeOutput, process.stdin, endStartUp);
     await bridge.run();
     // stdin may end before a failing start settles: its failure is still the exit status.
     if (!stopRequested) await embeddedStart;

@@ -30,9 +30,10 @@ async function serveInitialize(
   certsDir: string,
   version: string,
   logLevel = "warn",
+  nodeArgs: readonly string[] = [],
 ): Promise<{ answer: Record<string, unknown>; answeredAt: number; modules: string[]; stderr: string; code: number | null }> {
   const port = await closedPort();
-  const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", certsDir], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", LOADED_MODULES_HOOK, CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", certsDir], {
     env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: logLevel, ORCHESTRA_LOG_FORMAT: "json" }),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -56,6 +57,21 @@ async function serveInitialize(
   const code = await exited;
   return { answer, answeredAt, modules: loadedModules(stderr, { beforeFirstStdout: true }), stderr, code };
 }
+
+/**
+ * `--import` preload that makes `serve`'s start slow: the first script of the CLI bundle compiled
+ * after `serve` set its first V8 flag (the modules of its start, src/cli/serve.ts) blocks the
+ * main thread for 1.5 s, longer than `serve`'s end of start-up (1 s).
+ */
+const SLOW_START = `data:text/javascript,${encodeURIComponent(
+  [
+    'import { subscribe } from "node:diagnostics_channel";',
+    "let serving = false;",
+    "let slowed = false;",
+    'subscribe("orchestra-stdio:v8-flags", () => (serving = true));',
+    'subscribe("orchestra-stdio:script", () => { if (serving && !slowed) { slowed = true; Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500); } });',
+  ].join("\n"),
+)}`;
 
 describe("serve start-up", () => {
   let store: { path: string; remove: () => Promise<void> };
@@ -89,19 +105,47 @@ describe("serve start-up", () => {
     60_000,
   );
 
-  it("answers initialize before loading pino: the info line logged before the answer is written later, with the time it was logged", async () => {
-    const { answer, answeredAt, modules, stderr, code } = await serveInitialize(store.path, "2025-06-18", "info");
-    expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
-    expect(code).toBe(0);
-    expect(modules.filter((m) => /\/node_modules\/(pino|pino-pretty|sonic-boom|thread-stream)\//.test(m))).toEqual([]);
-    const records = stderr
-      .split("\n")
-      .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l) as { level: number; time: number; component: string; msg: string });
-    const serving = records.filter((r) => r.component === "serve" && r.msg.includes("bridged to the orchestrator at 127.0.0.1:"));
-    expect(serving).toHaveLength(1);
-    expect(serving[0]!.level).toBe(30);
-    expect(serving[0]!.time).toBeLessThanOrEqual(answeredAt);
+  it.each([
+    ["", []],
+    // The end of start-up is timed from the answer: a start slower than it does not load pino first.
+    [", also when the start takes longer than serve's end of start-up", ["--import", SLOW_START]],
+  ])(
+    "answers initialize before loading pino%s: the info line logged before the answer is written later, with the time it was logged",
+    async (_, nodeArgs) => {
+      const { answer, answeredAt, modules, stderr, code } = await serveInitialize(store.path, "2025-06-18", "info", nodeArgs);
+      expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
+      expect(code).toBe(0);
+      expect(modules.filter((m) => /\/node_modules\/(pino|pino-pretty|sonic-boom|thread-stream)\//.test(m))).toEqual([]);
+      const records = stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { level: number; time: number; component: string; msg: string });
+      const serving = records.filter((r) => r.component === "serve" && r.msg.includes("bridged to the orchestrator at 127.0.0.1:"));
+      expect(serving).toHaveLength(1);
+      expect(serving[0]!.level).toBe(30);
+      expect(serving[0]!.time).toBeLessThanOrEqual(answeredAt);
+    },
+    60_000,
+  );
+
+  it("a client that has sent nothing yet gets the log lines of the start all the same (the start is over while idle)", async () => {
+    const port = await closedPort();
+    const child = spawn(process.execPath, [CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", store.path], {
+      env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "info", ORCHESTRA_LOG_FORMAT: "json" }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    let stderr = "";
+    // stdin stays open and empty until the line is there: without an end of start-up while idle it would come only at the exit.
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding("utf8").on("data", (d: string) => {
+        stderr += d;
+        if (stderr.includes("bridged to the orchestrator at 127.0.0.1:")) resolve();
+      });
+      child.on("close", () => reject(new Error(`serve exited; stderr:\n${stderr}`)));
+    });
+    child.stdin.end();
+    expect(await exited).toBe(0);
   }, 60_000);
 });
 
