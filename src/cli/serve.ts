@@ -133,9 +133,10 @@ const SERVE_START_LIMIT_MS = 10_000;
  * Calls `then` once, when `serve`'s start-up is over: {@link SERVE_START_MS} after the bridge's
  * first write to `output` (normally the `initialize` answer; a client's first calls follow it
  * within that time), or {@link SERVE_START_MS} from now when `input` has given no byte by then
- * (no client has spoken: the process is idle), and at the latest {@link SERVE_START_LIMIT_MS} from now. Timed from the answer, not from the process's
- * start, so that a start slower than that (a loaded machine, valgrind) does not do this work
- * before it answers. Call it when the bridge starts reading `input`.
+ * (no client has spoken: the process is idle), and at the latest {@link SERVE_START_LIMIT_MS}
+ * from now. Timed from the answer, not from the process's start, so that a start slower than that
+ * (a loaded machine, valgrind) does not do this work before it answers. Call it when the bridge
+ * starts reading `input`.
  */
 function afterStartUp(output: Writable, input: Readable, then: () => void): void {
   let over = false;
@@ -146,7 +147,7 @@ function afterStartUp(output: Writable, input: Readable, then: () => void): void
   };
   // A socket, a TTY and a file stream count what they read; a stdin that is not open has no such count.
   const idle = setTimeout(() => {
-    if (!((input as { bytesRead?: number }).bytesRead! > 0)) end();
+    if (((input as { bytesRead?: number }).bytesRead ?? 0) === 0) end();
   }, SERVE_START_MS).unref();
   // A client that has spoken but got no answer yet (e.g. notifications only) still ends the start.
   setTimeout(end, SERVE_START_LIMIT_MS).unref();
