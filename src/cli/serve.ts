@@ -52,7 +52,11 @@ export function positiveInt(value: string): number {
 
 /** Adds the `serve` command to `program`. */
 export function registerServeCommand(program: Command): void {
-  const command = withEnvironment(program.command("serve"))
+  // Log records wait for the end of start-up (or an error, or the exit) to be written: loading
+  // pino then does not delay the `initialize` answer nor the first call (src/log.ts). Held from
+  // the first preAction hook on: the warning for an `ORCHESTRA_*` variable serve does not read
+  // is logged in the next one.
+  const command = withEnvironment(program.command("serve").hook("preAction", holdLogging))
     .description("run the MCP stdio bridge (JSON-RPC on stdin/stdout, logs on stderr)")
     .addOption(new Option("--orchestrator-addr <host:port>", "orchestrator to connect to; omitted: start the embedded reference orchestrator").argParser(orchestratorAddress))
     .option(
@@ -177,9 +181,6 @@ function endStartUp(): void {
  */
 async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGiven: string | undefined; action: Command }): Promise<number> {
   for (const flag of SERVE_V8_FLAGS_AT_START) setV8Flag(flag);
-  // Log records wait for the end of start-up (or an error, or the exit) to be written: loading
-  // pino then does not delay the `initialize` answer nor the first call (src/log.ts).
-  holdLogging();
   // Signals, handled from the start so that the throwaway cert store is always removed:
   // - before the bridge runs: remove it and exit at once (start-up may be stuck, e.g. on a dead filesystem);
   // - while serving (the embedded orchestrator may still be starting; a start still running then is abandoned): stop reading, answer every in-flight call with -32603, clean up, exit 128+n;

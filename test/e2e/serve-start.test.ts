@@ -31,10 +31,11 @@ async function serveInitialize(
   version: string,
   logLevel = "warn",
   nodeArgs: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ answer: Record<string, unknown>; answeredAt: number; modules: string[]; stderr: string; code: number | null }> {
   const port = await closedPort();
   const child = spawn(process.execPath, [...nodeArgs, "--import", LOADED_MODULES_HOOK, CLI, "serve", "--orchestrator-addr", `127.0.0.1:${port}`, "--certs-dir", certsDir], {
-    env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: logLevel, ORCHESTRA_LOG_FORMAT: "json" }),
+    env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: logLevel, ORCHESTRA_LOG_FORMAT: "json", ...env }),
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -105,14 +106,16 @@ describe("serve start-up", () => {
     60_000,
   );
 
-  it.each([
-    ["", []],
+  it.each<[string, string[], Record<string, string>]>([
+    ["", [], {}],
     // The end of start-up is timed from the answer: a start slower than it does not load pino first.
-    [", also when the start takes longer than serve's end of start-up", ["--import", SLOW_START]],
+    [", also when the start takes longer than serve's end of start-up", ["--import", SLOW_START], {}],
+    // Its warning is logged by a preAction hook, before serve's action: held all the same.
+    [", also with an ORCHESTRA_ variable set that serve does not read", [], { ORCHESTRA_CERT_DIR: "/x" }],
   ])(
     "answers initialize before loading pino%s: the info line logged before the answer is written later, with the time it was logged",
-    async (_, nodeArgs) => {
-      const { answer, answeredAt, modules, stderr, code } = await serveInitialize(store.path, "2025-06-18", "info", nodeArgs);
+    async (_, nodeArgs, env) => {
+      const { answer, answeredAt, modules, stderr, code } = await serveInitialize(store.path, "2025-06-18", "info", nodeArgs, env);
       expect(answer).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
       expect(code).toBe(0);
       expect(modules.filter((m) => /\/node_modules\/(pino|pino-pretty|sonic-boom|thread-stream)\//.test(m))).toEqual([]);
@@ -124,6 +127,8 @@ describe("serve start-up", () => {
       expect(serving).toHaveLength(1);
       expect(serving[0]!.level).toBe(30);
       expect(serving[0]!.time).toBeLessThanOrEqual(answeredAt);
+      const warnings = records.filter((r) => r.component === "environment").map((r) => [r.level, r.msg]);
+      expect(warnings).toEqual(Object.keys(env).map((name) => [40, expect.stringContaining(`${name} is set but \`orchestra-stdio serve\` reads no such variable`)]));
     },
     60_000,
   );
