@@ -42,6 +42,7 @@ import {
   ROOT,
   cpuMsOf,
   goPeerMissing,
+  measuredEnvironment,
   median,
   provisionBridgeCert,
   startOurOrchestrator,
@@ -52,6 +53,11 @@ import {
   tempDir,
 } from "./common.mjs";
 import { StdioSession, driveEcho } from "./stdio-session.mjs";
+
+// Every process of the run (subjects, orchestrators) gets the caller's environment without the
+// variables that common.mjs's UNMEASURED_VARIABLES names (NODE_EXTRA_CA_CERTS, ORCHESTRA_*).
+const { removed: removedVariables } = measuredEnvironment();
+for (const name of removedVariables) delete process.env[name];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -575,6 +581,8 @@ function printReport(summary) {
     `\nAnchors benchmark (${quick ? "quick" : "full"}), 100-byte echo, Node ${process.version}, ${cpus().length} CPUs, load average ${summary.loadavg.start.map((l) => l.toFixed(2)).join(" ")} → ${summary.loadavg.end.map((l) => l.toFixed(2)).join(" ")}`,
   );
   if (goMissing) console.log(`Go rows skipped: ${goMissing}`);
+  if (summary.removedVariables.length)
+    console.log(`Removed from the environment of every process measured (bench/common.mjs UNMEASURED_VARIABLES): ${summary.removedVariables.join(", ")}`);
   if (throughput) {
     console.log(`\nThroughput (medians of ${CONFIG.rounds} interleaved round(s); CPU ms per call from /proc):`);
     console.log("| subject | in flight | calls/s | p50 ms | p99 ms | bridge CPU ms/call | orchestrator CPU ms/call | failures |");
@@ -661,6 +669,7 @@ const summary = {
   cpus: cpus().length,
   config: CONFIG,
   goPeer: goMissing ? { skipped: goMissing } : { bin: GO_PEER_BIN },
+  removedVariables,
   loadavg: { start: loadavg() },
 };
 try {

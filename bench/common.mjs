@@ -80,6 +80,25 @@ export function memoryKiBOf(pid) {
   return { rssKiB: field("VmRSS"), peakRssKiB: field("VmHWM") };
 }
 
+/**
+ * Variables of the caller's environment that the benchmarks keep from the processes they measure
+ * ({@link measuredEnvironment}):
+ * - `ORCHESTRA_*`: a variable `serve` does not read (the tests' `ORCHESTRA_SHARED_DIR`, the
+ *   benchmarks' `ORCHESTRA_GO_PEER_BIN`) is a warning record;
+ * - `NODE_EXTRA_CA_CERTS`: Node 20 reads and parses that CA bundle at every start, before any
+ *   JavaScript runs, and adds Node's own root certificates to the same store: on a machine whose
+ *   environment sets it to the system bundle (~140 certificates), ~400 M instructions and ~35 ms
+ *   per process, bare Node's as much as ours, which hid most of the start-up ratios' numerators.
+ *   No process measured here uses public CAs (their TLS trusts the cert store's CA alone).
+ */
+export const UNMEASURED_VARIABLES = [/^ORCHESTRA_/, /^NODE_EXTRA_CA_CERTS$/];
+
+/** `env` without {@link UNMEASURED_VARIABLES}; `removed`: the names taken out. */
+export function measuredEnvironment(env = process.env) {
+  const removed = Object.keys(env).filter((name) => UNMEASURED_VARIABLES.some((pattern) => pattern.test(name)));
+  return { env: Object.fromEntries(Object.entries(env).filter(([name]) => !removed.includes(name))), removed };
+}
+
 /** A fresh temporary directory (the caller removes it). */
 export function tempDir(prefix) {
   return mkdtempSync(join(tmpdir(), prefix));

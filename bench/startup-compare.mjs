@@ -17,7 +17,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { ROOT, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -35,9 +35,8 @@ const orch = embedded ? undefined : await startOurOrchestrator({ certsDir });
 if (!embedded) await provisionBridgeCert(certsDir);
 const serveArgs = embedded ? [] : ["--orchestrator-addr", `127.0.0.1:${orch.port}`, "--certs-dir", certsDir];
 
-// Without the caller's ORCHESTRA_* variables: one `serve` does not read (e.g. the tests'
-// ORCHESTRA_SHARED_DIR) is a `warn` record, which loads pino during the measured session.
-const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORCHESTRA_")));
+// Without the caller's ORCHESTRA_* variables and NODE_EXTRA_CA_CERTS (common.mjs, UNMEASURED_VARIABLES).
+const { env: environment } = measuredEnvironment();
 
 async function spawnOnce(subject) {
   const dir = join(work, `run-${Math.random().toString(36).slice(2)}`);

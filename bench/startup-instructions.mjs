@@ -10,12 +10,11 @@
 // without a code cache gives the same figure twice. The modules column counts what each run
 // compiled (bench/startup/probe.mjs): the bundle's scripts, with how many V8 accepted cached data
 // for, and the CommonJS files (`require`); compare runs whose counts match. The subjects run
-// without the caller's ORCHESTRA_* variables: one `serve` does not read (e.g. ORCHESTRA_SHARED_DIR
-// of the tests) is a `warn` record, which loads pino at the probe's exit.
+// without the caller's ORCHESTRA_* variables and NODE_EXTRA_CA_CERTS (common.mjs, UNMEASURED_VARIABLES).
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, measuredEnvironment, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 
 const argv = process.argv.slice(2);
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), main: a.slice(a.indexOf("=") + 1) }));
@@ -33,7 +32,7 @@ await orch.stop();
 
 const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`;
 const PROBE = join(ROOT, "bench/startup/probe.mjs");
-const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORCHESTRA_")));
+const { env: environment } = measuredEnvironment();
 console.log("| subject | instructions to the initialize answer (millions) | ratio to bare Node | modules: scripts (cached data accepted) + CommonJS |");
 console.log("| --- | --- | --- | --- |");
 let bare;

@@ -15,7 +15,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -81,7 +81,7 @@ async function spawnOnce(serveArgs, mode) {
   mkdirSync(dir);
   const nodeArgs = { plain: [], modules: ["--import", PROBE], cpu: ["--cpu-prof", "--cpu-prof-dir", dir, "--import", PROBE] }[mode];
   const session = new StdioSession(process.execPath, [...nodeArgs, MAIN, "serve", ...serveArgs], {
-    env: { ...process.env, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: mode === "modules" ? "1" : "0" },
+    env: { ...measuredEnvironment().env, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: mode === "modules" ? "1" : "0" },
   });
   const initAt = await session.initialize();
   const first = await session.echo("x".repeat(100));
