@@ -40,6 +40,7 @@ import { performance } from "node:perf_hooks";
 import {
   GO_PEER_BIN,
   ROOT,
+  cliOf,
   cpuMsOf,
   goPeerMissing,
   measuredEnvironment,
@@ -90,7 +91,7 @@ const CONFIG = {
   syscallInFlight: Math.max(1, Math.trunc(Number(option("--syscalls-in-flight", 64))) || 64),
 };
 
-const MAIN = join(ROOT, "dist/cli/main.js");
+const MAIN = cliOf();
 const goMissing = goPeerMissing();
 const log = (line) => process.stderr.write(`${line}\n`);
 

@@ -99,6 +99,15 @@ export function measuredEnvironment(env = process.env) {
   return { env: Object.fromEntries(Object.entries(env).filter(([name]) => !removed.includes(name))), removed };
 }
 
+/**
+ * The CLI of the build in `dist` (default: this tree's dist/): its `bin`, dist/cli/main.cjs, or
+ * for a build made before it had one, dist/cli/main.js.
+ */
+export function cliOf(dist = join(ROOT, "dist")) {
+  const bin = join(dist, "cli/main.cjs");
+  return existsSync(bin) ? bin : join(dist, "cli/main.js");
+}
+
 /** A fresh temporary directory (the caller removes it). */
 export function tempDir(prefix) {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -158,12 +167,12 @@ export async function provisionBridgeCert(certsDir, dist = join(ROOT, "dist")) {
 }
 
 /**
- * Starts our reference orchestrator (`dist/cli/main.js orchestrator`) as a separate process on an
+ * Starts our reference orchestrator (`dist/cli/main.cjs orchestrator`) as a separate process on an
  * ephemeral loopback port. `transport`: "quic" | "tls". `nodeArgs`: extra Node flags.
  * Returns { port, pids, stop() } (`pids`: the processes that do the orchestrator's work).
  */
 export async function startOurOrchestrator({ dist = join(ROOT, "dist"), transport = "quic", certsDir, nodeArgs = [] }) {
-  const child = spawn(process.execPath, [...nodeArgs, join(dist, "cli/main.js"), "orchestrator", "--transport", transport, "--listen", "127.0.0.1:0", "--certs-dir", certsDir], {
+  const child = spawn(process.execPath, [...nodeArgs, cliOf(dist), "orchestrator", "--transport", transport, "--listen", "127.0.0.1:0", "--certs-dir", certsDir], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   const port = await readyPort(child, "our orchestrator");

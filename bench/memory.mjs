@@ -22,7 +22,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { ROOT, cpuMsOf, median, memoryKiBOf, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, cliOf, cpuMsOf, median, memoryKiBOf, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession, driveEcho } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -44,7 +44,7 @@ const snapshotDir = option("--snapshot", undefined);
 const cpuCalls = Math.max(0, Math.trunc(Number(option("--cpu-calls", 0))) || 0);
 const jsonOut = option("--json", undefined);
 const PAYLOAD = 100;
-const MAIN = join(ROOT, "dist/cli/main.js");
+const MAIN = cliOf();
 const PROBE = join(ROOT, "bench/startup/memory-probe.mjs");
 const log = (line) => process.stderr.write(`${line}\n`);
 
@@ -62,7 +62,7 @@ const SUBJECTS = {
 /** `ours@DIR`: the subject `ours` run from another build (DIR/cli/main.js instead of dist/), to compare builds in one run. */
 const subjectOf = (id) => {
   const [kind, dist] = id.split("@");
-  return { kind, main: dist ? join(resolve(dist), "cli/main.js") : MAIN };
+  return { kind, main: dist ? cliOf(resolve(dist)) : MAIN };
 };
 for (const s of subjectsWanted.map((id) => subjectOf(id).kind))
   if (!SUBJECTS[s]) throw new Error(`--subjects: unknown subject ${JSON.stringify(s)} (${Object.keys(SUBJECTS).join(", ")})`);

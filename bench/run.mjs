@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { quantile } from "./common.mjs";
+import { cliOf, quantile } from "./common.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -18,8 +18,8 @@ const quick = args.includes("--quick");
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : join(ROOT, "bench/results/latest.json");
 
 const SUBJECTS = {
-  bridge: { command: process.execPath, args: [join(ROOT, "dist/cli/main.js"), "serve"] },
-  bridgeTls: { command: process.execPath, args: [join(ROOT, "dist/cli/main.js"), "serve", "--transport", "tls"] },
+  bridge: { command: process.execPath, args: [cliOf(), "serve"] },
+  bridgeTls: { command: process.execPath, args: [cliOf(), "serve", "--transport", "tls"] },
   baseline: { command: process.execPath, args: [join(ROOT, "bench/baseline-server.mjs")] },
 };
 const CASES = [

@@ -1,7 +1,7 @@
 // `node bench/startup-compare.mjs [--runs N] [--embedded] [LABEL=MAIN.js ...]`: start-up of
 // `serve` builds side by side, spawns interleaved (A B bare A B bare ...), so that a change is
 // measured against its baseline in the same minute on a loaded machine. Default subject: this
-// tree's dist/cli/main.js (label "this"); give `base=/path/to/other/dist/cli/main.js` to compare
+// tree's bin, dist/cli/main.cjs (label "this"); give `base=/path/to/other/dist/cli/main.cjs` to compare
 // (a copy of an earlier dist/ beside a node_modules link). Every subject runs
 // `serve --orchestrator-addr` against one of our orchestrators (a separate process), or, with
 // `--embedded`, `serve` with the embedded orchestrator (a private XDG_CACHE_HOME, made once).
@@ -17,7 +17,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { ROOT, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, cliOf, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -26,7 +26,7 @@ const runs = Number(option("--runs", 9));
 const embedded = argv.includes("--embedded");
 const PROBE = join(ROOT, "bench/startup/probe.mjs");
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), main: a.slice(a.indexOf("=") + 1) }));
-if (subjects.length === 0) subjects.push({ label: "this", main: join(ROOT, "dist/cli/main.js") });
+if (subjects.length === 0) subjects.push({ label: "this", main: cliOf() });
 subjects.push({ label: "bare Node", bare: join(ROOT, "bench/bare-node-server.mjs") });
 
 const work = tempDir("orchestra-bench-compare-");

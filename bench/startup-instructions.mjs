@@ -4,7 +4,7 @@
 // (bench/bare-node-server.mjs) doing the same: a start-up figure that does not depend on the load
 // of the machine (each run takes 10-30 s under valgrind). `serve --orchestrator-addr` points at a
 // port where nothing listens (initialize never waits for the orchestrator); the cert store is
-// made once. Default subject: this tree's dist/cli/main.js. Each subject runs twice with a fresh
+// made once. Default subject: this tree's bin, dist/cli/main.cjs. Each subject runs twice with a fresh
 // XDG_CACHE_HOME: "cold" (no code cache yet; it is written at that process's exit, which is
 // counted) and "warm" (the CLI's code cache from the cold run, src/cli/code-cache.ts); a build
 // without a code cache gives the same figure twice. The modules column counts what each run
@@ -14,11 +14,11 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, measuredEnvironment, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, cliOf, measuredEnvironment, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 
 const argv = process.argv.slice(2);
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), main: a.slice(a.indexOf("=") + 1) }));
-if (subjects.length === 0) subjects.push({ label: "this", main: join(ROOT, "dist/cli/main.js") });
+if (subjects.length === 0) subjects.push({ label: "this", main: cliOf() });
 subjects.push({ label: "bare Node", bare: join(ROOT, "bench/bare-node-server.mjs") });
 execFileSync("valgrind", ["--version"]); // throws when valgrind is missing
 

@@ -15,14 +15,14 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { ROOT, cliOf, measuredEnvironment, median, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const runs = Number(option("--runs", 3));
 const keep = option("--keep", undefined);
-const MAIN = join(ROOT, "dist/cli/main.js");
+const MAIN = cliOf();
 const PROBE = join(ROOT, "bench/startup/probe.mjs");
 const work = tempDir("orchestra-bench-startup-");
 
@@ -115,7 +115,7 @@ async function spawnOnce(serveArgs, mode) {
   }
   return {
     ...result,
-    mainAt: record.modules.find((m) => m.url.endsWith("/dist/cli/main.js"))?.at,
+    mainAt: record.modules.find((m) => /\/dist\/cli\/main\.c?js$/.test(m.url))?.at,
     modulesBefore: before.length,
     bytesBefore: before.reduce((s, m) => s + m.bytes, 0),
     modulesAfter: record.modules.length - before.length,

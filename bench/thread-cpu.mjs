@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
+import { cliOf, provisionBridgeCert, startOurOrchestrator, tempDir } from "./common.mjs";
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback);
@@ -22,7 +22,7 @@ const certsDir = join(work, "certs");
 const orchestrator = embedded ? undefined : await startOurOrchestrator({ certsDir });
 if (!embedded) await provisionBridgeCert(certsDir);
 const serveArgs = embedded ? [] : ["--orchestrator-addr", `127.0.0.1:${orchestrator.port}`, "--certs-dir", certsDir];
-const bridge = spawn(process.execPath, [join(ROOT, "dist/cli/main.js"), "serve", ...serveArgs], {
+const bridge = spawn(process.execPath, [cliOf(), "serve", ...serveArgs], {
   stdio: ["pipe", "pipe", "ignore"],
   env: { ...process.env, XDG_CACHE_HOME: join(work, "cache") },
 });

@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { create } from "@bufbuild/protobuf";
-import { GO_PEER_BIN, ROOT, goPeerMissing, median, provisionBridgeCert, quantile, startUpstreamOrchestrator, tempDir } from "./common.mjs";
+import { GO_PEER_BIN, ROOT, cliOf, goPeerMissing, median, provisionBridgeCert, quantile, startUpstreamOrchestrator, tempDir } from "./common.mjs";
 import { StdioSession, driveEcho } from "./stdio-session.mjs";
 
 const argv = process.argv.slice(2);
@@ -77,7 +77,7 @@ async function viaStdio(command, args) {
 const SUBJECTS = {
   direct: { label: "our QuicSender in this process (no stdio hop)", run: direct },
   go: { label: "Go bridge (transport-stdio)", run: () => viaStdio(join(GO_PEER_BIN, "transport-stdio"), ["--orchestrator-addr", addr, "--certs-dir", certsDir]) },
-  ours: { label: "our bridge (serve)", run: () => viaStdio(process.execPath, [join(DIST, "cli/main.js"), "serve", "--orchestrator-addr", addr, "--certs-dir", certsDir]) },
+  ours: { label: "our bridge (serve)", run: () => viaStdio(process.execPath, [cliOf(DIST), "serve", "--orchestrator-addr", addr, "--certs-dir", certsDir]) },
 };
 const samples = Object.fromEntries(Object.keys(SUBJECTS).map((k) => [k, []]));
 try {

@@ -19,8 +19,10 @@
 //
 // Each output file (the entry too, dist/cli/chunks/main-<hash>.js) is then made a script for the
 // CLI's own loader (toScript below; src/cli/script-loader.ts), which runs it through `vm.Script`
-// with V8's code cache (src/cli/code-cache.ts): dist/cli/main.js becomes that loader and the
-// bundle's manifest (docs/startup.md "Code cache").
+// with V8's code cache (src/cli/code-cache.ts): dist/cli/main.cjs, the package's `bin`, is that
+// loader and the bundle's manifest, a CommonJS file (Node's ES module loader is never started
+// before the `initialize` answer); dist/cli/main.js becomes an ES module that runs it, for those
+// who run that file (docs/startup.md "Code cache").
 //
 // dist/cli/chunks/inputs.json maps each output file to the dist/ modules and packages in it
 // (test/helpers/loaded-modules.ts reads it to tell which modules a process loaded).
@@ -34,6 +36,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 const ENTRY = join(DIST, "cli/main.js");
+const LOADER = join(DIST, "cli/main.cjs");
 const CHUNKS = join(DIST, "cli/chunks");
 /** First line of the bundle after the shebang: a second run must not bundle the bundle. */
 const MARK = "// orchestra-stdio CLI bundle (scripts/bundle-cli.mjs)";
@@ -177,21 +180,24 @@ const externalsOf = (name, seen = new Set()) => {
 };
 const names = Object.keys(scripts).sort();
 
-// dist/cli/main.js: the loader (src/cli/script-loader.ts) and the manifest, one ES module.
+// dist/cli/main.cjs: the loader (src/cli/script-loader.ts) and the manifest, one CommonJS file
+// (a rejection of runBundle is unhandled: Node prints it and exits 1, as after a top-level await).
 const buildLoader = (manifest, write) =>
   build({
     stdin: {
-      contents: `import { runBundle } from "./script-loader.js";\nawait runBundle(import.meta.url, ${JSON.stringify(manifest)});\n`,
+      contents: `import { runBundle } from "./script-loader.js";\nvoid runBundle(import.meta.url, ${JSON.stringify(manifest)});\n`,
       resolveDir: cliDir,
-      sourcefile: "cli/main.js",
+      sourcefile: "cli/main.cjs",
     },
     bundle: true,
-    format: "esm",
+    format: "cjs",
     platform: "node",
     target: "node20",
-    outfile: ENTRY,
+    outfile: LOADER,
     write,
-    banner: { js: `#!/usr/bin/env node\n${MARK}` },
+    // `import.meta.url` of the loader's modules: the loader's own URL, as in an ES module bundle.
+    define: { "import.meta.url": "__loaderUrl" },
+    banner: { js: `#!/usr/bin/env node\n${MARK}\nconst __loaderUrl = require("node:url").pathToFileURL(__filename).href;` },
     metafile: true,
     legalComments: "none",
     minifyWhitespace: true,
@@ -220,3 +226,10 @@ for (const [file, output] of [...Object.entries(loader.metafile.outputs), ...Obj
   inputs[toPosix(relative(DIST, resolve(ROOT, file)))] = Object.keys(output.inputs).map((i) => toPosix(relative(ROOT, resolve(ROOT, i))));
 }
 writeFileSync(join(CHUNKS, "inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
+
+// dist/cli/main.js: what tsc made of src/cli/main.ts until now, and the path of the `bin` before
+// dist/cli/main.cjs; an ES module (the package's type) that runs the loader.
+writeFileSync(
+  ENTRY,
+  `#!/usr/bin/env node\n${MARK}\n// The package's bin is ./main.cjs; this file runs it for those who run this one.\nimport { createRequire } from "node:module";\ncreateRequire(import.meta.url)("./main.cjs");\n`,
+);

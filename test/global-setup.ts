@@ -28,7 +28,7 @@ export default function setup(project: TestProject): void {
       execFileSync(process.execPath, ["scripts/bundle-cli.mjs"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
       // The bin must stay executable: tsc writes new files 0644, and `npx orchestra-stdio` in a
       // clone runs it through a link npm made once (and made executable) in its npx cache.
-      chmodSync(join(root, "dist/cli/main.js"), 0o755);
+      for (const file of ["dist/cli/main.cjs", "dist/cli/main.js"]) chmodSync(join(root, file), 0o755);
     } catch (err) {
       const e = err as { stdout?: Buffer; stderr?: Buffer };
       error = `tsc -p tsconfig.build.json or scripts/bundle-cli.mjs failed:\n${e.stdout?.toString() ?? ""}${e.stderr?.toString() ?? ""}`;

@@ -1,6 +1,7 @@
 /**
- * Runs the CLI bundle (scripts/bundle-cli.mjs): the package's `bin`, dist/cli/main.js, is this
- * loader and the bundle's manifest; the bundle's code is in dist/cli/chunks/, one script per
+ * Runs the CLI bundle (scripts/bundle-cli.mjs): the package's `bin`, dist/cli/main.cjs, is this
+ * loader and the bundle's manifest, a CommonJS file (a start runs no ES module through Node's
+ * ES module loader, docs/startup.md); the bundle's code is in dist/cli/chunks/, one script per
  * output file of esbuild. Loaded through `vm.Script` rather than Node's ES module loader so that
  * V8's code cache (src/cli/code-cache.ts) applies: Node 20 compiles every ES module from source
  * at every start (docs/startup.md "Code cache").
@@ -28,7 +29,7 @@ import { type CachedDataUse, CodeCache } from "./code-cache.js";
 /** diagnostics_channel name: `{ url, cachedData }` for each script compiled (`cachedData`: a {@link CachedDataUse}, or `off`). */
 export const SCRIPT_CHANNEL = "orchestra-stdio:script";
 
-/** What scripts/bundle-cli.mjs writes into dist/cli/main.js. */
+/** What scripts/bundle-cli.mjs writes into dist/cli/main.cjs. */
 export interface BundleManifest {
   /** Digest of the bundle's scripts (hex): part of the code cache's key. */
   readonly hash: string;

@@ -1,6 +1,6 @@
 /**
  * The upstream Go stdio bridge (transport-stdio v1.0.6, a real process spoken to in raw
- * JSON-RPC lines) against our reference orchestrator (`dist/cli/main.js orchestrator`, QUIC on
+ * JSON-RPC lines) against our reference orchestrator (`dist/cli/main.cjs orchestrator`, QUIC on
  * loopback): the Go bridge must see from ours what it sees from the upstream orchestrator.
  *
  * What upstream's bridge itself does (../shared/go-peer/README.md), and so what is tested:

@@ -29,7 +29,7 @@ interface InspectorRun {
 }
 
 /**
- * Runs `inspector --cli <inspectorArgs> -- node dist/cli/main.js serve --capture … <serveArgs>`
+ * Runs `inspector --cli <inspectorArgs> -- node dist/cli/main.cjs serve --capture … <serveArgs>`
  * with `home` as HOME (the Inspector's catalog and serve's embedded cert store live there).
  */
 function inspect(home: string, capture: string, inspectorArgs: string[], serveArgs: string[] = []): Promise<InspectorRun> {

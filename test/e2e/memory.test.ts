@@ -13,7 +13,7 @@ import { ToolRegistry } from "../../src/orchestrator/registry.js";
 import { startOrchestrator, type RunningOrchestrator } from "../../src/orchestrator/quic-server.js";
 import { makePki, toolCallRequest, type TestPki } from "../helpers/quic/index.js";
 import { liveHeapBytes } from "../helpers/live-heap.js";
-import { ROOT, tempDir } from "../helpers/cli.js";
+import { CLI, ROOT, tempDir } from "../helpers/cli.js";
 import { LineClient } from "../helpers/mcp-lines.js";
 import { waitFor } from "../helpers/transport.js";
 
@@ -76,7 +76,7 @@ describe("serve, embedded orchestrator (bridge, QUIC both ways and the orchestra
   beforeAll(async () => {
     dir = await tempDir("orchestra-memory-");
     const env = { ...process.env, MEMORY_PROBE_OUT: join(dir.path, "probe.json") };
-    client = new LineClient(["--import", MEMORY_PROBE, join(ROOT, "dist/cli/main.js"), "serve"], process.execPath, env);
+    client = new LineClient(["--import", MEMORY_PROBE, CLI, "serve"], process.execPath, env);
     await client.initialize("2025-06-18", "e2e-memory");
   });
   afterAll(async () => {

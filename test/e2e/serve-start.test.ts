@@ -3,8 +3,8 @@
  * the negotiated MCP revision alone (its small start module before the answer), and `initialize` is answered without the orchestrator (here
  * nothing listens at the address given).
  */
-import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,6 +105,39 @@ describe("serve start-up", () => {
     },
     60_000,
   );
+
+  it("answers initialize without loading an ES module (its bin is CommonJS, the bundle's scripts run through vm.Script)", async () => {
+    // A CommonJS preload (an --import one would be an ES module itself) that reports, when the
+    // first answer is written, whether Node has run an ES module job by then (its first ES module
+    // loads internal/modules/esm/module_job; `node:module` alone loads the loader, not that).
+    const preload = join(store.path, "esm-loader-probe.cjs");
+    await writeFile(
+      preload,
+      [
+        "const write = process.stdout.write;",
+        "process.stdout.write = function (...args) {",
+        '  process.stderr.write(`ES module loaded at the answer: ${process.moduleLoadList.includes("NativeModule internal/modules/esm/module_job")}\\n`);',
+        "  process.stdout.write = write;",
+        "  return write.apply(this, args);",
+        "};",
+      ].join("\n"),
+    );
+    const bin = join(ROOT, (JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { bin: Record<string, string> }).bin["orchestra-stdio"]!);
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const run = spawnSync(process.execPath, ["--require", preload, bin, "serve", "--orchestrator-addr", `127.0.0.1:${await closedPort()}`, "--certs-dir", store.path], {
+      input: `${initialize}\n`,
+      env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn" }),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(run.stdout).toContain('"protocolVersion":"2025-06-18"');
+    expect(run.stderr).toContain("ES module loaded at the answer: false");
+  });
 
   it.each<[string, string[], Record<string, string>]>([
     ["", [], {}],

@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const CLI = join(ROOT, "dist/cli/main.js");
+/** The package's `bin` (a CommonJS loader of the CLI bundle; dist/cli/main.js runs it too). */
+export const CLI = join(ROOT, "dist/cli/main.cjs");
 
 /** Fails the calling test file when the global setup could not build dist/. */
 export function requireBuiltCli(): void {

@@ -5,7 +5,7 @@
  * announces them on, src/cli/script-loader.ts) and every CommonJS module it compiles (`REQUIRED <path>`, e.g. a file
  * loaded with `createRequire`, which the ES loader hooks do not see), and `FIRST-STDOUT` when it
  * first writes to stdout (an MCP server's first response); {@link loadedModules} reads them back
- * from the process's stderr. A file of the CLI bundle (dist/cli/main.js and dist/cli/chunks/, made
+ * from the process's stderr. A file of the CLI bundle (dist/cli/main.cjs and dist/cli/chunks/, made
  * by scripts/bundle-cli.mjs) stands for the modules bundled in it (dist/cli/chunks/inputs.json).
  */
 import { existsSync, readFileSync } from "node:fs";
