@@ -182,11 +182,11 @@ async function openStore(root: string, given: string, name: string, warn: (messa
     cert: path.join(root, `${name}.crt`),
     key: path.join(root, `${name}.key`),
   };
+  let caPem = await readOptional(paths.ca);
   // Without a CA to trust, nothing is created, not even the directory.
-  if (mayCreateCa || (await readOptional(paths.ca)) !== undefined) await ensureDir(root, warn);
+  if (mayCreateCa || caPem !== undefined) await ensureDir(root, warn);
 
   let createdCa = false;
-  let caPem = await readOptional(paths.ca);
   if (caPem === undefined && !mayCreateCa) caPem = await caBeingCreated(root, paths.ca);
   if (caPem === undefined && !mayCreateCa) {
     const err = new CertStoreError(
@@ -248,9 +248,10 @@ async function openStore(root: string, given: string, name: string, warn: (messa
       pair = leaf;
       createdCert = true;
     });
+    // Checked again only when the lock's holder (this process or another) made the pair.
+    const final = pairProblem(pair, caCert);
+    if (final !== undefined) throw new CertStoreError(`${paths.cert} / ${paths.key}: ${final}`);
   }
-  const final = pairProblem(pair, caCert);
-  if (final !== undefined) throw new CertStoreError(`${paths.cert} / ${paths.key}: ${final}`);
   if (!createdCert) checkKeyMode(paths.key, warn);
   return { caPem: caPem!, certPem: pair.certPem!, keyPem: pair.keyPem!, dir: root, paths, created: { ca: createdCa, cert: createdCert } };
 }
