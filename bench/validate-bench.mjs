@@ -33,7 +33,7 @@
  */
 import { createReadStream, createWriteStream, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { once } from "node:events";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -52,6 +52,7 @@ const runs = Number(option("--runs", 3));
 const given = option("--file", undefined);
 const dist = option("--dist", undefined);
 const keep = flag("--keep") || given !== undefined;
+const cores = availableParallelism();
 if (!Number.isFinite(sizeMB) || sizeMB <= 0 || !Number.isInteger(jobs) || jobs < 1 || !Number.isInteger(runs) || runs < 1) {
   console.error("usage: node bench/validate-bench.mjs [sizeMB=200] [--jobs N=2] [--runs R=3] [--keep] [--file PATH] [--dist DIR] [--no-cli]");
   process.exit(2);
@@ -591,7 +592,10 @@ try {
   console.log(`CPU per thread, last round: ${stages.map((st, i) => `${st[0]}: ${split(threadTimes[i])}`).join("; ")}`);
   // The same round read as load-independently as CPU allows: how much of --jobs' work ran off the
   // calling thread, what the threads used against the same files on one thread, and the speed-up
-  // their CPU alone allows (all their CPU over the busiest thread's: the wall time cannot be less).
+  // their CPU allows at most. On one thread the helper threads (GC, compilation, libuv's reads)
+  // run on an idle core, so its wall time is about its calling thread's CPU; with --jobs every
+  // core may run a validating thread, and the helpers take from the same cores: its wall time
+  // cannot be less than the busiest thread's CPU, nor than all its threads' CPU over the cores.
   const solo = threadTimes[4];
   const par = threadTimes[5];
   if (solo !== undefined && par !== undefined && jobs > 1) {
@@ -600,7 +604,8 @@ try {
     console.log(
       `--jobs ${jobs}, last round: ${((100 * (js - par.main)) / Math.max(1, js)).toFixed(0)} % of the validating threads' CPU off the calling thread; ` +
         `all threads ${sum(par)} ms against ${sum(solo)} ms for the same files on one thread (${(sum(par) / Math.max(1, sum(solo))).toFixed(2)}x); ` +
-        `the CPU alone allows ${(sum(solo) / Math.max(1, par.main, ...par.top)).toFixed(2)}x (one thread's CPU / the busiest thread's)`,
+        `helper threads ${par.rest} ms against ${solo.rest} ms; the CPU allows at most ` +
+        `${(solo.main / Math.max(1, par.main, ...par.top, sum(par) / cores)).toFixed(2)}x (the calling thread's CPU on one thread / the larger of the busiest thread's and all threads' over ${cores} cores)`,
     );
   }
   const capacityAfter = await parallelCapacity();
