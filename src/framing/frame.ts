@@ -77,14 +77,29 @@ export function encodeFrameHeader(length: number, max: number = MAX_FRAME_BYTES)
 }
 
 /**
- * One contiguous frame: header followed by a copy of `payload`.
+ * `length` uninitialised bytes as a `Uint8Array`: up to 4 KiB a slice of Node's shared `Buffer`
+ * pool (`Buffer.allocUnsafe`), which costs no memory block of its own (a `new Uint8Array` over 64
+ * bytes does: a `malloc`, a `free` and the collector's tracking); larger ones are allocated. The
+ * result's `buffer` may hold other data: use it through `byteOffset` and `byteLength`.
+ */
+export function allocFrameBytes(length: number): Uint8Array {
+  const b = Buffer.allocUnsafe(length);
+  return new Uint8Array(b.buffer, b.byteOffset, length);
+}
+
+/**
+ * One contiguous frame: header followed by a copy of `payload`, in {@link allocFrameBytes} memory.
  * Use {@link encodeFrameParts} to avoid the copy for large payloads.
  * @throws FrameTooLargeError when `payload.byteLength > max` (default {@link MAX_FRAME_BYTES})
  */
 export function encodeFrame(payload: Uint8Array, max: number = MAX_FRAME_BYTES): Uint8Array {
-  checkLength(payload.byteLength, max);
-  const out = new Uint8Array(FRAME_HEADER_BYTES + payload.byteLength);
-  new DataView(out.buffer).setUint32(0, payload.byteLength, false);
+  const length = payload.byteLength;
+  checkLength(length, max);
+  const out = allocFrameBytes(FRAME_HEADER_BYTES + length);
+  out[0] = length >>> 24;
+  out[1] = (length >>> 16) & 0xff;
+  out[2] = (length >>> 8) & 0xff;
+  out[3] = length & 0xff;
   out.set(payload, FRAME_HEADER_BYTES);
   return out;
 }
@@ -114,7 +129,8 @@ export function encodeFrameParts(payload: Uint8Array, max: number = MAX_FRAME_BY
  *   and every later `push` rethrows the same error.
  */
 export class FrameDecoder {
-  private readonly header = new Uint8Array(FRAME_HEADER_BYTES);
+  /** A header split across chunks (allocated the first time one is). */
+  private header: Uint8Array | undefined;
   private headerFilled = 0;
   private body: Uint8Array | undefined;
   private bodyFilled = 0;
@@ -150,12 +166,13 @@ export class FrameDecoder {
           length = ((chunk[pos]! << 24) >>> 0) + (chunk[pos + 1]! << 16) + (chunk[pos + 2]! << 8) + chunk[pos + 3]!;
           pos += FRAME_HEADER_BYTES;
         } else {
+          const header = (this.header ??= new Uint8Array(FRAME_HEADER_BYTES));
           const take = Math.min(FRAME_HEADER_BYTES - this.headerFilled, end - pos);
-          this.header.set(chunk.subarray(pos, pos + take), this.headerFilled);
+          header.set(chunk.subarray(pos, pos + take), this.headerFilled);
           this.headerFilled += take;
           pos += take;
           if (this.headerFilled < FRAME_HEADER_BYTES) break;
-          length = new DataView(this.header.buffer).getUint32(0, false);
+          length = ((header[0]! << 24) >>> 0) + (header[1]! << 16) + (header[2]! << 8) + header[3]!;
           this.headerFilled = 0;
         }
         if (length > this.maxFrameBytes) {

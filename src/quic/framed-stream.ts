@@ -9,7 +9,7 @@
  * declared size. A header declaring more than {@link maxFrameBytes} ends reading at once (nothing
  * of the body is buffered; later bytes are dropped by the engine).
  */
-import { encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, MAX_FRAME_BYTES } from "../framing/frame.js";
+import { allocFrameBytes, encodeFrame, encodeFrameHeader, FRAME_COALESCE_BYTES, FrameDecoder, MAX_FRAME_BYTES } from "../framing/frame.js";
 import type { QuicStream } from "./engine/index.js";
 
 /**
@@ -95,7 +95,7 @@ export class FramedStream {
       // Views into the engine's shared receive buffer must be copied before they leave this call.
       // (Buffer#slice does not copy: copy explicitly.)
       if (f.buffer === chunk.buffer) {
-        const copy = new Uint8Array(f.byteLength);
+        const copy = allocFrameBytes(f.byteLength);
         copy.set(f);
         f = copy;
       }

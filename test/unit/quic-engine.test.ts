@@ -126,10 +126,10 @@ describe("QUIC engine", () => {
     expect(Buffer.compare(r as Uint8Array, big)).toBe(0);
   });
 
-  it("a client that grants the peer no streams reads every stream: one at a time, 2 MiB, 40 at once, a reset", async () => {
+  it("a client that grants the peer no streams reads every stream: one at a time, 2 MiB, 40 and 150 at once, a reset", async () => {
     // No peer-initiated stream is possible, so the engine asks its tracked streams one by one
-    // (up to 32) instead of quiche's readable set.
-    const es = await echoServer();
+    // (up to 128) instead of quiche's readable set; 150 at once takes the readable set.
+    const es = await echoServer({ maxStreams: 200 });
     const conn = await client(es.port, pki.client, { maxStreamsBidi: 0 });
     const small = new TextEncoder().encode("hello");
     expect(await rpc(conn, small)).toEqual(small);
@@ -137,6 +137,8 @@ describe("QUIC engine", () => {
     expect(Buffer.compare((await rpc(conn, big)) as Uint8Array, big)).toBe(0);
     const many = await Promise.all(Array.from({ length: 40 }, (_, i) => rpc(conn, new TextEncoder().encode(`m${i}`))));
     expect(many.map((r) => new TextDecoder().decode(r as Uint8Array))).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
+    const more = await Promise.all(Array.from({ length: 150 }, (_, i) => rpc(conn, new TextEncoder().encode(`n${i}`))));
+    expect(more.map((r) => new TextDecoder().decode(r as Uint8Array))).toEqual(Array.from({ length: 150 }, (_, i) => `n${i}`));
     es.hold = true;
     const held = rpc(conn, small);
     await until(() => es.held.length === 1);
