@@ -63,4 +63,6 @@ export default tseslint.config(
     },
   },
   { files: ["src/**"], ...quicLayerImports },
+  // CommonJS files (`--require` preloads of the benchmarks): `require` is how they import.
+  { files: ["**/*.cjs"], languageOptions: { sourceType: "commonjs" }, rules: { "@typescript-eslint/no-require-imports": "off" } },
 );

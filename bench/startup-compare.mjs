@@ -8,7 +8,7 @@
 // Per subject, medians (and minima) over N spawns (default 9) of:
 // - spawn → `initialize` answered, spawn → first `tools/call` answered (ms, wall clock: load-dependent);
 // - CPU time (user + system, all threads) of the process when it wrote the `initialize` answer
-//   (bench/startup/probe.mjs, no loader hooks) and after the first call (/proc, 10 ms ticks):
+//   (bench/startup/probe.cjs, no loader hooks) and after the first call (/proc, 10 ms ticks):
 //   these depend much less on the load than wall-clock figures.
 // The bare Node server (bench/bare-node-server.mjs) runs in the same rounds: the ratios are to it,
 // each the median of the per-round ratios (two subjects measured side by side in one round), and
@@ -24,7 +24,7 @@ const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const runs = Number(option("--runs", 9));
 const embedded = argv.includes("--embedded");
-const PROBE = join(ROOT, "bench/startup/probe.mjs");
+const PROBE = join(ROOT, "bench/startup/probe.cjs");
 const subjects = argv.filter((a) => /^[^-][^=]*=/.test(a)).map((a) => ({ label: a.slice(0, a.indexOf("=")), main: a.slice(a.indexOf("=") + 1) }));
 if (subjects.length === 0) subjects.push({ label: "this", main: cliOf() });
 subjects.push({ label: "bare Node", bare: join(ROOT, "bench/bare-node-server.mjs") });
@@ -41,7 +41,7 @@ const { env: environment } = measuredEnvironment();
 async function spawnOnce(subject) {
   const dir = join(work, `run-${Math.random().toString(36).slice(2)}`);
   mkdirSync(dir);
-  const args = subject.bare ? [subject.bare] : ["--import", PROBE, subject.main, "serve", ...serveArgs];
+  const args = subject.bare ? [subject.bare] : ["--require", PROBE, subject.main, "serve", ...serveArgs];
   const session = new StdioSession(process.execPath, args, {
     env: { ...environment, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: "0", XDG_CACHE_HOME: join(work, "cache") },
   });

@@ -1,6 +1,6 @@
 // `node bench/startup-instructions.mjs [LABEL=MAIN.js ...]`: machine instructions (valgrind
 // callgrind's Ir, all threads) a `serve` process executes from exec until its `initialize` answer
-// is written (bench/startup/probe.mjs, STARTUP_PROBE_EXIT=first-line), beside the bare Node server
+// is written (bench/startup/probe.cjs, STARTUP_PROBE_EXIT=first-line), beside the bare Node server
 // (bench/bare-node-server.mjs) doing the same: a start-up figure that does not depend on the load
 // of the machine (each run takes 10-30 s under valgrind). `serve --orchestrator-addr` points at a
 // port where nothing listens (initialize never waits for the orchestrator); the cert store is
@@ -8,7 +8,7 @@
 // XDG_CACHE_HOME: "cold" (no code cache yet; it is written at that process's exit, which is
 // counted) and "warm" (the CLI's code cache from the cold run, src/cli/code-cache.ts); a build
 // without a code cache gives the same figure twice. The modules column counts what each run
-// compiled (bench/startup/probe.mjs): the bundle's scripts, with how many V8 accepted cached data
+// compiled (bench/startup/probe.cjs): the bundle's scripts, with how many V8 accepted cached data
 // for, and the CommonJS files (`require`); compare runs whose counts match. The subjects run
 // without the caller's ORCHESTRA_* variables and NODE_EXTRA_CA_CERTS (common.mjs, UNMEASURED_VARIABLES).
 import { execFileSync, spawnSync } from "node:child_process";
@@ -31,7 +31,7 @@ const address = `127.0.0.1:${orch.port}`;
 await orch.stop();
 
 const initialize = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`;
-const PROBE = join(ROOT, "bench/startup/probe.mjs");
+const PROBE = join(ROOT, "bench/startup/probe.cjs");
 const { env: environment } = measuredEnvironment();
 console.log("| subject | instructions to the initialize answer (millions) | ratio to bare Node | modules: scripts (cached data accepted) + CommonJS |");
 console.log("| --- | --- | --- | --- |");
@@ -44,7 +44,7 @@ const runs = [
 for (const s of runs) {
   const out = join(work, `callgrind-${rows.length}.out`);
   const probeOut = join(work, `probe-${rows.length}.json`);
-  const args = s.bare ? [s.bare] : ["--import", PROBE, s.main, "serve", "--orchestrator-addr", address, "--certs-dir", certsDir];
+  const args = s.bare ? [s.bare] : ["--require", PROBE, s.main, "serve", "--orchestrator-addr", address, "--certs-dir", certsDir];
   const run = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...args], {
     input: initialize,
     encoding: "utf8",

@@ -1,4 +1,4 @@
-// Module hooks of bench/startup/probe.mjs (they run on Node's loader thread): every ES module,
+// Module hooks of bench/startup/probe.cjs (they run on Node's loader thread): every ES module,
 // and every CommonJS module an ES module imports, is reported with its URL, format, source size
 // and when its source was loaded (ms since the process started).
 import { performance } from "node:perf_hooks";

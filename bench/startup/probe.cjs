@@ -1,4 +1,4 @@
-// `node --import ./bench/startup/probe.mjs ...`: records what a process loads before its first
+// `node --require ./bench/startup/probe.cjs ...`: records what a process loads before its first
 // line on stdout (the first JSON-RPC response of an MCP stdio server) and writes it, at exit, to
 // the file named by STARTUP_PROBE_OUT as JSON:
 //   { bootstrapMs, firstLineMs, firstLineMonoUs, firstLineCpuMs, modules: [{ url, format, bytes, at }] }
@@ -6,12 +6,12 @@
 // instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile; `firstLineCpuMs`: the process's CPU time (user + system, all threads) by then. `modules`: every ES module
 // (loader hooks, ./loader-hooks.mjs) and CommonJS module (Module.prototype._compile; `at` is when
 // its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
-import { subscribe } from "node:diagnostics_channel";
-import { statSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import Module, { register } from "node:module";
-import { MessageChannel } from "node:worker_threads";
-import { performance } from "node:perf_hooks";
+// CommonJS, loaded with --require: an --import preload is an ES module, which starts Node's ES
+// module loader in every process it measures (the CLI's bin, dist/cli/main.cjs, starts without it).
+const { subscribe } = require("node:diagnostics_channel");
+const { statSync, writeFileSync } = require("node:fs");
+const { fileURLToPath, pathToFileURL } = require("node:url");
+const Module = require("node:module");
 
 const out = process.env.STARTUP_PROBE_OUT;
 const now = () => performance.now();
@@ -23,7 +23,7 @@ if (process.env.STARTUP_PROBE_MODULES !== "0") {
   const { port1, port2 } = new MessageChannel();
   port1.on("message", (m) => record.modules.push({ ...m, at: m.at - performance.timeOrigin }));
   port1.unref();
-  register("./loader-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
+  Module.register("./loader-hooks.mjs", pathToFileURL(__filename), { data: { port: port2 }, transferList: [port2] });
 }
 
 // The CLI bundle's scripts (src/cli/script-loader.ts runs them, not Node's loader).
