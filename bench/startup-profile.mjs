@@ -3,7 +3,7 @@
 // orchestrator (a separate process) and with the embedded orchestrator. Per mode, N spawns (default 3):
 // - spawn → initialize answered and → first tools/call answered, measured from outside, once
 //   plain and once under the probes (their cost shows as the difference);
-// - under `--require bench/startup/probe.cjs`: Node's bootstrap, the modules loaded before the
+// - under `--import bench/startup/probe.cjs`: Node's bootstrap, the modules loaded before the
 //   first response (count, source bytes, grouped by package / dist folder, when the group started
 //   loading; the files of the CLI bundle count as "dist/cli", and the modules inside them are
 //   listed by group after the table, from dist/cli/chunks/inputs.json);
@@ -79,7 +79,9 @@ function profileSelfMs(profile, untilMonoUs) {
 async function spawnOnce(serveArgs, mode) {
   const dir = join(work, `run-${Math.random().toString(36).slice(2)}`);
   mkdirSync(dir);
-  const nodeArgs = { plain: [], modules: ["--require", PROBE], cpu: ["--cpu-prof", "--cpu-prof-dir", dir, "--require", PROBE] }[mode];
+  // The module listing needs loader hooks, which run only with Node's ES module loader (--import);
+  // the CPU profile's probe records the answer alone (--require: no ES module loader).
+  const nodeArgs = { plain: [], modules: ["--import", PROBE], cpu: ["--cpu-prof", "--cpu-prof-dir", dir, "--require", PROBE] }[mode];
   const session = new StdioSession(process.execPath, [...nodeArgs, MAIN, "serve", ...serveArgs], {
     env: { ...measuredEnvironment().env, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: mode === "modules" ? "1" : "0" },
   });

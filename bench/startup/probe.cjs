@@ -6,8 +6,9 @@
 // instant on the monotonic clock in µs (process.hrtime), the clock of a --cpu-prof profile; `firstLineCpuMs`: the process's CPU time (user + system, all threads) by then. `modules`: every ES module
 // (loader hooks, ./loader-hooks.mjs) and CommonJS module (Module.prototype._compile; `at` is when
 // its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
-// CommonJS, loaded with --require: an --import preload is an ES module, which starts Node's ES
-// module loader in every process it measures (the CLI's bin, dist/cli/main.cjs, starts without it).
+// CommonJS, loaded with --require: an --import preload starts Node's ES module loader in every
+// process it measures (the CLI's bin, dist/cli/main.cjs, starts without it). The module listing
+// (STARTUP_PROBE_MODULES, loader hooks) works only under --import.
 const { subscribe } = require("node:diagnostics_channel");
 const { statSync, writeFileSync } = require("node:fs");
 const { fileURLToPath, pathToFileURL } = require("node:url");
