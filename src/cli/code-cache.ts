@@ -4,7 +4,7 @@
  * compiled for each script (`vm.Script` `cachedData`), so that V8 deserializes it instead of
  * parsing and compiling the source again (docs/startup.md "Code cache").
  *
- * One file per bundle, Node and V8 flags: `<user cache>/orchestra-stdio/code-cache/<key>.bin`
+ * One file per bundle and install location, Node and V8 flags: `<user cache>/orchestra-stdio/code-cache/<key>.bin`
  * (`$XDG_CACHE_HOME`, else `~/.cache`). Layout: {@link MAGIC}; the byte length of the index
  * (uint32, little-endian); the index, JSON `{ key, scripts: { <entry>: [offset, length, sha1] } }`
  * (an entry is a script's path relative to dist/cli/, followed by the V8 flags set at run time
@@ -62,10 +62,15 @@ interface Compiled {
 /** First 16 hex digits of the SHA-1 of `data`. */
 const digest = (data: Uint8Array): string => createHash("sha1").update(data).digest("hex").slice(0, 16);
 
-/** Short hash of the V8 and Node options this process was started with (V8's own flag hash covers the rest). */
-function optionsHash(): string {
+/**
+ * Short hash of the bundle's location and of the V8 and Node options this process was started
+ * with (V8's own flag hash covers the rest). The location: V8 keeps the script name it compiled
+ * with in the data, so that two installs of one build sharing a file named each other's paths in
+ * stack traces.
+ */
+function optionsHash(location: string): string {
   return createHash("sha1")
-    .update(`${process.execArgv.join("\0")}\n${process.env["NODE_OPTIONS"] ?? ""}`)
+    .update(`${location}\n${process.execArgv.join("\0")}\n${process.env["NODE_OPTIONS"] ?? ""}`)
     .digest("hex")
     .slice(0, 8);
 }
@@ -116,12 +121,12 @@ export class CodeCache {
   }
 
   /**
-   * Opens the cache of the bundle `bundleHash` for this Node; undefined when it is turned off
-   * (`ORCHESTRA_NO_CODE_CACHE`).
+   * Opens the cache of the bundle `bundleHash` at `location` (the URL of its dist/cli/) for this
+   * Node; undefined when it is turned off (`ORCHESTRA_NO_CODE_CACHE`).
    */
-  static open(bundleHash: string): CodeCache | undefined {
+  static open(bundleHash: string, location: string): CodeCache | undefined {
     if (/^(1|true|yes)$/i.test(process.env["ORCHESTRA_NO_CODE_CACHE"] ?? "")) return undefined;
-    const key = `${bundleHash}-node${process.versions.node}-${process.arch}-${optionsHash()}`;
+    const key = `${bundleHash}-node${process.versions.node}-${process.arch}-${optionsHash(location)}`;
     const file = join(userCacheDir(), "code-cache", `${key}.bin`);
     return new CodeCache(file, key, readOwnFile(file, key));
   }

@@ -69,7 +69,7 @@ class Bundle {
     private readonly manifest: BundleManifest,
   ) {
     this.cliUrl = new URL(".", mainUrl);
-    this.cache = CodeCache.open(manifest.hash);
+    this.cache = CodeCache.open(manifest.hash, this.cliUrl.href);
     this.nodeRequire = createRequire(mainUrl);
     if (this.cache) this.cacheGeneratedCommonJs(this.cache);
   }

@@ -7,9 +7,10 @@ import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, ensureCertStore } from "../../src/pki/store.js";
-import { CLI, cliEnvironment, requireBuiltCli, runCli, tempDir } from "../helpers/cli.js";
+import { CLI, cliEnvironment, requireBuiltCli, ROOT, runCli, tempDir } from "../helpers/cli.js";
 
 /** Prints `SCRIPT <cachedData> <url>` on stderr for each script the CLI's loader compiles. */
 const SCRIPT_REPORT = `data:text/javascript,${encodeURIComponent(
@@ -37,8 +38,8 @@ function serveOnce(cacheHome: string, certsDir: string, env: NodeJS.ProcessEnv =
 }
 
 /** A CLI command with the script report, `initialize` on its stdin, which ends after the first line of stdout (or at once when the command writes none before it exits). */
-function commandOnce(cacheHome: string, args: string[], env: NodeJS.ProcessEnv = {}, beforeEof?: () => Promise<void>): Promise<Start> {
-  const child = spawn(process.execPath, ["--import", SCRIPT_REPORT, CLI, ...args], {
+function commandOnce(cacheHome: string, args: string[], env: NodeJS.ProcessEnv = {}, beforeEof?: () => Promise<void>, cli = CLI): Promise<Start> {
+  const child = spawn(process.execPath, ["--import", SCRIPT_REPORT, cli, ...args], {
     env: cliEnvironment({ XDG_CACHE_HOME: cacheHome, ORCHESTRA_LOG_LEVEL: "info", ORCHESTRA_LOG_FORMAT: "json", ...env }),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -99,6 +100,27 @@ describe("the CLI's code cache", () => {
     expect(first.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^absent /)]);
     expect(second.scripts.filter((l) => l.endsWith("/dist/gen/mcp/2025-06-18/validators-start.cjs"))).toEqual([expect.stringMatching(/^accepted /)]);
   }, 60_000);
+
+  it("keeps one file per install of a build: V8's data names the paths it was compiled at (stack traces)", async () => {
+    const home = join(work.path, "installs");
+    // A second install of the same build: a copy of dist/ beside the package's package.json and modules.
+    const copy = join(work.path, "copy");
+    mkdirSync(copy);
+    execFileSync("cp", ["-a", join(ROOT, "dist"), join(ROOT, "package.json"), copy]);
+    symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
+    const serveArgs = ["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", certsDir];
+    const copyCli = join(copy, CLI.slice(ROOT.length));
+    for (const cli of [CLI, copyCli]) expect((await commandOnce(home, serveArgs, {}, undefined, cli)).stdout).toContain('"id":1');
+    expect(cacheFiles(home)).toHaveLength(2);
+    for (const [cli, root] of [
+      [CLI, ROOT],
+      [copyCli, copy],
+    ] as const) {
+      const again = await commandOnce(home, serveArgs, {}, undefined, cli);
+      expect(new Set(again.uses)).toEqual(new Set(["accepted"]));
+      expect(again.scripts.every((s) => s.includes(`${pathToFileURL(join(root, "dist")).href}/`))).toBe(true);
+    }
+  });
 
   it("ignores a corrupt or foreign file and writes it anew", async () => {
     const home = join(work.path, "corrupt");
