@@ -7,7 +7,7 @@ import { promises as fs, statSync } from "node:fs";
 import path from "node:path";
 import { CertStoreError } from "./error.js";
 import { octal } from "./files.js";
-import { BRIDGE_CERT_NAME, isExpired, issueHint, noCaHint, notAfterOf } from "./store.js";
+import { BRIDGE_CERT_NAME, caFlagProblem, isExpired, issueHint, noCaHint, notAfterOf } from "./store.js";
 import { loadX509 } from "./x509.js";
 import { readRegularFile } from "../regular-file.js";
 
@@ -110,7 +110,8 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
 
 /** Why `cert` cannot sign certificates (RFC 5280 §4.2.1.9 basicConstraints, §4.2.1.3 keyUsage), or undefined. */
 async function notCaReason(cert: NodeX509Certificate): Promise<string | undefined> {
-  if (!cert.ca) return "basicConstraints lacks CA:true";
+  const flag = caFlagProblem(cert);
+  if (flag !== undefined) return flag;
   const x509 = await loadX509();
   const usages = new x509.X509Certificate(cert.raw).getExtension(x509.KeyUsagesExtension);
   if (usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0) return "keyUsage lacks keyCertSign";

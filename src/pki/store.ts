@@ -214,6 +214,10 @@ async function openStore(root: string, given: string, name: string, warn: (messa
     });
   }
   const caCert = parseCert(caPem!, paths.ca);
+  const notCa = caFlagProblem(caCert);
+  if (notCa !== undefined) {
+    throw new CertStoreError(`${paths.ca} is not a CA certificate (${notCa}): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`);
+  }
 
   let pair = await readPair(paths);
   // A leaf older than a CA created just now fails the signature check (new CA key).
@@ -229,7 +233,9 @@ async function openStore(root: string, given: string, name: string, warn: (messa
         // A certificate of another CA is not ours to replace; name the real fault.
         const caKeyPem = await readOptional(paths.caKey);
         if (caKeyPem !== undefined) assertCaKeyMatches(caCert, caKeyPem, paths);
-        throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; remove it and ${paths.key} to have them recreated, or copy the CA that signed it`);
+        // Without ca.key, a removed pair cannot be recreated here.
+        const fix = caKeyPem !== undefined ? `remove it and ${paths.key} to have them recreated` : `replace both with a pair that CA issued: ${issueHint(root, name, false)}`;
+        throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; ${fix}; or copy the CA that signed it`);
       }
       const caKeyPem = await readOptional(paths.caKey);
       if (caKeyPem === undefined) {
@@ -347,6 +353,11 @@ function assertCaKeyMatches(caCert: NodeX509Certificate, caKeyPem: string, paths
         "restore the ca.key that belongs to this ca.crt (or replace both, then every party's certificate)",
     );
   }
+}
+
+/** Why `cert` is not a CA certificate by its basicConstraints (RFC 5280 §4.2.1.9), or undefined. */
+export function caFlagProblem(cert: NodeX509Certificate): string | undefined {
+  return cert.ca ? undefined : "basicConstraints lacks CA:true";
 }
 
 /** The certificate's notAfter as ISO 8601 (the one date format of every message and report). */

@@ -199,6 +199,31 @@ describe("ensureCertStore", () => {
     await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(new RegExp(`${BRIDGE_CERT_NAME.replace(/\./g, "\\.")}\\.crt is not signed by the CA`));
   });
 
+  it("without ca.key, a leaf of another CA gets the advice to copy a pair that CA issued, not to remove it for recreation", async () => {
+    const other = join(root, "other");
+    const foreign = await ensureCertStore(other, BRIDGE_CERT_NAME);
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    await unlink(join(dir, "ca.key"));
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.crt`), foreign.certPem);
+    await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), foreign.keyPem, { mode: 0o600 });
+    const message = ((await ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false }).catch((e: unknown) => e)) as Error).message;
+    expect(message).toContain(`${BRIDGE_CERT_NAME}.crt is not signed by the CA`);
+    expect(message).not.toContain("to have them recreated");
+    expect(message).toContain(`orchestra-stdio certs init --name ${BRIDGE_CERT_NAME} --certs-dir <the orchestrator's cert dir>`);
+  });
+
+  it("refuses a ca.crt that is not a CA certificate (a party's certificate copied as ca.crt), naming it, and writes nothing", async () => {
+    const source = await ensureCertStore(join(root, "other"), ORCHESTRATOR_CERT_NAME);
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    await writeFile(join(dir, "ca.crt"), source.certPem);
+    await unlink(join(dir, "ca.key"));
+    const message = ((await ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false }).catch((e: unknown) => e)) as Error).message;
+    expect(message).toBe(
+      `${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`,
+    );
+    await expect(stat(join(dir, `${BRIDGE_CERT_NAME}.crt`))).rejects.toThrow(/ENOENT/);
+  });
+
   it("refuses a ca.key that does not match ca.crt before issuing a cert with it", async () => {
     const foreign = join(root, "other");
     await ensureCertStore(foreign, ORCHESTRATOR_CERT_NAME);
