@@ -190,8 +190,8 @@ async function openStore(root: string, given: string, name: string, warn: (messa
   if (caPem === undefined && !mayCreateCa) caPem = await caBeingCreated(root, paths.ca);
   if (caPem === undefined && !mayCreateCa) {
     const err = new CertStoreError(
-      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified. ${tildeHint(given)}` +
-        `Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${advisedDir(root, given)}, ` +
+      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified: ${tildeHint(given)}` +
+        `copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${advisedDir(root, given)}, ` +
         `with either its ca.key (then a ${name} certificate is issued here) or a ${name}.crt/.key pair issued there ` +
         `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See ${CERTIFICATES_DOC}`,
     );

@@ -41,7 +41,7 @@ describe("serve --orchestrator-addr without a CA", () => {
     expect(code).toBe(2);
     expect(stdout).toBe("");
     expect(stderr).toContain(`${join(dir, "ca.crt")} is missing`);
-    expect(stderr).toContain("Copy ca.crt from the orchestrator's cert store");
+    expect(stderr).toContain("cannot be verified: copy ca.crt from the orchestrator's cert store");
     expect(stderr).toContain("transport.stdio-client.crt/.key");
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   }, 60_000);

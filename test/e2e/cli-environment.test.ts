@@ -194,7 +194,7 @@ describe("environment variables", () => {
     ] as const) {
       const msg = await startRefusal(args, env);
       expect(msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
-      expect(msg).toContain(`Copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
+      expect(msg).toContain(`Otherwise, copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
       expect(msg).not.toMatch(/into \S*\/~\//);
     }
   });
