@@ -110,12 +110,12 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
 
 /** Why `cert` cannot sign certificates (RFC 5280 §4.2.1.9 basicConstraints, §4.2.1.3 keyUsage), or undefined. */
 async function notCaReason(cert: NodeX509Certificate): Promise<string | undefined> {
-  const flag = caFlagProblem(cert);
-  if (flag !== undefined) return flag;
+  if (caFlagProblem(cert) === undefined) return undefined;
   const x509 = await loadX509();
-  const usages = new x509.X509Certificate(cert.raw).getExtension(x509.KeyUsagesExtension);
-  if (usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0) return "keyUsage lacks keyCertSign";
-  return undefined;
+  const parsed = new x509.X509Certificate(cert.raw);
+  const usages = parsed.getExtension(x509.KeyUsagesExtension);
+  if (parsed.getExtension(x509.BasicConstraintsExtension)?.ca === true && usages && (usages.usages & x509.KeyUsageFlags.keyCertSign) === 0) return "keyUsage lacks keyCertSign";
+  return "basicConstraints lacks CA:true";
 }
 
 async function inspectOne(root: string, name: string, ca: NodeX509Certificate | null | undefined, haveCaKey: boolean): Promise<CertReport> {

@@ -355,9 +355,13 @@ function assertCaKeyMatches(caCert: NodeX509Certificate, caKeyPem: string, paths
   }
 }
 
-/** Why `cert` is not a CA certificate by its basicConstraints (RFC 5280 §4.2.1.9), or undefined. */
+/**
+ * Why `cert` cannot be a CA certificate, or undefined: OpenSSL's check (Node's `ca`) fails for a
+ * basicConstraints without CA:true (RFC 5280 §4.2.1.9) and for a keyUsage without keyCertSign
+ * (§4.2.1.3), and does not say which; `certs show` names the one (src/pki/inspect.ts).
+ */
 export function caFlagProblem(cert: NodeX509Certificate): string | undefined {
-  return cert.ca ? undefined : "basicConstraints lacks CA:true";
+  return cert.ca ? undefined : "basicConstraints lacks CA:true, or keyUsage lacks keyCertSign";
 }
 
 /** The certificate's notAfter as ISO 8601 (the one date format of every message and report). */

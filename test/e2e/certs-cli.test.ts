@@ -3,6 +3,7 @@
  * without a CA (exit 2 before initialize), and concurrent first starts of real processes on one
  * empty store.
  */
+import { execFileSync } from "node:child_process";
 import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -149,6 +150,36 @@ describe("certs show flags the stores serve refuses, with fixes that work withou
     expect(show.stdout).toContain(`${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true)`);
     // The store's own CA is one.
     expect((await runCli(["certs", "show", "--certs-dir", orch])).stdout).toContain("no problems");
+  }, 60_000);
+
+  it("a CA certificate whose keyUsage lacks keyCertSign: show names keyUsage, serve refuses it naming both possible reasons", async () => {
+    // An Ed25519 CA (CA:TRUE) that may not sign certificates, made with openssl.
+    const dir = join(await temp(), "no-cert-sign");
+    await mkdir(dir, { mode: 0o700 });
+    execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
+    execFileSync("openssl", [
+      "req",
+      "-x509",
+      "-key",
+      join(dir, "ca.key"),
+      "-out",
+      join(dir, "ca.crt"),
+      "-subj",
+      "/CN=no-cert-sign",
+      "-days",
+      "30",
+      "-addext",
+      "basicConstraints=critical,CA:true",
+      "-addext",
+      "keyUsage=critical,digitalSignature",
+    ]);
+    await chmod(join(dir, "ca.key"), 0o600);
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.stdout).toContain(`${join(dir, "ca.crt")} is not a CA certificate (keyUsage lacks keyCertSign)`);
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stdout).toBe("");
+    expect(serve.stderr).toContain(`${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true, or keyUsage lacks keyCertSign)`);
   }, 60_000);
 
   it("an expired pair: without ca.key the fix is on the CA's side (not 'remove it'); with ca.key the next start reissues it; dates are ISO 8601", async () => {

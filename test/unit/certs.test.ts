@@ -219,7 +219,7 @@ describe("ensureCertStore", () => {
     await unlink(join(dir, "ca.key"));
     const message = ((await ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false }).catch((e: unknown) => e)) as Error).message;
     expect(message).toBe(
-      `${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`,
+      `${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true, or keyUsage lacks keyCertSign): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`,
     );
     await expect(stat(join(dir, `${BRIDGE_CERT_NAME}.crt`))).rejects.toThrow(/ENOENT/);
   });
