@@ -87,11 +87,16 @@ function hasLiteralTilde(given: string): boolean {
   return given === "~" || given.startsWith("~/");
 }
 
-/** A sentence for a store path given with a literal `~` (no shell expanded it), else `""`. */
-export function tildeHint(given: string): string {
+/** The sentence for a store path given with a literal `~` (no shell expanded it), else `""`; no final full stop. */
+export function tildeSentence(given: string): string {
   return hasLiteralTilde(given)
-    ? `the path was given as ${JSON.stringify(given)} and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path. Otherwise, `
+    ? `the path was given as ${JSON.stringify(given)} and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path`
     : "";
+}
+
+/** {@link tildeSentence} as the start of a message that goes on with the other advice ("Otherwise, "), else `""`. */
+export function tildeHint(given: string): string {
+  return hasLiteralTilde(given) ? `${tildeSentence(given)}. Otherwise, ` : "";
 }
 
 /**

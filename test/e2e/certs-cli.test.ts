@@ -3,15 +3,16 @@
  * without a CA (exit 2 before initialize), and concurrent first starts of real processes on one
  * empty store.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { existsSync } from "node:fs";
 import { createSocket } from "node:dgram";
 import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
-import { requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { CLI, cliEnvironment, requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 import { connectBridge, textOf, waitFor } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
@@ -151,6 +152,18 @@ describe("certs show flags the stores serve refuses, with fixes that work withou
     // The store's own CA is one.
     expect((await runCli(["certs", "show", "--certs-dir", orch])).stdout).toContain("no problems");
   }, 60_000);
+
+  it("certs init refuses a --certs-dir with a literal ~ (it would make a CA under ./~), naming the directory meant; nothing is created", async () => {
+    const cwd = await temp();
+    const run = spawnSync(process.execPath, [CLI, "certs", "init", "--certs-dir", "~/orchestra-test-certs"], { cwd, env: cliEnvironment(), encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      `orchestra-stdio certs init: the path was given as "~/orchestra-test-certs" and "~" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path (meant: --certs-dir ${join(homedir(), "orchestra-test-certs")}); nothing was created\n`,
+    );
+    expect(existsSync(join(cwd, "~"))).toBe(false);
+    expect(existsSync(join(homedir(), "orchestra-test-certs"))).toBe(false);
+  });
 
   it("a CA certificate whose keyUsage lacks keyCertSign: show names keyUsage, serve refuses it naming both possible reasons", async () => {
     // An Ed25519 CA (CA:TRUE) that may not sign certificates, made with openssl.
