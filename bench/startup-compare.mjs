@@ -43,7 +43,7 @@ async function spawnOnce(subject) {
   mkdirSync(dir);
   const args = subject.bare ? [subject.bare] : ["--require", PROBE, subject.main, "serve", ...serveArgs];
   const session = new StdioSession(process.execPath, args, {
-    env: { ...environment, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: "0", XDG_CACHE_HOME: join(work, "cache") },
+    env: { ...environment, STARTUP_PROBE_OUT: join(dir, "probe.json"), XDG_CACHE_HOME: join(work, "cache") },
   });
   try {
     const initAt = await session.initialize();

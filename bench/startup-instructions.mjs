@@ -51,7 +51,6 @@ for (const s of runs) {
     env: {
       ...environment,
       STARTUP_PROBE_EXIT: "first-line",
-      STARTUP_PROBE_MODULES: "0",
       STARTUP_PROBE_OUT: probeOut,
       ORCHESTRA_LOG_LEVEL: "warn",
       ...(s.cache ? { XDG_CACHE_HOME: s.cache } : {}),

@@ -83,7 +83,7 @@ async function spawnOnce(serveArgs, mode) {
   // the CPU profile's probe records the answer alone (--require: no ES module loader).
   const nodeArgs = { plain: [], modules: ["--import", PROBE], cpu: ["--cpu-prof", "--cpu-prof-dir", dir, "--require", PROBE] }[mode];
   const session = new StdioSession(process.execPath, [...nodeArgs, MAIN, "serve", ...serveArgs], {
-    env: { ...measuredEnvironment().env, STARTUP_PROBE_OUT: join(dir, "probe.json"), STARTUP_PROBE_MODULES: mode === "modules" ? "1" : "0" },
+    env: { ...measuredEnvironment().env, STARTUP_PROBE_OUT: join(dir, "probe.json"), ...(mode === "modules" ? { STARTUP_PROBE_MODULES: "1" } : {}) },
   });
   const initAt = await session.initialize();
   const first = await session.echo("x".repeat(100));

@@ -227,8 +227,8 @@ for (const [file, output] of [...Object.entries(loader.metafile.outputs), ...Obj
 }
 writeFileSync(join(CHUNKS, "inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
 
-// dist/cli/main.js: what tsc made of src/cli/main.ts until now, and the path of the `bin` before
-// dist/cli/main.cjs; an ES module (the package's type) that runs the loader.
+// dist/cli/main.js (tsc's output of src/cli/main.ts, the bundle's entry above; the `bin` before
+// dist/cli/main.cjs) becomes an ES module, the package's type, that runs the loader.
 writeFileSync(
   ENTRY,
   `#!/usr/bin/env node\n${MARK}\n// The package's bin is ./main.cjs; this file runs it for those who run this one.\nimport { createRequire } from "node:module";\ncreateRequire(import.meta.url)("./main.cjs");\n`,

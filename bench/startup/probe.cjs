@@ -8,7 +8,7 @@
 // its compilation began) in load order; `bytes`: source size. Used by bench/startup-profile.mjs.
 // CommonJS, loaded with --require: an --import preload starts Node's ES module loader in every
 // process it measures (the CLI's bin, dist/cli/main.cjs, starts without it). The module listing
-// (STARTUP_PROBE_MODULES, loader hooks) works only under --import.
+// (STARTUP_PROBE_MODULES=1, loader hooks) works only under --import.
 const { subscribe } = require("node:diagnostics_channel");
 const { statSync, writeFileSync } = require("node:fs");
 const { fileURLToPath, pathToFileURL } = require("node:url");
@@ -18,9 +18,9 @@ const out = process.env.STARTUP_PROBE_OUT;
 const now = () => performance.now();
 const record = { bootstrapMs: now(), firstLineMs: undefined, firstLineMonoUs: undefined, firstLineCpuMs: undefined, modules: [] };
 
-// STARTUP_PROBE_MODULES=0: no loader hooks (they start a thread and slow every import), for runs
-// that only need the first line's time, e.g. under --cpu-prof.
-if (process.env.STARTUP_PROBE_MODULES !== "0") {
+// STARTUP_PROBE_MODULES=1: every ES module through loader hooks as well (they start a thread and
+// slow every import, and need --import: under --require the process ends without a word).
+if (process.env.STARTUP_PROBE_MODULES === "1") {
   const { port1, port2 } = new MessageChannel();
   port1.on("message", (m) => record.modules.push({ ...m, at: m.at - performance.timeOrigin }));
   port1.unref();

@@ -68,7 +68,7 @@ const digest = (data: Uint8Array): string => createHash("sha1").update(data).dig
  * with in the data, so that two installs of one build sharing a file named each other's paths in
  * stack traces.
  */
-function optionsHash(location: string): string {
+function locationAndOptionsHash(location: string): string {
   return createHash("sha1")
     .update(`${location}\n${process.execArgv.join("\0")}\n${process.env["NODE_OPTIONS"] ?? ""}`)
     .digest("hex")
@@ -126,7 +126,7 @@ export class CodeCache {
    */
   static open(bundleHash: string, location: string): CodeCache | undefined {
     if (/^(1|true|yes)$/i.test(process.env["ORCHESTRA_NO_CODE_CACHE"] ?? "")) return undefined;
-    const key = `${bundleHash}-node${process.versions.node}-${process.arch}-${optionsHash(location)}`;
+    const key = `${bundleHash}-node${process.versions.node}-${process.arch}-${locationAndOptionsHash(location)}`;
     const file = join(userCacheDir(), "code-cache", `${key}.bin`);
     return new CodeCache(file, key, readOwnFile(file, key));
   }
