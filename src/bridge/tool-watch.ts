@@ -59,13 +59,12 @@ export class ToolWatch {
     const run = (): void => {
       const sender = this.options.sender;
       if (!canStream(sender) || controller.signal.aborted) return;
-      const { create } = t.protobuf;
-      const { PluginRequestSchema, SubscribeSchema } = t.messages;
+      const { createPluginRequest, createSubscribe } = t.codec;
       const { newRequestId } = t.requestIds;
       const { TOOLS_TOPIC } = t.tools;
-      const request = create(PluginRequestSchema, {
+      const request = createPluginRequest({
         requestId: newRequestId(),
-        request: { case: "subscribe", value: create(SubscribeSchema, { subscriptionId: newRequestId(), topic: TOOLS_TOPIC }) },
+        request: { case: "subscribe", value: createSubscribe({ subscriptionId: newRequestId(), topic: TOOLS_TOPIC }) },
       });
       sender
         .stream(

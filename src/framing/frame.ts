@@ -12,13 +12,13 @@ import { MAX_NESTING_DEPTH } from "../jsonrpc/line-scan.js";
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 /**
- * `fromBinary` options for every Orchestra payload: protobuf-es stops at 100 nested messages by
- * default, which a `google.protobuf.Struct` reaches at about 35 levels of JSON (each level is a
- * `Value` and a `Struct`/`ListValue`, plus the map entry of an object member). This admits the
- * JSON nesting limit of the stdio side (256, src/jsonrpc/line-scan.ts) with room for the
- * enclosing messages.
+ * Codec options for every Orchestra payload (`encode…` / `decode…` of the generated codec,
+ * src/gen/proto/…/plugin_codec.ts): 100 nested messages by default, which a
+ * `google.protobuf.Struct` reaches at about 50 levels of JSON (each level is a `Struct` and a
+ * `Value`). This admits the JSON nesting limit of the stdio side (256, src/jsonrpc/line-scan.ts)
+ * with room for the enclosing messages, on both sides: what is encoded can be decoded.
  */
-export const PAYLOAD_READ_OPTIONS = { recursionLimit: 3 * MAX_NESTING_DEPTH + 32 } as const;
+export const PAYLOAD_CODEC_OPTIONS = { recursionLimit: 3 * MAX_NESTING_DEPTH + 32 } as const;
 
 /** Size of the length prefix, in bytes. */
 export const FRAME_HEADER_BYTES = 4;

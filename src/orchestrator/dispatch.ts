@@ -23,9 +23,10 @@
  * as the upstream Go orchestrator answers what it does not implement (the protocol has no error
  * response), so a client sees the same refusal from both.
  */
-import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { HealthResult_Status, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import type { TimestampSchema } from "@bufbuild/protobuf/wkt";
+import type { HealthResult_Status, PluginRequest, PluginResponse, PluginResponseSchema } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import { mediaDataUrl } from "../translate/prompts.js";
 import { UNKNOWN_REQUEST_CODE } from "../translate/tools.js";
 import type { PromptRegistry } from "./prompts.js";
@@ -94,7 +95,14 @@ export interface OrchestratorServices {
 }
 
 function response(request: PluginRequest, value: MessageInitShape<typeof PluginResponseSchema>["response"]): PluginResponse {
-  return create(PluginResponseSchema, { requestId: request.requestId, response: value });
+  return createPluginResponse({ requestId: request.requestId, response: value });
+}
+
+/** `google.protobuf.Timestamp` of `date` (whole seconds since the Unix epoch, rounded down, and nanoseconds). */
+function timestampOf(date: Date): MessageInitShape<typeof TimestampSchema> {
+  const ms = date.getTime();
+  const seconds = Math.floor(ms / 1000);
+  return { seconds: BigInt(seconds), nanos: (ms - seconds * 1000) * 1_000_000 };
 }
 
 /**
@@ -122,7 +130,7 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
   const req = request.request;
   switch (req.case) {
     case "health":
-      return response(request, { case: "health", value: { status: HealthResult_Status.HEALTHY, message: "ok" } });
+      return response(request, { case: "health", value: { status: 1 satisfies HealthResult_Status.HEALTHY, message: "ok" } });
     case "listTools":
       return response(request, {
         case: "listTools",
@@ -186,7 +194,7 @@ export async function dispatchUnary(services: OrchestratorServices, request: Plu
             path,
             size: BigInt(entry.content.byteLength),
             version: BigInt(entry.version),
-            modifiedAt: timestampFromDate(entry.modifiedAt),
+            modifiedAt: timestampOf(entry.modifiedAt),
           })),
         },
       });
@@ -238,7 +246,7 @@ export async function dispatchStream(
             eventType: event.eventType,
             payload: event.payload,
             sourcePlugin: event.sourcePlugin,
-            timestamp: timestampFromDate(event.timestamp),
+            timestamp: timestampOf(event.timestamp),
           },
         }),
       );

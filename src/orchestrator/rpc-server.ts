@@ -21,11 +21,11 @@
  * ({@link OrchestratorBaseOptions}), the served content and TLS material, and the
  * {@link RunningOrchestrator} handle ({@link startServer}).
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginResponse, decodePluginRequest, encodePluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import { childLogger, type Logger } from "../log.js";
 import { defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, type TlsMaterial } from "../pki/store.js";
-import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
+import { FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 import { formatHostPort } from "../quic/address.js";
 import { builtinTools } from "./builtin-tools.js";
 import { DEFAULT_MAX_STREAMS } from "./defaults.js";
@@ -164,7 +164,7 @@ export interface RpcServerOptions {
  */
 export function decodeRequest(payload: Uint8Array): PluginRequest | Error {
   try {
-    return fromBinary(PluginRequestSchema, payload, PAYLOAD_READ_OPTIONS);
+    return decodePluginRequest(payload, PAYLOAD_CODEC_OPTIONS);
   } catch (e) {
     return e instanceof Error ? e : new Error(String(e));
   }
@@ -329,7 +329,7 @@ export class RpcCall {
     try {
       last = await dispatchStream(this.server.services, request, signal, (frame) => {
         if (gone || signal.aborted) return;
-        const bytes = toBinary(PluginResponseSchema, frame);
+        const bytes = encodePluginResponse(frame, PAYLOAD_CODEC_OPTIONS);
         if (bytes.byteLength > MAX_FRAME_BYTES) throw new FrameTooLargeError(bytes.byteLength);
         if (!this.link.write(bytes, false)) gone = true;
       });
@@ -346,13 +346,13 @@ export class RpcCall {
 
   /** Writes the call's last frame under the result size policy, and counts it. */
   private writeLast(response: PluginResponse): void {
-    let bytes = toBinary(PluginResponseSchema, response);
+    let bytes = encodePluginResponse(response, PAYLOAD_CODEC_OPTIONS);
     if (bytes.byteLength > MAX_FRAME_BYTES) {
       if (response.response.case !== "toolCall") {
         this.link.fail("frame_too_large", `response of ${bytes.byteLength} bytes exceeds 16 MiB`);
         return;
       }
-      bytes = toBinary(PluginResponseSchema, resultTooLarge(response.requestId, bytes.byteLength));
+      bytes = encodePluginResponse(resultTooLarge(response.requestId, bytes.byteLength), PAYLOAD_CODEC_OPTIONS);
     }
     if (!this.link.write(bytes, true)) return;
     this.responded = true;
@@ -367,7 +367,7 @@ function describe(request: PluginRequest): string {
 
 /** `ToolResponse{success:false, error_code:"result_too_large"}` for a tool result of `bytes` bytes. */
 function resultTooLarge(requestId: string, bytes: number): PluginResponse {
-  return create(PluginResponseSchema, {
+  return createPluginResponse({
     requestId,
     response: {
       case: "toolCall",

@@ -26,10 +26,10 @@
  */
 import tls from "node:tls";
 import type { AddressInfo, Socket } from "node:net";
-import { toBinary } from "@bufbuild/protobuf";
-import { PluginResponseSchema, type PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { PluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { encodePluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import type { Logger } from "../log.js";
-import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES } from "../framing/frame.js";
+import { FrameDecoder, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 import { cancelTarget, FrameWriter, RequestErrorCode, requestErrorResponse, TLS_ALPN } from "../tls/mux.js";
 import { decodeRequest, DEFAULT_MAX_STREAMS, positiveInteger, startServer } from "./rpc-server.js";
 import type { CallFault, CallLink, OrchestratorBaseOptions, RpcCall, RpcServer, RunningOrchestrator } from "./rpc-server.js";
@@ -261,7 +261,7 @@ class RequestLink implements CallLink {
 
   fail(fault: CallFault, message: string): void {
     const code = FAULT_CODES[fault];
-    if (code !== undefined) this.conn.send(this, toBinary(PluginResponseSchema, requestErrorResponse(this.requestId, code, message)), true);
+    if (code !== undefined) this.conn.send(this, encodePluginResponse(requestErrorResponse(this.requestId, code, message), PAYLOAD_CODEC_OPTIONS), true);
   }
 
   done(): void {

@@ -17,9 +17,9 @@
  * or a connection closes with one; a stream reset with "unsupported" (5) becomes
  * {@link StreamUnsupportedError}.
  */
-import { fromBinary } from "@bufbuild/protobuf";
-import { PluginResponseSchema, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { FrameError, FrameTooLargeError, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
+import type { PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { decodePluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
+import { FrameError, FrameTooLargeError, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 import { childLogger, type Logger } from "../log.js";
 import { messageOf, SenderError, StreamUnsupportedError, type SenderErrorKind } from "../transport/errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "../transport/link.js";
@@ -352,7 +352,7 @@ class QuicCall implements LinkCall {
       }
       let response: PluginResponse;
       try {
-        response = fromBinary(PluginResponseSchema, payload, PAYLOAD_READ_OPTIONS);
+        response = decodePluginResponse(payload, PAYLOAD_CODEC_OPTIONS);
       } catch (e) {
         events.end(dialer.err("frame", `undecodable PluginResponse: ${messageOf(e)}`, e), "malformed");
         return;

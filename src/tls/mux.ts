@@ -15,10 +15,10 @@
  *   `PluginResponse{request_id: X, stream_end: {stream_id: X, success: false, error_code,
  *   error_message}}` with an error code from {@link RequestErrorCode}.
  */
-import { create, fromBinary } from "@bufbuild/protobuf";
 import type { Writable } from "node:stream";
-import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
+import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginRequest, createPluginResponse, decodePluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
+import { encodeFrameParts, MAX_FRAME_BYTES, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 
 /**
  * ALPN protocol id, the same as over QUIC (orchestra-protocol.md, "Transport"). Kept here rather
@@ -44,7 +44,7 @@ export type RequestErrorCode = (typeof RequestErrorCode)[keyof typeof RequestErr
  * `PluginRequest{request_id: requestId, stream_cancel: {stream_id: requestId}}`.
  */
 export function cancelRequest(requestId: string): PluginRequest {
-  return create(PluginRequestSchema, {
+  return createPluginRequest({
     requestId,
     request: { case: "streamCancel", value: { streamId: requestId } },
   });
@@ -64,7 +64,7 @@ export function cancelTarget(request: PluginRequest): string | undefined {
  * success: false, error_code: code, error_message: message}}`.
  */
 export function requestErrorResponse(requestId: string, code: RequestErrorCode | string, message: string): PluginResponse {
-  return create(PluginResponseSchema, {
+  return createPluginResponse({
     requestId,
     response: {
       case: "streamEnd",
@@ -257,7 +257,7 @@ export class ResponseRouter<T> {
   route(payload: Uint8Array): RouteResult<T> {
     let response: PluginResponse;
     try {
-      response = fromBinary(PluginResponseSchema, payload, PAYLOAD_READ_OPTIONS);
+      response = decodePluginResponse(payload, PAYLOAD_CODEC_OPTIONS);
     } catch (e) {
       return { kind: "undecodable", error: e instanceof Error ? e : new Error(String(e)) };
     }

@@ -16,9 +16,9 @@
  * streaming (`streams: false`): the bridge answers `tools/call` unary over TLS.
  */
 import tls from "node:tls";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { PluginRequestSchema, PluginResponseSchema, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_READ_OPTIONS } from "../framing/frame.js";
+import type { PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { decodePluginResponse, encodePluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
+import { FrameDecoder, FrameError, FrameTooLargeError, MAX_FRAME_BYTES, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 import { childLogger, type Logger } from "../log.js";
 import { resolveAddresses } from "../quic/address.js";
 import { messageOf, SenderError, StreamUnsupportedError } from "../transport/errors.js";
@@ -306,7 +306,7 @@ class TlsLink implements Link {
     for (const payload of payloads) {
       let response: PluginResponse;
       try {
-        response = fromBinary(PluginResponseSchema, payload, PAYLOAD_READ_OPTIONS);
+        response = decodePluginResponse(payload, PAYLOAD_CODEC_OPTIONS);
       } catch (e) {
         this.lost(this.dialer.err("frame", `undecodable PluginResponse: ${messageOf(e)}`, e));
         return;
@@ -359,7 +359,7 @@ class TlsCall implements LinkCall {
     const frame = this.frame;
     if (!frame || link.dead || frame.withdraw() || (reason !== "cancelled" && reason !== "timeout")) return;
     try {
-      link.writer.enqueue(toBinary(PluginRequestSchema, cancelRequest(this.requestId)), { urgent: true });
+      link.writer.enqueue(encodePluginRequest(cancelRequest(this.requestId), PAYLOAD_CODEC_OPTIONS), { urgent: true });
     } catch (e) {
       link.dialer.log.debug({ err: messageOf(e) }, "cannot send stream_cancel");
     }

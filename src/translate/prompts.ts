@@ -15,16 +15,9 @@
  * an RFC 2397 `data:<mimeType>;base64,<data>` URL in `text` ({@link mediaDataUrl}) → MCP
  * `ImageContent` / `AudioContent` (audio in the nearest block before 2025-03-26, as for tools).
  */
-import { create } from "@bufbuild/protobuf";
 import { newRequestId } from "./request-id.js";
-import {
-  PluginRequestSchema,
-  PromptGetRequestSchema,
-  type ListPromptsResponse,
-  type PluginRequest,
-  type PromptDefinition,
-  type PromptGetResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { ListPromptsResponse, PluginRequest, PromptDefinition, PromptGetResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginRequest, createPromptGetRequest } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import type { BlobResourceContents, ContentBlock, GetPromptRequest, GetPromptResult, Prompt, PromptMessage, TextResourceContents } from "../gen/mcp/2025-06-18/types.js";
 import type { VersionFeatures } from "./features.js";
 import { ErrorCode, JsonRpcError } from "../jsonrpc/errors.js";
@@ -58,7 +51,7 @@ export class PromptTranslationError extends JsonRpcError {
 
 /** A `PluginRequest{list_prompts}` with a fresh UUIDv7 request id. */
 export function listPromptsPluginRequest(requestId: string = newRequestId()): PluginRequest {
-  return create(PluginRequestSchema, { requestId, request: { case: "listPrompts", value: {} } });
+  return createPluginRequest({ requestId, request: { case: "listPrompts", value: {} } });
 }
 
 /**
@@ -94,11 +87,11 @@ export function missingPromptArguments(prompt: Prompt, args: Record<string, stri
 
 /** MCP `prompts/get` params → `PluginRequest{prompt_get}`. */
 export function getPromptParamsToPluginRequest(params: GetPromptRequest["params"], requestId: string = newRequestId()): PluginRequest {
-  return create(PluginRequestSchema, {
+  return createPluginRequest({
     requestId,
     request: {
       case: "promptGet",
-      value: create(PromptGetRequestSchema, { promptName: params.name, arguments: { ...(params.arguments ?? {}) } }),
+      value: createPromptGetRequest({ promptName: params.name, arguments: { ...(params.arguments ?? {}) } }),
     },
   });
 }

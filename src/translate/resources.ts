@@ -16,16 +16,9 @@
  * Contents: text (`TextResourceContents`) when the metadata's MIME type is textual, or when there
  * is none and the bytes are valid UTF-8; otherwise base64 (`BlobResourceContents`).
  */
-import { create } from "@bufbuild/protobuf";
 import { newRequestId } from "./request-id.js";
-import {
-  PluginRequestSchema,
-  StorageListRequestSchema,
-  StorageReadRequestSchema,
-  type PluginRequest,
-  type StorageEntry,
-  type StorageReadResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { PluginRequest, StorageEntry, StorageReadResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginRequest, createStorageListRequest, createStorageReadRequest } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import type { BlobResourceContents, Resource, ResourceTemplate, TextResourceContents } from "../gen/mcp/2025-06-18/types.js";
 import { structToObject } from "./struct.js";
 import { JsonRpcError, McpErrorCode } from "../jsonrpc/errors.js";
@@ -114,17 +107,17 @@ export function isExposed(path: string, prefixes: readonly string[]): boolean {
 
 /** `PluginRequest{storage_list}` for one prefix. */
 export function storageListPluginRequest(prefix: string, storageType: string, requestId: string = newRequestId()): PluginRequest {
-  return create(PluginRequestSchema, {
+  return createPluginRequest({
     requestId,
-    request: { case: "storageList", value: create(StorageListRequestSchema, { prefix, storageType }) },
+    request: { case: "storageList", value: createStorageListRequest({ prefix, storageType }) },
   });
 }
 
 /** `PluginRequest{storage_read}` for one path. */
 export function storageReadPluginRequest(path: string, storageType: string, requestId: string = newRequestId()): PluginRequest {
-  return create(PluginRequestSchema, {
+  return createPluginRequest({
     requestId,
-    request: { case: "storageRead", value: create(StorageReadRequestSchema, { path, storageType }) },
+    request: { case: "storageRead", value: createStorageReadRequest({ path, storageType }) },
   });
 }
 

@@ -6,19 +6,10 @@
  * `ToolDefinition`, `ToolRequest`, `ToolResponse`, and `StreamStart` for calls that report
  * progress (orchestra-protocol.md).
  */
-import { create, type Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 import { newRequestId } from "./request-id.js";
-import {
-  PluginRequestSchema,
-  StreamStartSchema,
-  ToolRequestSchema,
-  type ListToolsResponse,
-  type PluginRequest,
-  type StreamStart,
-  type ToolDefinition,
-  type ToolRequest,
-  type ToolResponse,
-} from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import type { ListToolsResponse, PluginRequest, StreamStart, ToolDefinition, ToolRequest, ToolResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginRequest, createStreamStart, createToolRequest } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
 import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from "../gen/mcp/2025-06-18/types.js";
 import { TRACE_PARENT_META_KEY } from "../mcp/versions.js";
 import type { VersionFeatures } from "./features.js";
@@ -261,9 +252,9 @@ export function callToolParamsToPluginRequest(params: CallToolRequest["params"],
   const call: ToolCallInput = { params, meta: meta ?? {}, sessionId: ctx.sessionId, requestId: ctx.requestId ?? newRequestId() };
   const request: PluginRequest["request"] =
     kind === "toolCall"
-      ? { case: "toolCall", value: create(ToolRequestSchema, fieldsOf(TOOL_REQUEST_FIELDS, call)) }
-      : { case: "streamStart", value: create(StreamStartSchema, fieldsOf(STREAM_START_FIELDS, call)) };
-  return create(PluginRequestSchema, { requestId: call.requestId, request });
+      ? { case: "toolCall", value: createToolRequest(fieldsOf(TOOL_REQUEST_FIELDS, call)) }
+      : { case: "streamStart", value: createStreamStart(fieldsOf(STREAM_START_FIELDS, call)) };
+  return createPluginRequest({ requestId: call.requestId, request });
 }
 
 /**
@@ -278,5 +269,5 @@ export function invalidArgumentsResult(toolName: string, problem: string): CallT
 
 /** A `PluginRequest{list_tools}` with a fresh UUIDv7 request id. */
 export function listToolsPluginRequest(requestId: string = newRequestId()): PluginRequest {
-  return create(PluginRequestSchema, { requestId, request: { case: "listTools", value: {} } });
+  return createPluginRequest({ requestId, request: { case: "listTools", value: {} } });
 }

@@ -22,10 +22,10 @@
  * completing when its frame handler says so or when the link ends the call cleanly.
  */
 import { performance } from "node:perf_hooks";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { newRequestId } from "../translate/request-id.js";
-import { PluginRequestSchema, PluginResponseSchema, type PluginRequest, type PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
-import { MAX_FRAME_BYTES } from "../framing/frame.js";
+import type { PluginRequest, PluginResponse } from "../gen/proto/orchestra/plugin/v1/plugin_pb.js";
+import { createPluginResponse, encodePluginRequest } from "../gen/proto/orchestra/plugin/v1/plugin_codec.js";
+import { MAX_FRAME_BYTES, PAYLOAD_CODEC_OPTIONS } from "../framing/frame.js";
 import type { Logger } from "../log.js";
 import { messageOf, senderError, SenderError, StreamUnsupportedError, type SenderErrorKind } from "./errors.js";
 import type { CallEvents, CancelReason, Link, LinkCall, LinkDialer } from "./link.js";
@@ -200,7 +200,7 @@ export class RpcClient implements StreamingSender {
     const req = request.requestId === "" ? { ...request, requestId: newRequestId() } : request;
     let payload: Uint8Array;
     try {
-      payload = toBinary(PluginRequestSchema, req);
+      payload = encodePluginRequest(req, PAYLOAD_CODEC_OPTIONS);
     } catch (e) {
       return Promise.reject(this.err("frame", `cannot encode PluginRequest: ${messageOf(e)}`, e));
     }
@@ -358,7 +358,7 @@ export class RpcClient implements StreamingSender {
         this.log.debug({ address: this.address, topic: sub.topic }, "subscription re-established after a loss");
         this.deliver(
           call,
-          create(PluginResponseSchema, {
+          createPluginResponse({
             requestId: call.request.requestId,
             response: { case: "eventDelivery", value: { subscriptionId: sub.subscriptionId, topic: sub.topic, eventType: RESUBSCRIBED_EVENT_TYPE } },
           }),

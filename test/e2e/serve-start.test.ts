@@ -233,6 +233,14 @@ describe("serve start-up, embedded orchestrator", () => {
     expect(second.lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
     expect(second.modules.filter((m) => m.includes("/@peculiar/"))).toEqual([]);
   }, 120_000);
+
+  it("carries a tools/call through the bridge and the embedded orchestrator with the generated codec: no protobuf-es, no descriptors", async () => {
+    const { lines, modules, code } = await embeddedSession();
+    expect(code).toBe(0);
+    expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
+    expect(modules.some((m) => m.endsWith("/dist/gen/proto/orchestra/plugin/v1/plugin_codec.js"))).toBe(true);
+    expect(modules.filter((m) => m.includes("/@bufbuild/") || m.endsWith("_pb.js"))).toEqual([]);
+  }, 60_000);
 });
 
 describe("serve start-up, embedded orchestrator still starting", () => {

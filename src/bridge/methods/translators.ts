@@ -1,6 +1,6 @@
 /**
- * The translators between MCP and Orchestra's protobuf messages (src/translate/, over
- * @bufbuild/protobuf and the generated messages) for the method modules and the tool-change watch,
+ * The translators between MCP and Orchestra's protobuf messages (src/translate/, over the
+ * generated codec, src/gen/proto/…/plugin_codec.ts) for the method modules and the tool-change watch,
  * loaded by the first request that needs the orchestrator, not at start: `initialize` is answered
  * without them (docs/startup.md). One load per process; every caller awaits the same promise, so
  * requests reach the sender in the order they were handled.
@@ -10,9 +10,8 @@ export interface Translators {
   readonly streams: typeof import("../../translate/streams.js");
   readonly prompts: typeof import("../../translate/prompts.js");
   readonly resources: typeof import("../../translate/resources.js");
-  /** `create` of @bufbuild/protobuf and the generated messages (the watch's `subscribe`). */
-  readonly protobuf: typeof import("@bufbuild/protobuf");
-  readonly messages: typeof import("../../gen/proto/orchestra/plugin/v1/plugin_pb.js");
+  /** The generated codec's `create…` functions (the watch's `subscribe`). */
+  readonly codec: typeof import("../../gen/proto/orchestra/plugin/v1/plugin_codec.js");
   /** Request and subscription ids (UUID v7): `newRequestId`. */
   readonly requestIds: typeof import("../../translate/request-id.js");
 }
@@ -26,9 +25,8 @@ export function translators(): Promise<Translators> {
     import("../../translate/streams.js"),
     import("../../translate/prompts.js"),
     import("../../translate/resources.js"),
-    import("@bufbuild/protobuf"),
-    import("../../gen/proto/orchestra/plugin/v1/plugin_pb.js"),
+    import("../../gen/proto/orchestra/plugin/v1/plugin_codec.js"),
     import("../../translate/request-id.js"),
-  ]).then(([tools, streams, prompts, resources, protobuf, messages, requestIds]) => ({ tools, streams, prompts, resources, protobuf, messages, requestIds }));
+  ]).then(([tools, streams, prompts, resources, codec, requestIds]) => ({ tools, streams, prompts, resources, codec, requestIds }));
   return loading;
 }
