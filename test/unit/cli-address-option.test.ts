@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import { describe, expect, it } from "vitest";
 import { orchestratorAddress, serverNameOption } from "../../src/cli/address-option.js";
-import { parseHostPort } from "../../src/quic/address.js";
+import { formatHostPort, parseHostPort } from "../../src/quic/address.js";
 
 describe("serve --orchestrator-addr parsing", () => {
   it("accepts host:port and [v6]:port", () => {
@@ -25,6 +25,19 @@ describe("parseHostPort and IPv6 hosts", () => {
     expect(parseHostPort("127.0.0.1:443")).toEqual({ host: "127.0.0.1", port: 443 });
     expect(() => parseHostPort("a:b:443")).toThrow(/an IPv6 host needs brackets \(\[a:b\]:443\)/);
     expect(() => parseHostPort("2001:db8::5")).toThrow(/missing port/);
+  });
+});
+
+describe("formatHostPort", () => {
+  it.each([
+    ["127.0.0.1", "127.0.0.1:7000"],
+    ["localhost", "localhost:7000"],
+    ["::1", "[::1]:7000"],
+    ["fe80::1%eth0", "[fe80::1%eth0]:7000"],
+    ["2001:db8::ff00:42:8329", "[2001:db8::ff00:42:8329]:7000"],
+    ["[::1]", "[::1]:7000"],
+  ])("%s → %s", (host, expected) => {
+    expect(formatHostPort(host, 7000)).toBe(expected);
   });
 });
 

@@ -42,3 +42,14 @@ describe("src/quic/engine carries bytes only", () => {
     ]);
   });
 });
+
+describe("the quiche binding", () => {
+  it("is @matrixai/quic's own binding, required as CommonJS without its ES module loader", async () => {
+    const { quiche } = await import("../../src/quic/engine/config.js");
+    const { quiche: theirs } = await import("@matrixai/quic/native/index.js");
+    expect(quiche).toBe(theirs);
+    expect(typeof quiche.Config.withBoringSslCtx).toBe("function");
+    const source = readFileSync(join(engineDir, "config.ts"), "utf8");
+    expect(source).not.toMatch(/^import (?!type )[^;]*@matrixai\/quic/m);
+  });
+});

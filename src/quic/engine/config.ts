@@ -2,11 +2,32 @@
  * Engine configuration: what an endpoint needs to build a quiche `Config` (TLS 1.3 via
  * BoringSSL, ALPN, transport parameters of RFC 9000 §18.2), and the shared native handle.
  */
-import { quiche as nativeQuiche, type Config as QuicheConfig } from "@matrixai/quic/native/index.js";
-import type { Quiche } from "@matrixai/quic/native/index.js";
+import { createRequire } from "node:module";
+import type { Config as QuicheConfig, Quiche } from "@matrixai/quic/native/index.js";
 
-/** The quiche binding shipped inside @matrixai/quic (napi-rs). */
-export const quiche: Quiche = nativeQuiche;
+/**
+ * The quiche binding (napi-rs) that @matrixai/quic ships as its optional dependency
+ * `@matrixai/quic-<platform>-<arch>` (`darwin-universal` too on macOS), required as CommonJS from
+ * @matrixai/quic's own location: the package's loader (`native/quiche.js`) is an ES module, and
+ * importing it would start Node's ES module loader in a process that runs none otherwise
+ * (docs/startup.md). The same module instance as @matrixai/quic's `quiche` export
+ * (test/unit/quic-layers.test.ts).
+ * @throws Error naming the package to install when no binding exists for this platform
+ */
+export const quiche: Quiche = requireBinding();
+
+function requireBinding(): Quiche {
+  const fromQuic = createRequire(createRequire(import.meta.url).resolve("@matrixai/quic/package.json"));
+  const targets = [`${process.platform}-${process.arch}`, ...(process.platform === "darwin" ? ["darwin-universal"] : [])];
+  for (const target of targets) {
+    try {
+      return fromQuic(`@matrixai/quic-${target}`) as Quiche;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw e;
+    }
+  }
+  throw new Error(`no QUIC native binding for ${targets[0]}: @matrixai/quic-${targets[0]} (an optional dependency of @matrixai/quic) is not installed`);
+}
 
 /** Length of every connection ID this engine issues (bytes; RFC 9000 §5.1, max 20). */
 export const CONN_ID_BYTES = 20;
