@@ -32,12 +32,11 @@ export function registerCertsCommand(program: Command): void {
     .addOption(certsDirOption())
     .option("--name <name...>", "party names to issue certificates for (default: orchestrator transport.stdio-client)")
     .action(async (opts: CertsOptions & { name?: string[] }) => {
-      const { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, tildeSentence } = await import("../pki/store.js");
+      const { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, literalTildeRefusal, ORCHESTRATOR_CERT_NAME } = await import("../pki/store.js");
       const dir = opts.certsDir ?? defaultCertsDir();
-      // A literal `~` would create a CA under ./~ in the working directory: refused, nothing made.
-      const tilde = tildeSentence(dir);
-      if (tilde !== "") {
-        process.stderr.write(`orchestra-stdio certs init: ${tilde} (meant: --certs-dir ${advisedDir(dir, dir)}); nothing was created\n`);
+      const tilde = literalTildeRefusal(dir);
+      if (tilde !== undefined) {
+        process.stderr.write(`orchestra-stdio certs init: ${tilde}\n`);
         process.exitCode = 2;
         return;
       }
