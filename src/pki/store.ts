@@ -185,9 +185,10 @@ export function validatePartyName(name: string): void {
 /** Options of {@link ensureCertStore}. */
 export interface CertStoreOptions {
   /**
-   * Receives each warning (a group/world-writable store directory, a private key readable by
-   * group/others), one sentence naming the file and the `chmod` that fixes it. Default: logged
-   * at `warn` by the `certs` component.
+   * Receives each warning, one sentence naming the file: a group/world-writable store directory
+   * or a private key readable by group/others (with the `chmod` that fixes it), a pair replaced
+   * by a new one issued with `ca.key` (what was wrong with it: expired, key not the
+   * certificate's, …). Default: logged at `warn` by the `certs` component.
    */
   warn?: (message: string) => void;
   /**
@@ -317,6 +318,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
       const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem!), caKey);
       await replaceFile(paths.key, leaf.keyPem, 0o600);
       await replaceFile(paths.cert, leaf.certPem, 0o644);
+      if (pair.certPem !== undefined || pair.keyPem !== undefined) warn(`${paths.cert} / ${paths.key}: ${problem}; replaced by a new pair issued with ${paths.caKey}`);
       pair = leaf;
       createdCert = true;
     });

@@ -252,7 +252,11 @@ describe("environment variables", () => {
       [["serve"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
       const msg = await startRefusal(args, env);
-      expect(msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
+      // Beside the path it made (./~/…), in the sentence that names it, not glued before that sentence.
+      expect(msg).toMatch(
+        /^no --orchestrator-addr \(nor ORCHESTRA_ORCHESTRATOR_ADDR\): the embedded reference orchestrator would create a new CA in \S+\/~\/\.orchestra\/certs \([^;]+; the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here .*: use \$HOME or an absolute path\), which holds no ca\.crt/,
+      );
+      expect(msg).not.toContain("Otherwise, no --orchestrator-addr");
       expect(msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
       expect(msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
     }
