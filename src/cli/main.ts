@@ -3,6 +3,7 @@
  * `orchestra-stdio` command line: one sub-command per file in this folder, parsed by commander.
  */
 import { Command, CommanderError } from "commander";
+import { exitOnInstallationFault } from "../installation.js";
 import { PACKAGE_VERSION } from "../version.js";
 
 /**
@@ -60,7 +61,11 @@ async function main(): Promise<void> {
     refuseMissingCommand(program, process.argv.slice(2));
     await program.parseAsync(helpOfUnknownCommand(program, process.argv));
   } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
+    if (!(err instanceof CommanderError)) {
+      // A dependency or a file of dist/ that cannot be loaded is one line, not a stack.
+      exitOnInstallationFault(err);
+      throw err;
+    }
     // --help and --version end with exit code 0; commander has already printed any message.
     process.exitCode = err.exitCode === 0 ? 0 : 2;
     // A command's usage error ends before its hooks: the variables it does not read still get their warning.
