@@ -14,6 +14,7 @@
  * an error that ends the process is written as before.
  */
 import { createRequire } from "node:module";
+import { exitOnInstallationFault } from "./installation.js";
 import type { LogFn, Logger as PinoLogger } from "pino";
 
 /** What the project's code logs through: pino's log methods (a pino logger is one). */
@@ -94,7 +95,16 @@ export function startLogging(): void {
 function rootLogger(): PinoLogger {
   if (root) return root;
   const require = createRequire(import.meta.url);
-  const { pino } = require("pino") as typeof import("pino");
+  // Nothing can be logged without them: a missing dependency is the installation's one-line fault.
+  const load = <T>(name: string): T => {
+    try {
+      return require(name) as T;
+    } catch (err) {
+      exitOnInstallationFault(err);
+      throw err;
+    }
+  };
+  const { pino } = load<typeof import("pino")>("pino");
   const format = settings.format ?? defaultLogFormat();
   // `time` as pino's default (epoch ms), except that a held record keeps the time it was logged.
   const options = { level: settings.level, base: { pid: process.pid }, name: "orchestra-stdio", timestamp: () => `,"time":${heldTime ?? Date.now()}` };
@@ -103,7 +113,7 @@ function rootLogger(): PinoLogger {
       ? pino(
           options,
           // Loaded only when used: JSON output (a client's pipe) does not pay for it.
-          (require("pino-pretty") as typeof import("pino-pretty")).build({
+          load<typeof import("pino-pretty")>("pino-pretty").build({
             destination: 2,
             sync: true,
             colorize: Boolean(process.stderr.isTTY),

@@ -10,10 +10,11 @@
  *   Exit 0 when there is no problem, 1 when there is one.
  *
  * Like `serve`, both read `--certs-dir` from `ORCHESTRA_CERTS_DIR` too (a flag wins; see
- * environment.ts), so they work on the store `serve` would use.
+ * environment.ts), so they work on the store `serve` would use; another `ORCHESTRA_*` variable
+ * set is a `warning:` line.
  */
 import { Option, type Command } from "commander";
-import { envVarName } from "./environment.js";
+import { envVarName, warnAboutVariables } from "./environment.js";
 import { certsDirPath } from "./path-options.js";
 
 interface CertsOptions {
@@ -32,12 +33,11 @@ export function registerCertsCommand(program: Command): void {
     .addOption(certsDirOption())
     .option("--name <name...>", "party names to issue certificates for (default: orchestrator transport.stdio-client)")
     .action(async (opts: CertsOptions & { name?: string[] }) => {
-      const { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME, tildeSentence } = await import("../pki/store.js");
+      const { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, literalTildeRefusal, ORCHESTRATOR_CERT_NAME } = await import("../pki/store.js");
       const dir = opts.certsDir ?? defaultCertsDir();
-      // A literal `~` would create a CA under ./~ in the working directory: refused, nothing made.
-      const tilde = tildeSentence(dir);
-      if (tilde !== "") {
-        process.stderr.write(`orchestra-stdio certs init: ${tilde} (meant: --certs-dir ${advisedDir(dir, dir)}); nothing was created\n`);
+      const tilde = literalTildeRefusal(dir);
+      if (tilde !== undefined) {
+        process.stderr.write(`orchestra-stdio certs init: ${tilde}\n`);
         process.exitCode = 2;
         return;
       }
@@ -75,8 +75,11 @@ export function registerCertsCommand(program: Command): void {
       else process.stdout.write(formatReport(report, problems));
       process.exitCode = problems.length === 0 ? 0 : 1;
     });
-  // A usage error names the sub-command's own help (created with the program's hint, `orchestra-stdio --help`).
-  for (const command of certs.commands) command.showHelpAfterError(`see \`orchestra-stdio certs ${command.name()} --help\``);
+  for (const command of certs.commands) {
+    // A usage error names the sub-command's own help (created with the program's hint, `orchestra-stdio --help`).
+    command.showHelpAfterError(`see \`orchestra-stdio certs ${command.name()} --help\``);
+    warnAboutVariables(command);
+  }
 }
 
 type Report = Awaited<ReturnType<typeof import("../pki/store.js").inspectCertStore>>;

@@ -8,9 +8,11 @@
  * default. A boolean flag's variable (`ORCHESTRA_NO_BUILTINS`) is on for `1`, `true` or `yes`
  * and off for `0`, `false`, `no` or the empty string (any case); another value is a usage error
  * naming the variable. Values from the environment go through the same checks as flags (a bad
- * value is a usage error, exit 2). A set `ORCHESTRA_*` variable the command does not read is
- * logged as a warning naming the closest one it does read. `--help` shows each variable beside
- * its flag.
+ * value is a usage error, exit 2). A set `ORCHESTRA_*` variable (any case) that the command does
+ * not read is a warning, with the name it does read that is close to it, if any
+ * ({@link unknownVariables}): logged by the commands with log options, a plain `warning:` line
+ * from the others ({@link warnAboutVariables}), and after a usage error's two lines
+ * ({@link unknownVariableWarnings}). `--help` shows each variable beside its flag.
  */
 import { Option, type Command } from "commander";
 import { childLogger, configureLogging, LOG_FORMATS, LOG_LEVELS, DEFAULT_LOG_LEVEL } from "../log.js";
@@ -37,8 +39,20 @@ export function addLogOptions(command: Command): Command {
     .hook("preAction", (_command, action) => {
       const { logLevel, logFormat } = action.opts<{ logLevel?: string; logFormat?: string }>();
       configureLogging({ level: logLevel, format: logFormat });
-      warnUnknownVariables(action, process.env);
+      const log = childLogger("environment");
+      for (const unknown of unknownVariables(action, process.env)) log.warn({ variable: unknown.name, closest: unknown.closest }, unknown.message);
     });
+}
+
+/**
+ * Makes `command` (one without log options: `certs init`, `validate`) write one plain
+ * `warning: …` line on stderr for each `ORCHESTRA_*` variable it does not read, before its action.
+ * @returns `command`
+ */
+export function warnAboutVariables(command: Command): Command {
+  return command.hook("preAction", (_command, action) => {
+    for (const line of unknownVariableWarnings(action, process.env)) process.stderr.write(line);
+  });
 }
 
 /** Boolean variable values (compared in lower case, trimmed): on and off. */
@@ -69,51 +83,73 @@ export function namingVariable(err: unknown, command: Command, longFlag: string)
 /** `ORCHESTRA_*` variables the CLI reads itself, for every command: `ORCHESTRA_NO_CODE_CACHE` (src/cli/code-cache.ts). */
 const CLI_VARIABLES: readonly string[] = ["ORCHESTRA_NO_CODE_CACHE"];
 
+/** Commands whose variables were already warned about (a usage error after the action's hooks must not repeat them). */
+const warned = new WeakSet<Command>();
+
 /**
- * The `ORCHESTRA_*` names in `env` that `command` reads no option from (nor the CLI itself), each with the closest
- * name it does read (undefined when none is close).
+ * The variables of `env` named `ORCHESTRA_*` (in any case) that `command` reads no option from
+ * (nor the CLI itself), sorted, each with the name it does read that is close to it (undefined
+ * when none is: {@link closestName}) and the warning's sentence. Marks `command` as warned: a
+ * second call for it returns `[]`.
  */
-export function unknownVariables(command: Command, env: NodeJS.ProcessEnv): Array<{ name: string; closest: string | undefined }> {
+export function unknownVariables(command: Command, env: NodeJS.ProcessEnv): Array<{ name: string; closest: string | undefined; message: string }> {
+  if (warned.has(command)) return [];
+  warned.add(command);
   const known = [...command.options.flatMap((o) => (o.envVar ? [o.envVar] : [])), ...CLI_VARIABLES];
   return Object.keys(env)
-    .filter((name) => name.startsWith(ENV_PREFIX) && !known.includes(name))
+    .filter((name) => name.toUpperCase().startsWith(ENV_PREFIX) && !known.includes(name))
     .sort()
-    .map((name) => ({ name, closest: closestName(name, known) }));
+    .map((name) => {
+      const closest = closestName(name, known);
+      const hint =
+        closest === undefined ? "" : closest.toUpperCase() === name.toUpperCase() ? `; did you mean ${closest}? (names are case-sensitive)` : `; did you mean ${closest}?`;
+      return { name, closest, message: `${name} is set but \`orchestra-stdio ${commandPath(command)}\` reads no such variable (ignored)${hint}` };
+    });
 }
 
-function warnUnknownVariables(command: Command, env: NodeJS.ProcessEnv): void {
-  const unknown = unknownVariables(command, env);
-  if (unknown.length === 0) return;
-  const log = childLogger("environment");
-  for (const { name, closest } of unknown) {
-    log.warn(
-      { variable: name, closest },
-      `${name} is set but \`orchestra-stdio ${command.name()}\` reads no such variable (ignored)${closest ? `; did you mean ${closest}?` : ""}`,
-    );
-  }
+/** {@link unknownVariables} as plain stderr lines (`warning: …\n`), for output that is not a log. */
+export function unknownVariableWarnings(command: Command, env: NodeJS.ProcessEnv): string[] {
+  return unknownVariables(command, env).map((u) => `warning: ${u.message}\n`);
+}
+
+/** `certs init` for a sub-command of `certs`; the program's name left out. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
 }
 
 /**
- * The candidate sharing the most `_`-separated words with `name` (a word matches within one edit
- * per four letters), ties going to the smaller edit distance of the whole name; undefined when no
- * word matches and the whole names differ in more than a third of their letters.
+ * The candidate that `name` most likely misspells, or undefined when none is close:
+ * - the same name in another case;
+ * - else the one sharing the most `_`-separated words of three letters or more with it (a word
+ *   matches within one edit per four letters; `ORCHESTRA_ADDR` → `ORCHESTRA_ORCHESTRATOR_ADDR`;
+ *   `NO` alone does not make `ORCHESTRA_NO_TLS` mean `ORCHESTRA_NO_BUILTINS`), ties going to the smaller
+ *   edit distance of the whole name;
+ * - else the one within one edit per four letters of the part after `ORCHESTRA_`
+ *   (`ORCHESTRA_TOLS` → `ORCHESTRA_TOOLS`, not `ORCHESTRA_FOO` → `ORCHESTRA_TOOLS`).
+ * Compared in upper case.
  */
 function closestName(name: string, candidates: readonly string[]): string | undefined {
+  const upper = name.toUpperCase();
+  const sameName = candidates.find((c) => c.toUpperCase() === upper);
+  if (sameName !== undefined) return sameName;
   const words = (n: string) =>
     n
       .slice(ENV_PREFIX.length)
       .split("_")
       .filter((w) => w !== "");
-  const own = words(name);
+  const close = (a: string, b: string) => editDistance(a, b) <= Math.floor(Math.max(a.length, b.length) / 4);
+  const own = words(upper).filter((w) => w.length >= 3);
   let best: { name: string; shared: number; distance: number } | undefined;
   for (const candidate of candidates) {
     const theirs = words(candidate);
-    const shared = own.filter((w) => theirs.some((t) => editDistance(w, t) <= Math.floor(Math.max(w.length, t.length) / 4))).length;
-    const distance = editDistance(name, candidate);
+    const shared = own.filter((w) => theirs.some((t) => close(w, t))).length;
+    const distance = editDistance(upper, candidate);
     if (!best || shared > best.shared || (shared === best.shared && distance < best.distance)) best = { name: candidate, shared, distance };
   }
   if (!best) return undefined;
-  return best.shared > 0 || best.distance <= Math.max(name.length, best.name.length) / 3 ? best.name : undefined;
+  return best.shared > 0 || close(upper.slice(ENV_PREFIX.length), best.name.slice(ENV_PREFIX.length)) ? best.name : undefined;
 }
 
 /** Levenshtein distance (insertions, deletions, substitutions). */

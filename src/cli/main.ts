@@ -3,6 +3,7 @@
  * `orchestra-stdio` command line: one sub-command per file in this folder, parsed by commander.
  */
 import { Command, CommanderError } from "commander";
+import { exitOnInstallationFault } from "../installation.js";
 import { PACKAGE_VERSION } from "../version.js";
 
 /**
@@ -45,14 +46,64 @@ async function main(): Promise<void> {
   };
   withVersion(program.commands);
   for (const command of program.commands) command.showHelpAfterError(`see \`orchestra-stdio ${command.name()} --help\``);
+  // The command whose usage error ended the parse: its variables are warned about after the error.
+  let failed: Command | undefined;
+  const recordFailure = (command: Command): void => {
+    command.exitOverride((err) => {
+      if (err.exitCode !== 0) failed ??= command;
+      throw err;
+    });
+    for (const sub of command.commands) recordFailure(sub);
+  };
+  recordFailure(program);
 
   try {
-    await program.parseAsync(process.argv);
+    refuseMissingCommand(program, process.argv.slice(2));
+    await program.parseAsync(helpOfUnknownCommand(program, process.argv));
   } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
+    if (!(err instanceof CommanderError)) {
+      // A dependency or a file of dist/ that cannot be loaded is one line, not a stack.
+      exitOnInstallationFault(err);
+      throw err;
+    }
     // --help and --version end with exit code 0; commander has already printed any message.
     process.exitCode = err.exitCode === 0 ? 0 : 2;
+    // A command's usage error ends before its hooks: the variables it does not read still get their warning.
+    if (failed !== undefined && failed.commands.length === 0) {
+      const { unknownVariableWarnings } = await import("./environment.js");
+      for (const line of unknownVariableWarnings(failed, process.env)) process.stderr.write(line);
+    }
   }
+}
+
+/**
+ * A usage error (exit 2, the two lines of any usage error) when `args` name no command, or a
+ * command that has sub-commands (`certs`) and nothing after it: commander would print the
+ * whole help on stderr.
+ * @throws CommanderError through `command.error`
+ */
+function refuseMissingCommand(program: Command, args: readonly string[]): void {
+  let command = program;
+  let used = 0;
+  for (let sub = program.commands.find((c) => c.name() === args[0]); sub !== undefined; sub = command.commands.find((c) => c.name() === args[used])) {
+    command = sub;
+    used++;
+  }
+  if (used < args.length || command.commands.length === 0) return;
+  const names = command.commands.map((c) => (command === program ? c.name() : `${command.name()} ${c.name()}`));
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+  command.error(`error: missing command: ${list}`, { exitCode: 2, code: "orchestra.missingCommand" });
+}
+
+/**
+ * `help NAME` for a NAME that is no command parses as `NAME` alone: commander's unknown-command
+ * error (with its suggestion), not the whole help.
+ * @returns the arguments to parse
+ */
+function helpOfUnknownCommand(program: Command, argv: readonly string[]): string[] {
+  const [node = "", script = "", first, name, ...rest] = argv;
+  if (first !== "help" || name === undefined || name.startsWith("-") || program.commands.some((c) => c.name() === name)) return [...argv];
+  return [node, script, name, ...rest];
 }
 
 /**

@@ -3,7 +3,7 @@
  * plugin protocol) until SIGINT/SIGTERM.
  *
  * Prints `READY <host:port>` on stderr once listening (the readiness line Orchestra parties use,
- * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start, 2 on a usage error (docs/cli.md "Exit status").
+ * orchestra-protocol.md "Orchestrator side"); exits 0 after a clean stop, 1 when it cannot start, 2 on a usage error or a `--certs-dir` with a literal `~` (docs/cli.md "Exit status").
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { parseHostPort } from "../quic/address.js";
@@ -61,13 +61,19 @@ export function registerOrchestratorCommand(program: Command): void {
 /** @param action the parsed command, for where an option's value came from (its variable or flag) */
 async function runOrchestrator(opts: OrchestratorCliOptions, action: Command): Promise<number> {
   // Loaded here so that `--help` and the other commands do not pay for the QUIC stack.
-  const [{ childLogger }, { defaultCertsDir }, { loadOrchestratorContent, keepServingOnModuleErrors }, { startOrchestrator }] = await Promise.all([
+  const [{ childLogger }, { defaultCertsDir, literalTildeRefusal }, { loadOrchestratorContent, keepServingOnModuleErrors }, { startOrchestrator }] = await Promise.all([
     import("../log.js"),
     import("../pki/store.js"),
     import("../orchestrator/load-tools.js"),
     import("../orchestrator/quic-server.js"),
   ]);
   const log = childLogger("orchestrator-cli");
+  // The store is created when missing: a literal `~` would make it under ./~.
+  const tilde = opts.certsDir === undefined ? undefined : literalTildeRefusal(opts.certsDir);
+  if (tilde !== undefined) {
+    log.error((namingVariable(new Error(tilde), action, "--certs-dir") as Error).message);
+    return 2;
+  }
   // From the modules' import on (their top level may start timers): see keepServingOnModuleErrors.
   keepServingOnModuleErrors(log);
   let running: RunningOrchestrator;

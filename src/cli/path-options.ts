@@ -14,8 +14,11 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "commander";
 
+/** docs/modules.md in the installed package (`docs/` ships with it), for messages that point to it. */
+export const MODULES_DOC = fileURLToPath(new URL("../../docs/modules.md", import.meta.url));
+
 /** What a `--tools` value must name. */
-const MODULE_FILE = "a JavaScript module file (an ES module exporting tools, prompts or resources: docs/modules.md)";
+const MODULE_FILE = `a JavaScript module file (an ES module exporting tools, prompts or resources: see ${MODULES_DOC})`;
 
 /**
  * The file system entry at `path`: undefined when there is none, null when it cannot be looked at

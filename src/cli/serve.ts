@@ -208,7 +208,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     { CaptureWriter },
     { PACKAGE_NAME, PACKAGE_VERSION },
     { parseHostPort },
-    { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeHint },
+    { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeSentence },
     { STDIO_MAX_LINE_BYTES },
     { DeferredSender },
   ] = await Promise.all([
@@ -271,7 +271,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
         );
       } else {
         const refusal =
-          opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeHint, advisedDir });
+          opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeSentence, advisedDir });
         if (refusal) {
           log.error(refusal);
           return 2;
@@ -424,20 +424,20 @@ async function openSender(transport: Transport, options: import("../quic/quic-li
  * meant for another orchestrator (its `ca.crt`, no `ca.key`) would then trust the wrong CA:
  * most often the address was meant to be given and is missing or misspelt.
  * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
- * @param given the path as given (a literal `~` gets the cert store's `~` hint, and the advice names the home directory)
- * @param store src/pki/store.ts's `~` hint and advised directory (loaded with the store's module)
+ * @param given the path as given (a literal `~` gets the cert store's `~` sentence beside the path it made, and the advice names the home directory)
+ * @param store src/pki/store.ts's `~` sentence and advised directory (loaded with the store's module)
  */
 function embeddedStoreRefusal(
   dir: string,
   origin: string,
   given: string,
-  store: { tildeHint: (given: string) => string; advisedDir: (root: string, given: string) => string },
+  store: { tildeSentence: (given: string) => string; advisedDir: (root: string, given: string) => string },
 ): string | undefined {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
-  const hint = store.tildeHint(given);
+  const tilde = store.tildeSentence(given);
   const advised = store.advisedDir(dir, given);
   return (
-    `${hint}no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
+    `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}${tilde === "" ? "" : `; ${tilde}`}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
     `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${advised}\``
   );
 }

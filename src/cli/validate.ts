@@ -21,6 +21,7 @@ import {
   type ReportFormat,
   type ValidateOptions,
 } from "../validate/index.js";
+import { warnAboutVariables } from "./environment.js";
 import { createProgressBar, progressBarWanted, PROGRESS_MIN_BYTES, sameTerminal, type ProgressBar } from "../validate/progress.js";
 
 const INPUT_FORMATS: readonly InputFormat[] = ["capture", "jsonl", "claude-log", "har"];
@@ -78,8 +79,8 @@ const LIST_RULES_FORMATS: readonly string[] = ["text", "json"];
 
 /** Adds the `validate` sub-command to `program` (commander 14). */
 export function registerValidateCommand(program: Command): void {
-  program
-    .command("validate")
+  // It reads no option from the environment: any `ORCHESTRA_*` variable but the CLI's own is a warning.
+  warnAboutVariables(program.command("validate"))
     .description("check recorded MCP traffic (serve --capture files, JSONL, Claude Desktop mcp*.log, HAR) against the MCP schema and session rules")
     .argument(
       "[files...]",

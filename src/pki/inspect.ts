@@ -7,7 +7,7 @@ import { promises as fs, statSync } from "node:fs";
 import path from "node:path";
 import { CertStoreError } from "./error.js";
 import { octal } from "./files.js";
-import { BRIDGE_CERT_NAME, caFlagProblem, isExpired, issueHint, noCaHint, notAfterOf } from "./store.js";
+import { BRIDGE_CERT_NAME, caFlagProblem, caKeyMismatch, caKeyTypeProblem, isExpired, issueHint, noCaHint, notAfterOf, notSignedFix } from "./store.js";
 import { loadX509 } from "./x509.js";
 import { readRegularFile } from "../regular-file.js";
 
@@ -79,7 +79,8 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
   } catch (err) {
     throw new CertStoreError(`cannot list ${root}: ${(err as Error).message}`, { cause: err });
   }
-  const haveCaKey = await fs.access(path.join(root, "ca.key")).then(
+  // Readable, as issuing needs it (root reads a file whatever its mode: the attempt decides).
+  const haveCaKey = await readRegularFile(path.join(root, "ca.key")).then(
     () => true,
     () => false,
   );
@@ -92,6 +93,10 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
       caCert = undefined;
     }
     if (caCert) {
+      if (haveCaKey && report.ca.keyMatches === true) {
+        const keyType = caKeyTypeProblem(caCert, root);
+        if (keyType !== undefined) report.ca.problems.push(keyType);
+      }
       const notCa = await notCaReason(caCert);
       if (notCa)
         report.ca.problems.push(
@@ -149,15 +154,31 @@ async function inspectOne(root: string, name: string, ca: NodeX509Certificate | 
       } catch {
         r.keyMatches = false;
       }
-      if (!r.keyMatches) r.problems.push(`${keyFile} is not the key of ${certFile}: copy the matching pair, or ${issueHint(root, name, haveCaKey)}`);
+      if (!r.keyMatches)
+        r.problems.push(name === "ca" ? caKeyMismatch(root) : `${keyFile} is not the key of ${certFile}: copy the matching pair, or ${issueHint(root, name, haveCaKey)}`);
     }
-  } catch {
-    // A CA without its key is normal for a party that only trusts it.
-    if (name !== "ca") r.problems.push(`${keyFile} is missing: copy the key that belongs to ${certFile}, or ${issueHint(root, name, haveCaKey)}`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+      r.keyPresent = true;
+      try {
+        r.keyMode = octal(statSync(keyFile).mode & 0o777);
+      } catch {
+        // gone meanwhile: the problem below still names it
+      }
+      r.problems.push(
+        name === "ca"
+          ? `${keyFile} cannot be read (${(err as Error).message}), so no certificate can be issued here (serve, orchestrator and certs init refuse when one must be): make it a readable regular file (chmod 600, owned by the user who runs them), or remove it if this store only trusts the CA`
+          : `${keyFile} cannot be read (${(err as Error).message}): make it a readable regular file (chmod 600, owned by the user who runs serve), or ${issueHint(root, name, haveCaKey)}`,
+      );
+    } else if (name !== "ca") {
+      // A CA without its key is normal for a party that only trusts it.
+      r.problems.push(`${keyFile} is missing: copy the key that belongs to ${certFile}, or ${issueHint(root, name, haveCaKey)}`);
+    }
   }
   if (ca !== undefined && cert) {
     r.signedByCa = ca !== null && cert.verify(ca.publicKey);
-    if (!r.signedByCa) r.problems.push(`${certFile} is not signed by ${path.join(root, "ca.crt")}: peers that trust this CA will refuse it`);
+    if (!r.signedByCa)
+      r.problems.push(`${certFile} is not signed by ${path.join(root, "ca.crt")}, so peers that trust this CA will refuse it: ${notSignedFix(root, name, haveCaKey)}`);
   }
   return r;
 }

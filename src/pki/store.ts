@@ -72,6 +72,57 @@ export function issueHint(root: string, name: string, haveCaKey: boolean): strin
         `or copy the orchestrator's ca.key into ${root}`;
 }
 
+/**
+ * The fix for party `name`'s certificate in store `root` that the store's CA did not sign: with
+ * `ca.key` there, removing the pair has it issued again; without, a pair that CA issued must be
+ * copied in. Either way, copying the CA that signed it also fixes it.
+ */
+export function notSignedFix(root: string, name: string, haveCaKey: boolean): string {
+  const fix = haveCaKey ? `remove it and ${path.join(root, `${name}.key`)} to have them recreated` : `replace both with a pair that CA issued: ${issueHint(root, name, false)}`;
+  return `${fix}; or copy the CA that signed it`;
+}
+
+/**
+ * The refusal of a `ca.key` that is not the key of `ca.crt` in store `root`. Which of the two was
+ * replaced cannot be told (a party's certificate copied as `ca.crt`, or another CA's key), so the
+ * fix is the pair that belongs together.
+ */
+export function caKeyMismatch(root: string): string {
+  return (
+    `ca.key does not match ca.crt: the public key of ${path.join(root, "ca.key")} is not the one in ${path.join(root, "ca.crt")}; ` +
+    "copy the CA's ca.crt and ca.key together from the cert store that issues the certificates (the orchestrator's), " +
+    `or, for a deployment of your own, move both out of ${root} and run orchestra-stdio certs init --certs-dir ${root} (a new CA: every party then needs a new certificate)`
+  );
+}
+
+/** Curve names as Node reports them (`asymmetricKeyDetails.namedCurve`) and as people know them. */
+const CURVE_NAMES: Readonly<Record<string, string>> = { prime256v1: "P-256", secp384r1: "P-384", secp521r1: "P-521" };
+
+/**
+ * Why the CA of store `root` cannot issue certificates here, or undefined: orchestra-stdio signs
+ * only with an Ed25519 `ca.key` (the key type of the protocol's parties, orchestra-protocol.md
+ * "Transport"). A CA of another key type (e.g. an openssl ECDSA P-256 or RSA CA) can still be
+ * trusted: pairs it issued elsewhere verify against it.
+ * @param caCert the store's `ca.crt` (its public key is `ca.key`'s)
+ */
+export function caKeyTypeProblem(caCert: NodeX509Certificate, root: string): string | undefined {
+  const key = caCert.publicKey;
+  if (key.asymmetricKeyType === "ed25519") return undefined;
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  const bits = key.asymmetricKeyDetails?.modulusLength;
+  const described =
+    key.asymmetricKeyType === "ec"
+      ? `an ECDSA ${curve === undefined ? "" : `${CURVE_NAMES[curve] ?? curve} `}key`
+      : key.asymmetricKeyType === "rsa"
+        ? `an RSA${bits === undefined ? "" : ` ${bits}-bit`} key`
+        : `a ${key.asymmetricKeyType ?? "unknown"} key`;
+  return (
+    `${path.join(root, "ca.crt")} has ${described}, and orchestra-stdio issues certificates only with an Ed25519 CA key, so ${path.join(root, "ca.key")} cannot sign here: ` +
+    `make an Ed25519 CA (move ca.crt and ca.key out of ${root}, run orchestra-stdio certs init --certs-dir ${root}, then give every party a certificate of the new CA; ` +
+    `with openssl: openssl genpkey -algorithm ed25519), or issue the pairs with the tool that made this CA and copy them into ${root}. See ${CERTIFICATES_DOC}`
+  );
+}
+
 /** How to fill a store that has no `ca.crt` (or does not exist): trust the orchestrator's CA first. */
 export function noCaHint(root: string, given: string): string {
   const dir = advisedDir(root, given);
@@ -100,6 +151,15 @@ export function tildeHint(given: string): string {
 }
 
 /**
+ * Why a command that creates a store (`certs init`, `orchestrator`) refuses the store path
+ * `given`, or undefined: a literal `~` would make the store under `./~` in the working directory.
+ * The message names the directory meant and that nothing was created; the command exits 2.
+ */
+export function literalTildeRefusal(given: string): string | undefined {
+  return hasLiteralTilde(given) ? `${tildeSentence(given)} (meant: --certs-dir ${advisedDir(given, given)}); nothing was created` : undefined;
+}
+
+/**
  * The store directory to name in advice: for a path given with a literal `~`, the directory under
  * the home directory it was meant as; else `root` (the path resolved).
  */
@@ -125,9 +185,10 @@ export function validatePartyName(name: string): void {
 /** Options of {@link ensureCertStore}. */
 export interface CertStoreOptions {
   /**
-   * Receives each warning (a group/world-writable store directory, a private key readable by
-   * group/others), one sentence naming the file and the `chmod` that fixes it. Default: logged
-   * at `warn` by the `certs` component.
+   * Receives each warning, one sentence naming the file: a group/world-writable store directory
+   * or a private key readable by group/others (with the `chmod` that fixes it), a pair replaced
+   * by a new one issued with `ca.key` (what was wrong with it: expired, key not the
+   * certificate's, …). Default: logged at `warn` by the `certs` component.
    */
   warn?: (message: string) => void;
   /**
@@ -160,7 +221,8 @@ const opening = new Map<string, Promise<CertStore>>();
  * @param dir store directory (e.g. {@link defaultCertsDir}())
  * @param name party name, e.g. {@link BRIDGE_CERT_NAME}; see {@link validatePartyName}
  * @throws CertStoreError on unreadable/invalid files, a missing `ca.key` when signing is needed,
- *   a `ca.key` that is not the key of `ca.crt`, a leaf not signed by the CA, a key/cert mismatch
+ *   a `ca.key` that is not the key of `ca.crt` or not Ed25519 (when signing is needed; a valid pair
+ *   does not read it), a leaf not signed by the CA, a key/cert mismatch
  *   that cannot be repaired here (no `ca.key`), or a lock held too long; each message names the
  *   file and the fix
  */
@@ -238,9 +300,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
         // A certificate of another CA is not ours to replace; name the real fault.
         const caKeyPem = await readOptional(paths.caKey);
         if (caKeyPem !== undefined) assertCaKeyMatches(caCert, caKeyPem, paths);
-        // Without ca.key, a removed pair cannot be recreated here.
-        const fix = caKeyPem !== undefined ? `remove it and ${paths.key} to have them recreated` : `replace both with a pair that CA issued: ${issueHint(root, name, false)}`;
-        throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; ${fix}; or copy the CA that signed it`);
+        throw new CertStoreError(`${paths.cert} is not signed by the CA in ${paths.ca}; ${notSignedFix(root, name, caKeyPem !== undefined)}`);
       }
       const caKeyPem = await readOptional(paths.caKey);
       if (caKeyPem === undefined) {
@@ -251,11 +311,14 @@ async function openStore(root: string, given: string, name: string, warn: (messa
         );
       }
       assertCaKeyMatches(caCert, caKeyPem, paths);
+      const keyType = caKeyTypeProblem(caCert, root);
+      if (keyType !== undefined) throw new CertStoreError(keyType);
       checkKeyMode(paths.caKey, warn);
       const caKey = await importPrivateKey(caKeyPem, paths.caKey);
       const leaf = await createLeaf(name, new (await loadX509()).X509Certificate(caPem!), caKey);
       await replaceFile(paths.key, leaf.keyPem, 0o600);
       await replaceFile(paths.cert, leaf.certPem, 0o644);
+      if (pair.certPem !== undefined || pair.keyPem !== undefined) warn(`${paths.cert} / ${paths.key}: ${problem}; replaced by a new pair issued with ${paths.caKey}`);
       pair = leaf;
       createdCert = true;
     });
@@ -352,12 +415,7 @@ function assertCaKeyMatches(caCert: NodeX509Certificate, caKeyPem: string, paths
     throw new CertStoreError(`${paths.caKey} is not a private key: ${(err as Error).message}`, { cause: err });
   }
   const certPublic = caCert.publicKey.export({ format: "der", type: "spki" });
-  if (!keyPublic.equals(certPublic)) {
-    throw new CertStoreError(
-      `ca.key does not match ca.crt: the public key of ${paths.caKey} is not the one in ${paths.ca}; ` +
-        "restore the ca.key that belongs to this ca.crt (or replace both, then every party's certificate)",
-    );
-  }
+  if (!keyPublic.equals(certPublic)) throw new CertStoreError(caKeyMismatch(path.dirname(paths.caKey)));
 }
 
 /**

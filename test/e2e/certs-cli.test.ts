@@ -4,7 +4,7 @@
  * empty store.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -272,4 +272,129 @@ describe("concurrent first starts of real processes on one empty store", () => {
     expect((await bridge.client.listTools()).tools.map((t) => t.name)).toContain("echo");
     await expectSoundStore(dir, ["orchestrator", "transport.stdio-client"]);
   }, 120_000);
+});
+
+describe("certs show names what serve, orchestrator and certs init refuse, with fixes that work", () => {
+  async function store(name: string): Promise<string> {
+    const dir = join(await temp(), name);
+    expect((await runCli(["certs", "init", "--certs-dir", dir])).code).toBe(0);
+    return dir;
+  }
+
+  it("an openssl ECDSA P-256 CA with its key: show names the key type and the fix; certs init and serve refuse it with the same fix", async () => {
+    const dir = join(await temp(), "p256");
+    await mkdir(dir, { mode: 0o700 });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        join(dir, "ca.key"),
+        "-out",
+        join(dir, "ca.crt"),
+        "-subj",
+        "/CN=p256",
+        "-days",
+        "30",
+      ],
+      {
+        stdio: "ignore",
+      },
+    );
+    await chmod(join(dir, "ca.key"), 0o600);
+    const problem = `${join(dir, "ca.crt")} has an ECDSA P-256 key, and orchestra-stdio issues certificates only with an Ed25519 CA key`;
+    const fix = `run orchestra-stdio certs init --certs-dir ${dir}`;
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).not.toContain("no problems");
+    expect(show.stdout).toContain(problem);
+    expect(show.stdout).toContain(fix);
+    const init = await runCli(["certs", "init", "--certs-dir", dir]);
+    expect(init.code).toBe(1);
+    expect(init.stderr).toContain(problem);
+    expect(init.stderr).not.toContain("PKCS#8");
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain(problem);
+    expect(serve.stderr).toContain(fix);
+    // The fix works: the two files moved away, certs init makes an Ed25519 CA there.
+    await rename(join(dir, "ca.crt"), join(dir, "..", "old-ca.crt"));
+    await rename(join(dir, "ca.key"), join(dir, "..", "old-ca.key"));
+    expect((await runCli(["certs", "init", "--certs-dir", dir])).code).toBe(0);
+    expect((await runCli(["certs", "show", "--certs-dir", dir])).stdout).toContain("no problems");
+  }, 60_000);
+
+  it("a party's certificate copied as ca.crt beside the real ca.key: the advice is one that works (not certs init --name ca)", async () => {
+    const orch = await store("orchestrator");
+    const dir = join(await temp(), "copied");
+    await mkdir(dir, { mode: 0o700 });
+    await copyFile(join(orch, "orchestrator.crt"), join(dir, "ca.crt"));
+    await copyFile(join(orch, "ca.key"), join(dir, "ca.key"));
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).not.toContain("--name ca");
+    expect(show.stdout).toContain(`ca.key does not match ca.crt: the public key of ${join(dir, "ca.key")} is not the one in ${join(dir, "ca.crt")}`);
+    expect(show.stdout).toContain("copy the CA's ca.crt and ca.key together");
+    // Following it (the orchestrator's ca.crt) gives a sound store.
+    await copyFile(join(orch, "ca.crt"), join(dir, "ca.crt"));
+    expect((await runCli(["certs", "show", "--certs-dir", dir])).stdout).toContain("no problems");
+  }, 60_000);
+
+  it("a pair issued by another CA: show gives serve's fix, which depends on ca.key", async () => {
+    const mine = await store("mine");
+    const other = await store("other");
+    for (const ext of ["crt", "key"]) await copyFile(join(other, `transport.stdio-client.${ext}`), join(mine, `transport.stdio-client.${ext}`));
+    const cert = join(mine, "transport.stdio-client.crt");
+    const withKey = await runCli(["certs", "show", "--certs-dir", mine]);
+    expect(withKey.code).toBe(1);
+    expect(withKey.stdout).toContain(
+      `${cert} is not signed by ${join(mine, "ca.crt")}, so peers that trust this CA will refuse it: remove it and ${join(mine, "transport.stdio-client.key")} to have them recreated; or copy the CA that signed it`,
+    );
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", mine], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain(`remove it and ${join(mine, "transport.stdio-client.key")} to have them recreated; or copy the CA that signed it`);
+    await rename(join(mine, "ca.key"), join(mine, "..", "mine-ca.key"));
+    const withoutKey = await runCli(["certs", "show", "--certs-dir", mine]);
+    expect(withoutKey.stdout).toContain(`refuse it: replace both with a pair that CA issued: ${join(mine, "ca.key")} is missing`);
+  }, 60_000);
+
+  it("a ca.key that cannot be read (here a FIFO: root reads a file whatever its mode) is reported by show, not taken for a missing key", async () => {
+    const dir = await store("fifo");
+    await rename(join(dir, "ca.key"), join(dir, "ca.key.real"));
+    execFileSync("mkfifo", ["-m", "600", join(dir, "ca.key")]);
+    const show = await runCli(["certs", "show", "--certs-dir", dir]);
+    expect(show.code).toBe(1);
+    expect(show.stdout).toContain(`problem: ${join(dir, "ca.key")} cannot be read (${join(dir, "ca.key")} is not a regular file), so no certificate can be issued here`);
+    // A valid bridge pair needs no ca.key: serve does not read it (docs/cli.md "Exit status").
+    const leaf = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], "");
+    expect(leaf.code).toBe(0);
+    // One that must be issued does.
+    await rm(join(dir, "transport.stdio-client.crt"));
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain(`cannot read ${join(dir, "ca.key")}`);
+  }, 60_000);
+
+  it("orchestrator refuses a --certs-dir (or ORCHESTRA_CERTS_DIR) with a literal ~ as certs init does: exit 2, the directory meant, nothing created", async () => {
+    const cwd = await temp();
+    for (const [args, env, from] of [
+      [["orchestrator", "--certs-dir", "~/orchestra-test-certs", "--listen", "127.0.0.1:0"], {}, ""],
+      [["orchestrator", "--listen", "127.0.0.1:0"], { ORCHESTRA_CERTS_DIR: "~/orchestra-test-certs" }, ' (from ORCHESTRA_CERTS_DIR="~/orchestra-test-certs")'],
+    ] as const) {
+      const run = spawnSync(process.execPath, [CLI, ...args], { cwd, env: cliEnvironment({ ...env, ORCHESTRA_LOG_FORMAT: "json" }), encoding: "utf8", timeout: 30_000 });
+      expect(run.status).toBe(2);
+      expect(run.stderr).not.toContain("READY");
+      expect(run.stderr).toContain(
+        `the path was given as \\"~/orchestra-test-certs\\" and \\"~\\" is not expanded here (only a shell expands it, at the start of an unquoted word): use $HOME or an absolute path (meant: --certs-dir ${join(homedir(), "orchestra-test-certs")}); nothing was created${from.replace(/"/g, '\\"')}`,
+      );
+      expect(existsSync(join(cwd, "~"))).toBe(false);
+      expect(existsSync(join(homedir(), "orchestra-test-certs"))).toBe(false);
+    }
+  }, 60_000);
 });

@@ -154,6 +154,78 @@ describe("environment variables", () => {
     ]);
   });
 
+  it("suggests a variable only when it is close: another case first, then shared words, then a few edits", async () => {
+    const { stderr, code } = await runCli(["serve"], INITIALIZE, {
+      orchestra_tools: "./t.mjs",
+      ORCHESTRA_FOO: "1",
+      ORCHESTRA_TOLS: "./t.mjs",
+      ORCHESTRA_NO_TLS: "1",
+      ORCHESTRA_LOG_FORMAT: "json",
+    });
+    expect(code).toBe(0);
+    const warnings = jsonLogLines(stderr).filter((l) => l.level === 40);
+    expect(warnings.map((l) => [l.closest, l.msg])).toEqual([
+      [undefined, "ORCHESTRA_FOO is set but `orchestra-stdio serve` reads no such variable (ignored)"],
+      [undefined, "ORCHESTRA_NO_TLS is set but `orchestra-stdio serve` reads no such variable (ignored)"],
+      ["ORCHESTRA_TOOLS", "ORCHESTRA_TOLS is set but `orchestra-stdio serve` reads no such variable (ignored); did you mean ORCHESTRA_TOOLS?"],
+      ["ORCHESTRA_TOOLS", "orchestra_tools is set but `orchestra-stdio serve` reads no such variable (ignored); did you mean ORCHESTRA_TOOLS? (names are case-sensitive)"],
+    ]);
+  });
+
+  it("certs and validate warn about the ORCHESTRA_ variables they do not read, as plain warning lines", async () => {
+    const store = await tempDir();
+    try {
+      const show = await runCli(["certs", "show", "--certs-dir", join(store.path, "none")], "", { ORCHESTRA_CERT_DIR: "/x" });
+      expect(show.stderr).toBe("warning: ORCHESTRA_CERT_DIR is set but `orchestra-stdio certs show` reads no such variable (ignored); did you mean ORCHESTRA_CERTS_DIR?\n");
+      // The variable it reads is no warning.
+      expect((await runCli(["certs", "show"], "", { ORCHESTRA_CERTS_DIR: join(store.path, "none") })).stderr).toBe("");
+      const validate = await runCli(["validate", "-"], INITIALIZE, { ORCHESTRA_CERTS_DIR: "/x" });
+      expect(validate.stderr).toContain("warning: ORCHESTRA_CERTS_DIR is set but `orchestra-stdio validate` reads no such variable (ignored)\n");
+      expect(validate.stdout).not.toContain("ORCHESTRA_CERTS_DIR");
+    } finally {
+      await store.remove();
+    }
+  });
+
+  it("a usage error with a misspelt variable set prints the two lines, then the variable's warning (once)", async () => {
+    const unknown = await runCli(["serve", "--bogus"], "", { ORCHESTRA_CERT_DIR: "/x" });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr.split("\n")).toEqual([
+      "error: unknown option '--bogus'",
+      "see `orchestra-stdio serve --help`",
+      "warning: ORCHESTRA_CERT_DIR is set but `orchestra-stdio serve` reads no such variable (ignored); did you mean ORCHESTRA_CERTS_DIR?",
+      "",
+    ]);
+    // An error raised after the warning was logged (options that cannot go together) does not repeat it.
+    const conflict = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--no-builtins"], "", { ORCHESTRA_CERT_DIR: "/x", ORCHESTRA_LOG_FORMAT: "json" });
+    expect(conflict.code).toBe(2);
+    expect(conflict.stderr.split("ORCHESTRA_CERT_DIR is set").length).toBe(2);
+  });
+
+  it("no command, a command with sub-commands alone, and help of an unknown command are usage errors, not the whole help", async () => {
+    for (const [args, lines] of [
+      [[], ["error: missing command: serve, orchestrator, validate or certs", "see `orchestra-stdio --help`"]],
+      [["certs"], ["error: missing command: certs init or certs show", "see `orchestra-stdio certs --help`"]],
+      [
+        ["help", "bogus"],
+        ["error: unknown command 'bogus'", "see `orchestra-stdio --help`"],
+      ],
+      [
+        ["help", "serv"],
+        ["error: unknown command 'serv'", "(Did you mean serve?)", "see `orchestra-stdio --help`"],
+      ],
+    ] as const) {
+      const run = await runCli([...args]);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr.trim().split("\n")).toEqual(lines);
+    }
+    const help = await runCli(["help", "certs"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: orchestra-stdio certs");
+  });
+
   it("without an address, serve refuses to create a CA in a given cert store that has none (exit 2), and writes nothing there", async () => {
     const store = await tempDir();
     try {
@@ -180,7 +252,11 @@ describe("environment variables", () => {
       [["serve"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
       const msg = await startRefusal(args, env);
-      expect(msg).toMatch(/^the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here/);
+      // Beside the path it made (./~/…), in the sentence that names it, not glued before that sentence.
+      expect(msg).toMatch(
+        /^no --orchestrator-addr \(nor ORCHESTRA_ORCHESTRATOR_ADDR\): the embedded reference orchestrator would create a new CA in \S+\/~\/\.orchestra\/certs \([^;]+; the path was given as "~\/\.orchestra\/certs" and "~" is not expanded here .*: use \$HOME or an absolute path\), which holds no ca\.crt/,
+      );
+      expect(msg).not.toContain("Otherwise, no --orchestrator-addr");
       expect(msg).toContain(`certs init --certs-dir ${join(homedir(), ".orchestra", "certs")}\``);
       expect(msg).not.toContain(`certs init --certs-dir ${join(process.cwd(), "~")}`);
     }

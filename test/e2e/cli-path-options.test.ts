@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBuiltCli, runCli } from "../helpers/cli.js";
+import { requireBuiltCli, ROOT, runCli } from "../helpers/cli.js";
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 
@@ -36,10 +36,10 @@ describe("serve and orchestrator path options", () => {
   it("--tools '' and --tools <a directory>: the option, the path, a JavaScript module file expected (serve and orchestrator)", async () => {
     for (const command of [["serve"], ["orchestrator", "--listen", "127.0.0.1:0", "--certs-dir", dir]]) {
       expect(await usageError([...command, "--tools", ""])).toBe(
-        "error: option '--tools <module...>' argument '' is invalid. the path is empty: expected a JavaScript module file (an ES module exporting tools, prompts or resources: docs/modules.md)",
+        `error: option '--tools <module...>' argument '' is invalid. the path is empty: expected a JavaScript module file (an ES module exporting tools, prompts or resources: see ${join(ROOT, "docs", "modules.md")})`,
       );
       expect(await usageError([...command, "--tools", dir])).toBe(
-        `error: option '--tools <module...>' argument '${dir}' is invalid. ${dir} is a directory: expected a JavaScript module file (an ES module exporting tools, prompts or resources: docs/modules.md)`,
+        `error: option '--tools <module...>' argument '${dir}' is invalid. ${dir} is a directory: expected a JavaScript module file (an ES module exporting tools, prompts or resources: see ${join(ROOT, "docs", "modules.md")})`,
       );
     }
     expect(await usageError(["serve"], { ORCHESTRA_TOOLS: dir })).toMatch(

@@ -104,11 +104,17 @@ describe("ensureCertStore", () => {
   });
 
   it("repairs a pair whose key is not its certificate's (the state a racing writer left) when ca.key is there", async () => {
-    const first = await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    const issued: string[] = [];
+    const first = await ensureCertStore(dir, BRIDGE_CERT_NAME, { warn: (m) => issued.push(m) });
+    expect(issued).toEqual([]);
     const other = await ensureCertStore(join(root, "other"), BRIDGE_CERT_NAME);
     await writeFile(join(dir, `${BRIDGE_CERT_NAME}.key`), other.keyPem, { mode: 0o600 });
-    const repaired = await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    const warnings: string[] = [];
+    const repaired = await ensureCertStore(dir, BRIDGE_CERT_NAME, { warn: (m) => warnings.push(m) });
     expect(repaired.created).toEqual({ ca: false, cert: true });
+    // The repair is said, naming what was wrong (a first issue, above, is not).
+    const [crt, key] = [join(dir, `${BRIDGE_CERT_NAME}.crt`), join(dir, `${BRIDGE_CERT_NAME}.key`)];
+    expect(warnings).toEqual([`${crt} / ${key}: the key does not match the certificate; replaced by a new pair issued with ${join(dir, "ca.key")}`]);
     expect(repaired.caPem).toBe(first.caPem);
     const cert = new X509Certificate(await readFile(join(dir, `${BRIDGE_CERT_NAME}.crt`), "utf8"));
     expect(cert.checkPrivateKey(createPrivateKey(await readFile(join(dir, `${BRIDGE_CERT_NAME}.key`), "utf8")))).toBe(true);

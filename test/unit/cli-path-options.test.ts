@@ -4,11 +4,14 @@
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { InvalidArgumentError } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureFilePath, certsDirPath, toolModulePath } from "../../src/cli/path-options.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 let dir: string;
 let file: string;
@@ -41,8 +44,10 @@ describe("--tools", () => {
     expect(refusal(() => toolModulePath("", undefined))).toMatch(/^the path is empty: expected a JavaScript module file/);
     expect(refusal(() => toolModulePath("  ", undefined))).toMatch(/^the path is empty/);
     expect(refusal(() => toolModulePath(dir, undefined))).toBe(
-      `${dir} is a directory: expected a JavaScript module file (an ES module exporting tools, prompts or resources: docs/modules.md)`,
+      `${dir} is a directory: expected a JavaScript module file (an ES module exporting tools, prompts or resources: see ${join(ROOT, "docs", "modules.md")})`,
     );
+    // The guide is named where the package has it, whatever the working directory.
+    expect(existsSync(join(ROOT, "docs", "modules.md"))).toBe(true);
     expect(refusal(() => toolModulePath(pathToFileURL(dir).href, undefined))).toMatch(new RegExp(`^${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is a directory`));
   });
 });
