@@ -20,6 +20,7 @@ import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import type { Logger } from "../log.js";
 import { governingVersion, versionFacts } from "../mcp/versions.js";
+import { ToolValidatorCache, validatorKey } from "./tool-validator-cache.js";
 
 /** One reason the arguments fail the schema: `pointer` into the arguments object, `reason`. */
 export interface ArgumentProblem {
@@ -37,6 +38,8 @@ interface CompiledSchema {
 interface AjvInstance {
   /** @throws ajv's errors: `schema is invalid: …` (the meta-schema check), or a compilation error */
   compile(schema: Record<string, unknown>): CompiledSchema;
+  /** ajv's standalone code of `validate`, a validator {@link compile} made of a schema in this dialect without another `$schema`. */
+  standaloneCode(validate: CompiledSchema): Promise<string>;
 }
 
 /** Most compiled schemas kept; the oldest is dropped beyond this. */
@@ -53,7 +56,18 @@ export class ToolArgumentChecker {
   /** Schemas compiled so far (for tests: proves compile-once). */
   compilations = 0;
 
-  constructor(private readonly log?: Logger) {}
+  private readonly validatorCache: ToolValidatorCache | undefined;
+
+  /**
+   * @param options.validatorCache where compiled validators are kept between processes (default:
+   *   the user's, ./tool-validator-cache.ts; `null`: none)
+   */
+  constructor(
+    private readonly log?: Logger,
+    options: { validatorCache?: ToolValidatorCache | null } = {},
+  ) {
+    this.validatorCache = options.validatorCache === undefined ? ToolValidatorCache.forUser() : (options.validatorCache ?? undefined);
+  }
 
   /**
    * Validates `args` against `schema`.
@@ -114,12 +128,23 @@ export class ToolArgumentChecker {
   }
 
   private async compile(schema: Record<string, unknown>, dialect: Dialect): Promise<CompiledSchema | null> {
+    // `$id`s would collide across tools compiled into one instance: compile a copy without it.
+    const { $id: _id, ...copy } = schema;
+    // A validator compiled by an earlier process (./tool-validator-cache.ts): no ajv to load.
+    const cache = this.validatorCache;
+    const key = cache !== undefined && ownDialect(copy, dialect) ? validatorKey(dialect, JSON.stringify(copy)) : undefined;
+    const cached = key === undefined ? undefined : cache!.read(key);
+    if (cached !== undefined) return cached as CompiledSchema;
     const ajv = await this.instance(dialect);
     try {
-      // `$id`s would collide across tools compiled into one instance: compile a copy without it.
-      const { $id: _id, ...copy } = schema;
       const fn = ajv.compile(copy);
       this.compilations++;
+      if (key !== undefined) {
+        ajv.standaloneCode(fn).then(
+          (source) => cache!.write(key, source),
+          () => undefined,
+        );
+      }
       return fn;
     } catch (err) {
       this.log?.warn({ err: (err as Error).message }, "a tool's inputSchema does not compile; its arguments are not checked by the bridge");
@@ -138,6 +163,15 @@ function dialectOf(schema: Record<string, unknown>, protocolVersion: string): Di
 }
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Whether `schema` is compiled by the dialect's own instance (no `$schema`, or the dialect's), whose
+ * validators can be kept: as `compile` decides (the meta-schema validator is loaded for a `$schema`).
+ */
+function ownDialect(schema: Record<string, unknown>, dialect: Dialect): boolean {
+  const declared = schema.$schema;
+  return declared === undefined || (typeof declared === "string" && declared.replace(/#$/, "") === metaValidator(dialect).metaSchemaId);
+}
 
 /** A dialect's generated meta-schema validator, with the meta-schema's id (`$schema` without the empty fragment). */
 type MetaValidator = CompiledSchema & { metaSchemaId: string };
@@ -165,26 +199,32 @@ const AJV_CLASSES: Record<Dialect, () => Promise<{ default: unknown }>> = {
 async function loadAjv(dialect: Dialect): Promise<AjvInstance> {
   const [dialectClass, formats] = await Promise.all([AJV_CLASSES[dialect](), import("ajv-formats")]);
   // CJS modules: `default` is module.exports, the class / plugin function (library boundary).
-  const AjvClass = dialectClass.default as new (opts: Record<string, unknown>) => AjvInstance & { errorsText(errors: ErrorObject[] | null | undefined): string };
-  const addFormats = formats.default as unknown as (ajv: AjvInstance) => void;
-  const make = (validateSchema: boolean) => {
-    const ajv = new AjvClass({ strict: false, allErrors: false, messages: true, logger: false, validateSchema });
+  type Ajv = Omit<AjvInstance, "standaloneCode"> & { errorsText(errors: ErrorObject[] | null | undefined): string };
+  const AjvClass = dialectClass.default as new (opts: Record<string, unknown>) => Ajv;
+  // ajv's code template tag: the standalone code requires the formats ajv-formats added.
+  const code = (dialectClass.default as { _: (strings: TemplateStringsArray) => unknown })._;
+  const addFormats = formats.default as unknown as (ajv: Ajv) => void;
+  const make = (validateSchema: boolean, options: Record<string, unknown> = {}) => {
+    const ajv = new AjvClass({ strict: false, allErrors: false, messages: true, logger: false, validateSchema, ...options });
     addFormats(ajv);
     return ajv;
   };
-  const fast = make(false);
-  let checked: AjvInstance | undefined;
+  const fast = make(false, { code: { source: true, formats: code`require("ajv-formats/dist/formats").fullFormats` } });
+  let checked: Ajv | undefined;
   return {
     compile(schema: Record<string, unknown>): CompiledSchema {
-      const declared = schema.$schema;
-      const meta = metaValidator(dialect);
-      if (declared !== undefined && (typeof declared !== "string" || declared.replace(/#$/, "") !== meta.metaSchemaId)) {
+      if (!ownDialect(schema, dialect)) {
         // Another meta-schema (or a malformed `$schema`): ajv's own check, as it always was.
         checked ??= make(true);
         return checked.compile(schema);
       }
+      const meta = metaValidator(dialect);
       if (!meta(schema)) throw new Error(`schema is invalid: ${fast.errorsText(meta.errors)}`);
       return fast.compile(schema);
+    },
+    async standaloneCode(validate: CompiledSchema): Promise<string> {
+      const standalone = (await import("ajv/dist/standalone/index.js")).default as unknown as (ajv: Ajv, validate: CompiledSchema) => string;
+      return standalone(fast, validate);
     },
   };
 }

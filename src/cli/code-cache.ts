@@ -25,15 +25,14 @@
  * rejects, or a directory that cannot be written leave the scripts compiled from source, as with
  * no cache. `ORCHESTRA_NO_CODE_CACHE=1` (or `true`, `yes`) turns it off (docs/cli.md).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Script } from "node:vm";
-import { cacheDirProblem, userCacheDir } from "../user-cache-dir.js";
+import { userCacheDir } from "../user-cache-dir.js";
+import { cachesTurnedOff, pruneFiles, readOwnFile, writeOwnFile } from "../user-cache-file.js";
 import { V8_FLAGS_CHANNEL, type V8FlagChange } from "./v8-flags.js";
-import { READ_WITHOUT_BLOCKING } from "../regular-file.js";
 
 const MAGIC = Buffer.from("orchestra-stdio code cache 1\n", "latin1");
 /**
@@ -125,10 +124,10 @@ export class CodeCache {
    * Node; undefined when it is turned off (`ORCHESTRA_NO_CODE_CACHE`).
    */
   static open(bundleHash: string, location: string): CodeCache | undefined {
-    if (/^(1|true|yes)$/i.test(process.env["ORCHESTRA_NO_CODE_CACHE"] ?? "")) return undefined;
+    if (cachesTurnedOff()) return undefined;
     const key = `${bundleHash}-node${process.versions.node}-${process.arch}-${locationAndOptionsHash(location)}`;
     const file = join(userCacheDir(), "code-cache", `${key}.bin`);
-    return new CodeCache(file, key, readOwnFile(file, key));
+    return new CodeCache(file, key, readCacheFile(file, key));
   }
 
   /** Compiles `source` (the script `name`, a path relative to dist/cli/) with its cached data when there is usable data. */
@@ -171,7 +170,7 @@ export class CodeCache {
       // Entries this process did not compile keep their data: as the file is now (another
       // process of this build may have written it since this one read it), else as it was read.
       const data = new Map<string, Buffer>();
-      for (const entries of [readOwnFile(this.file, this.key), this.stored]) {
+      for (const entries of [readCacheFile(this.file, this.key), this.stored]) {
         for (const [name, old] of entries ?? []) if (!this.compiled.has(name) && !data.has(name) && old.sum === digest(old.data)) data.set(name, old.data);
       }
       this.cachedDataByEpoch(data);
@@ -184,18 +183,8 @@ export class CodeCache {
       const index = Buffer.from(JSON.stringify({ key: this.key, scripts }), "utf8");
       const length = Buffer.alloc(4);
       length.writeUInt32LE(index.length);
-      const dir = dirname(this.file);
-      if (!privateDirectory(dir)) return;
-      // A name nobody can guess, created exclusively: a link planted at it is never followed.
-      const temporary = `${this.file}.${randomBytes(8).toString("hex")}.tmp`;
-      try {
-        writeFileSync(temporary, Buffer.concat([MAGIC, length, index, ...data.values()]), { mode: 0o600, flag: "wx" });
-        renameSync(temporary, this.file);
-      } catch {
-        rmSync(temporary, { force: true });
-        return;
-      }
-      pruneCacheFiles(dir, this.file);
+      if (!writeOwnFile(this.file, Buffer.concat([MAGIC, length, index, ...data.values()]))) return;
+      pruneFiles(dirname(this.file), ".bin", MAX_CACHE_FILES, this.file);
     } catch {
       // Not writable, no space, V8 refused: the next start compiles from source as this one did.
     }
@@ -221,58 +210,12 @@ export class CodeCache {
   }
 }
 
-/**
- * Makes `dir` (`<user cache>/orchestra-stdio/code-cache`) and the directories above it up to the
- * user cache (`~/.cache` or `$XDG_CACHE_HOME`, only when missing) and tells whether the cache may
- * be written there: only when each passes {@link cacheDirProblem} before and after (this user's,
- * nobody else's to write, nor anything above them; never by creating a missing HOME).
- */
-function privateDirectory(dir: string): boolean {
-  const cacheRoot = dirname(dirname(dir));
-  for (const d of existsSync(cacheRoot) ? [dirname(dir), dir] : [cacheRoot, dirname(dir), dir]) {
-    if (cacheDirProblem(d) !== undefined) return false;
-    try {
-      mkdirSync(d, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
-    }
-    // Made by this process or found: checked again, as a directory made meanwhile by someone else.
-    if (cacheDirProblem(d) !== undefined) return false;
-  }
-  return true;
-}
-
-/** Removes the least recently written `.bin` files of `dir` beyond {@link MAX_CACHE_FILES}, never `keep`. */
-function pruneCacheFiles(dir: string, keep: string): void {
-  const files: { path: string; mtimeMs: number }[] = [];
-  for (const name of readdirSync(dir)) {
-    if (!name.endsWith(".bin")) continue;
-    const path = join(dir, name);
-    try {
-      files.push({ path, mtimeMs: statSync(path).mtimeMs });
-    } catch {
-      // removed meanwhile by another process
-    }
-  }
-  files.sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const { path } of files.slice(MAX_CACHE_FILES)) if (path !== keep) rmSync(path, { force: true });
-}
-
-/**
- * The cache file's entries when it is a regular file that this user owns and nobody else can
- * write. Opened without blocking, so that a FIFO (or another special file) at its path is seen by
- * `fstat` and ignored instead of waiting for a writer.
- */
-function readOwnFile(file: string, key: string): Map<string, Stored> | undefined {
-  let fd: number | undefined;
+/** The cache file's entries ({@link readOwnFile}: this user's, nobody else's to write), else undefined. */
+function readCacheFile(file: string, key: string): Map<string, Stored> | undefined {
+  const bytes = readOwnFile(file);
   try {
-    fd = openSync(file, READ_WITHOUT_BLOCKING);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || (process.getuid !== undefined && (stat.uid !== process.getuid() || (stat.mode & 0o022) !== 0))) return undefined;
-    return parse(readFileSync(fd), key);
+    return bytes === undefined ? undefined : parse(bytes, key);
   } catch {
     return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -4,6 +4,7 @@
  * nothing listens at the address given).
  */
 import { spawn, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -240,6 +241,15 @@ describe("serve start-up, embedded orchestrator", () => {
     expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
     expect(modules.some((m) => m.endsWith("/dist/gen/proto/orchestra/plugin/v1/plugin_codec.js"))).toBe(true);
     expect(modules.filter((m) => m.includes("/@bufbuild/") || m.endsWith("_pb.js"))).toEqual([]);
+  }, 60_000);
+
+  it("a later session calls the tool with the argument validator an earlier one compiled: no ajv", async () => {
+    await embeddedSession();
+    const { lines, modules, code } = await embeddedSession();
+    expect(code).toBe(0);
+    expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
+    expect(modules.filter((m) => m.includes("/node_modules/ajv/"))).toEqual([]);
+    expect(readdirSync(join(cache.path, "orchestra-stdio", "tool-validators")).filter((f) => f.endsWith(".cjs")).length).toBeGreaterThan(0);
   }, 60_000);
 });
 

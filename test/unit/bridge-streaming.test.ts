@@ -268,7 +268,7 @@ describe("tool-set changes", () => {
 
 describe("ToolArgumentChecker", () => {
   it("compiles each distinct schema once and reports the first problem with its pointer", async () => {
-    const checker = new ToolArgumentChecker();
+    const checker = new ToolArgumentChecker(undefined, { validatorCache: null });
     const schema = { type: "object", properties: { a: { type: "integer" } }, required: ["a"] };
     expect(await checker.check(schema, { a: 1 }, V)).toBeNull();
     expect(await checker.check({ ...schema }, { a: "x" }, V)).toEqual({ pointer: "/a", reason: "must be integer" });
