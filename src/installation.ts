@@ -4,11 +4,23 @@
  * (a damaged install). Such a fault is one line naming the installation and what is missing, and
  * exit status 1 (docs/cli.md "Exit status"), not a stack.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The package's directory: the one holding `package.json`, `dist/` and `node_modules/`. */
-export const PACKAGE_ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
+/**
+ * The package's directory: the one holding `package.json`, `dist/` and `node_modules/`, the
+ * nearest above this module with a `package.json` (this module runs from `dist/`, from the CLI's
+ * loader `dist/cli/main.cjs`, and, in tests, from `src/`).
+ */
+export const PACKAGE_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    if (path.dirname(dir) === dir) return path.dirname(from);
+  }
+}
 
 function insidePackage(file: string | undefined): boolean {
   if (file === undefined) return false;

@@ -24,6 +24,7 @@ import Module, { createRequire } from "node:module";
 import { dirname, posix } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
+import { exitOnInstallationFault } from "../installation.js";
 import { type CachedDataUse, CodeCache } from "./code-cache.js";
 
 /** diagnostics_channel name: `{ url, cachedData }` for each script compiled (`cachedData`: a {@link CachedDataUse}, or `off`). */
@@ -106,7 +107,10 @@ class Bundle {
     await new Promise<void>((resolve) => setImmediate(resolve));
     for (const specifier of this.manifest.scripts[name] ?? []) {
       if (!this.externals.has(specifier)) {
-        const namespace = (await import(specifier)) as Record<string, unknown>;
+        const namespace = (await import(specifier).catch((error: unknown) => {
+          exitOnInstallationFault(error);
+          throw error;
+        })) as Record<string, unknown>;
         // As esbuild's interop reads an ES module: named exports, `default` the default export.
         this.externals.set(specifier, { __esModule: true, ...namespace });
       }
@@ -139,6 +143,9 @@ class Bundle {
         url,
       );
     } catch (error) {
+      // A script of the bundle that is gone, or a dependency it cannot find: the installation's
+      // one-line fault and exit 1, wherever in a session it happens (docs/cli.md "Exit status").
+      exitOnInstallationFault(error);
       instance.failed = { error };
       throw error;
     }

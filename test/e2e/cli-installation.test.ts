@@ -24,9 +24,16 @@ async function copyOfPackage(withNodeModules: boolean): Promise<string> {
   return d.path;
 }
 
-function serve(root: string): { status: number | null; stdout: string; stderr: string } {
+const CALL = [
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+  { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } },
+]
+  .map((m) => `${JSON.stringify(m)}\n`)
+  .join("");
+
+function serve(root: string, input = INITIALIZE): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync(process.execPath, [join(root, "dist/cli/main.cjs"), "serve"], {
-    input: INITIALIZE,
+    input,
     env: cliEnvironment({ ORCHESTRA_NO_CODE_CACHE: "1", XDG_CACHE_HOME: join(root, "cache") }),
     encoding: "utf8",
     timeout: 30_000,
@@ -51,6 +58,21 @@ describe("an incomplete installation", () => {
     const run = serve(root);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`orchestra-stdio: the installation at ${root} is incomplete: cannot load ${join("dist/cli/chunks", bridge!)}; reinstall the package\n`);
+    expect(run.status).toBe(1);
+  }, 60_000);
+
+  // Scripts of the bundle loaded at different times: before the command runs (main, serve), after
+  // the `initialize` answer (tools: the translators; plugin_codec), and at the first call (ajv).
+  it.each(["main-", "serve-", "tools-", "plugin_codec-", "ajv-"])("the script %s… of dist/cli/chunks removed, a session calling a tool: the one line, exit 1, no stack", async (prefix) => {
+    const root = await copyOfPackage(true);
+    const chunks = join(root, "dist/cli/chunks");
+    const script = (await readdir(chunks)).find((f) => f.startsWith(prefix));
+    expect(script).toBeDefined();
+    await rm(join(chunks, script!));
+    const run = serve(root, INITIALIZE + CALL);
+    expect(run.stderr).toContain(`orchestra-stdio: the installation at ${root} is incomplete: cannot load ${join("dist/cli/chunks", script!)}; reinstall the package\n`);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(run.stdout).not.toContain('"id":2');
     expect(run.status).toBe(1);
   }, 60_000);
 });

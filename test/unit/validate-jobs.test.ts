@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdRegistry, InflightTable, TokenTable } from "../../src/validate/ids.js";
 import { IDLE_WORKERS_MS, textLineSplitter, MIN_BYTES_FOR_NEW_THREADS, validateFiles, type Finding, type ValidateOptions, type ValidateResult } from "../../src/validate/index.js";
-import { CLI, ROOT, requireBuiltCli, runCli } from "../helpers/cli.js";
+import { CLI, cliEnvironment, ROOT, requireBuiltCli, runCli } from "../helpers/cli.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/validate/", import.meta.url));
 const OLD = "2025-03-26";
@@ -541,7 +541,7 @@ describe("compiled code with worker threads", () => {
     // Regression: on EPIPE the JSON report exited 0 whatever the findings.
     const big = join(dir, "epipe.capture.jsonl");
     await writeFile(big, `${Array.from({ length: 30 }, () => mixedCapture().slice(1)).join("\n")}\n`);
-    const child = spawn(process.execPath, [CLI, "validate", "--format", "json", big], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "validate", "--format", "json", big], { stdio: ["ignore", "pipe", "pipe"], env: cliEnvironment() });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.stdout.once("data", () => child.stdout.destroy());
