@@ -85,6 +85,7 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
     () => false,
   );
   let caCert: NodeX509Certificate | undefined;
+  let caIsCa = true;
   if (names.includes("ca")) {
     report.ca = await inspectOne(root, "ca", undefined, haveCaKey);
     try {
@@ -98,6 +99,7 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
         if (keyType !== undefined) report.ca.problems.push(keyType);
       }
       const notCa = await notCaReason(caCert);
+      caIsCa = notCa === undefined;
       if (notCa)
         report.ca.problems.push(
           `${path.join(root, "ca.crt")} is not a CA certificate (${notCa}): peers cannot verify certificates against it; copy the orchestrator's ca.crt, not its own certificate`,
@@ -107,7 +109,8 @@ export async function inspectCertStore(dir: string): Promise<CertStoreReport> {
     report.problems.push(`no ${path.join(root, "ca.crt")}: ${noCaHint(root, dir)}`);
   }
   for (const name of names) if (name !== "ca") report.leaves.push(await inspectOne(root, name, caCert ?? null, haveCaKey));
-  if (!haveCaKey && !names.includes(BRIDGE_CERT_NAME)) {
+  // With a ca.crt that is no CA's, its fix comes first: the pair's advice (copy ca.key) could not work.
+  if (!haveCaKey && !names.includes(BRIDGE_CERT_NAME) && caIsCa) {
     report.problems.push(`no ${BRIDGE_CERT_NAME} pair and no ca.key to issue one, so serve cannot start with this store: ${issueHint(root, BRIDGE_CERT_NAME, false)}`);
   }
   return report;

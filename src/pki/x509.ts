@@ -69,6 +69,15 @@ function validity(days: number): { notBefore: Date; notAfter: Date } {
   return { notBefore: new Date(now - 60_000), notAfter: new Date(now + days * DAY_MS) };
 }
 
+/**
+ * A leaf's validity: {@link LEAF_VALIDITY_DAYS} days, but never past its CA's `notAfter` (a
+ * certificate cannot be verified once its issuer has expired, RFC 5280 §6.1.3).
+ */
+function leafValidity(caNotAfter: Date): { notBefore: Date; notAfter: Date } {
+  const v = validity(LEAF_VALIDITY_DAYS);
+  return v.notAfter.getTime() <= caNotAfter.getTime() ? v : { notBefore: v.notBefore, notAfter: caNotAfter };
+}
+
 export async function buildCa(): Promise<{ cert: X509.X509Certificate; keys: CryptoKeyPair }> {
   const x509 = await loadX509();
   const keys = await generateKeys();
@@ -94,7 +103,7 @@ export async function createLeaf(name: string, ca: X509.X509Certificate, caKey: 
     serialNumber: serial(),
     subject: `CN=${name}`,
     issuer: ca.subjectName,
-    ...validity(LEAF_VALIDITY_DAYS),
+    ...leafValidity(ca.notAfter),
     publicKey: keys.publicKey,
     signingKey: caKey,
     signingAlgorithm: ED25519,
