@@ -63,16 +63,20 @@ describe("an incomplete installation", () => {
 
   // Scripts of the bundle loaded at different times: before the command runs (main, serve), after
   // the `initialize` answer (tools: the translators; plugin_codec), and at the first call (ajv).
-  it.each(["main-", "serve-", "tools-", "plugin_codec-", "ajv-"])("the script %s… of dist/cli/chunks removed, a session calling a tool: the one line, exit 1, no stack", async (prefix) => {
-    const root = await copyOfPackage(true);
-    const chunks = join(root, "dist/cli/chunks");
-    const script = (await readdir(chunks)).find((f) => f.startsWith(prefix));
-    expect(script).toBeDefined();
-    await rm(join(chunks, script!));
-    const run = serve(root, INITIALIZE + CALL);
-    expect(run.stderr).toContain(`orchestra-stdio: the installation at ${root} is incomplete: cannot load ${join("dist/cli/chunks", script!)}; reinstall the package\n`);
-    expect(run.stderr).not.toMatch(/^\s+at /m);
-    expect(run.stdout).not.toContain('"id":2');
-    expect(run.status).toBe(1);
-  }, 60_000);
+  it.each(["main-", "serve-", "tools-", "plugin_codec-", "ajv-"])(
+    "the script %s… of dist/cli/chunks removed, a session calling a tool: the one line, exit 1, no stack",
+    async (prefix) => {
+      const root = await copyOfPackage(true);
+      const chunks = join(root, "dist/cli/chunks");
+      const script = (await readdir(chunks)).find((f) => f.startsWith(prefix));
+      expect(script).toBeDefined();
+      await rm(join(chunks, script!));
+      const run = serve(root, INITIALIZE + CALL);
+      expect(run.stderr).toContain(`orchestra-stdio: the installation at ${root} is incomplete: cannot load ${join("dist/cli/chunks", script!)}; reinstall the package\n`);
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(run.stdout).not.toContain('"id":2');
+      expect(run.status).toBe(1);
+    },
+    60_000,
+  );
 });

@@ -271,20 +271,35 @@ describe("ensureCertStore", () => {
     }
   });
 
-  it.skipIf(opensslMissing !== undefined)(skipTitle("a pair issued by a CA that expires sooner than a year ends when the CA does (third new-user trial)", opensslMissing), async () => {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
-    await chmod(join(dir, "ca.key"), 0o600);
-    execFileSync("openssl", [
-      "req", "-x509", "-key", join(dir, "ca.key"), "-out", join(dir, "ca.crt"), "-days", "30", "-subj", "/CN=short-lived CA",
-      "-addext", "basicConstraints=critical,CA:true", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-    ]); // prettier-ignore
-    const store = await ensureCertStore(dir, BRIDGE_CERT_NAME);
-    const ca = new X509Certificate(await readFile(store.paths.ca));
-    const leaf = new X509Certificate(await readFile(store.paths.cert));
-    expect(leaf.checkIssued(ca)).toBe(true);
-    expect(new Date(leaf.validTo).getTime()).toBe(new Date(ca.validTo).getTime());
-  });
+  it.skipIf(opensslMissing !== undefined)(
+    skipTitle("a pair issued by a CA that expires sooner than a year ends when the CA does (third new-user trial)", opensslMissing),
+    async () => {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
+      await chmod(join(dir, "ca.key"), 0o600);
+      execFileSync("openssl", [
+        "req",
+        "-x509",
+        "-key",
+        join(dir, "ca.key"),
+        "-out",
+        join(dir, "ca.crt"),
+        "-days",
+        "30",
+        "-subj",
+        "/CN=short-lived CA",
+        "-addext",
+        "basicConstraints=critical,CA:true",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+      ]);
+      const store = await ensureCertStore(dir, BRIDGE_CERT_NAME);
+      const ca = new X509Certificate(await readFile(store.paths.ca));
+      const leaf = new X509Certificate(await readFile(store.paths.cert));
+      expect(leaf.checkIssued(ca)).toBe(true);
+      expect(new Date(leaf.validTo).getTime()).toBe(new Date(ca.validTo).getTime());
+    },
+  );
 
   it.skipIf(opensslMissing !== undefined)(skipTitle("openssl reads the certs as ED25519 with the SANs and verifies the chain", opensslMissing), async () => {
     const store = await ensureCertStore(dir, BRIDGE_CERT_NAME);
