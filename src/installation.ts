@@ -13,18 +13,21 @@ import { fileURLToPath } from "node:url";
  * nearest above this module with a `package.json` (this module runs from `dist/`, from the CLI's
  * loader `dist/cli/main.cjs`, and, in tests, from `src/`).
  */
-export const PACKAGE_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
-
-function packageRoot(from: string): string {
+export function packageRoot(): string {
+  if (root !== undefined) return root;
+  const from = path.dirname(fileURLToPath(import.meta.url));
   for (let dir = from; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, "package.json"))) return dir;
-    if (path.dirname(dir) === dir) return path.dirname(from);
+    if (existsSync(path.join(dir, "package.json"))) return (root = dir);
+    if (path.dirname(dir) === dir) return (root = path.dirname(from));
   }
 }
 
+/** {@link packageRoot}, found when first asked for (a fault), not at every start. */
+let root: string | undefined;
+
 function insidePackage(file: string | undefined): boolean {
   if (file === undefined) return false;
-  const relative = path.relative(PACKAGE_ROOT, file.startsWith("file:") ? fileURLToPath(file) : file);
+  const relative = path.relative(packageRoot(), file.startsWith("file:") ? fileURLToPath(file) : file);
   return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }
 
@@ -42,8 +45,8 @@ export function missingPart(err: unknown): string | undefined {
     const found = /Cannot find (?:package|module) '([^']+)' imported from (\S+)/.exec(e.message);
     return found && insidePackage(found[2]) ? found[1] : undefined;
   }
-  if (e.code === "ENOENT" && e.path !== undefined && insidePackage(e.path) && path.relative(PACKAGE_ROOT, e.path).split(path.sep)[0] === "dist") {
-    return path.relative(PACKAGE_ROOT, e.path);
+  if (e.code === "ENOENT" && e.path !== undefined && insidePackage(e.path) && path.relative(packageRoot(), e.path).split(path.sep)[0] === "dist") {
+    return path.relative(packageRoot(), e.path);
   }
   return undefined;
 }
@@ -51,7 +54,7 @@ export function missingPart(err: unknown): string | undefined {
 /** The one line for an installation fault (see {@link missingPart}), without a newline, or undefined. */
 export function installationFault(err: unknown): string | undefined {
   const part = missingPart(err);
-  return part === undefined ? undefined : `orchestra-stdio: the installation at ${PACKAGE_ROOT} is incomplete: cannot load ${part}; reinstall the package`;
+  return part === undefined ? undefined : `orchestra-stdio: the installation at ${packageRoot()} is incomplete: cannot load ${part}; reinstall the package`;
 }
 
 /**

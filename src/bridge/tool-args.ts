@@ -30,7 +30,8 @@ export interface ArgumentProblem {
 
 type Dialect = "draft-07" | "2019-09" | "2020-12";
 
-interface CompiledSchema {
+/** A validator as ajv compiles it: the verdict, and the errors of the last call. */
+export interface CompiledSchema {
   (data: unknown): boolean;
   errors?: ErrorObject[] | null;
 }
@@ -134,7 +135,7 @@ export class ToolArgumentChecker {
     const cache = this.validatorCache;
     const key = cache !== undefined && ownDialect(copy, dialect) ? validatorKey(dialect, JSON.stringify(copy)) : undefined;
     const cached = key === undefined ? undefined : cache!.read(key);
-    if (cached !== undefined) return cached as CompiledSchema;
+    if (cached !== undefined) return cached;
     const ajv = await this.instance(dialect);
     try {
       const fn = ajv.compile(copy);

@@ -16,17 +16,12 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { userCacheDir } from "../user-cache-dir.js";
+import type { CompiledSchema } from "./tool-args.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { cachesTurnedOff, pruneFiles, readOwnFile, writeOwnFile } from "../user-cache-file.js";
 
 /** Most validator files kept (a few KB each): one per distinct tool schema called. */
 export const MAX_VALIDATOR_FILES = 512;
-
-/** A validator as ajv compiles it: the verdict, and the errors of the last call. */
-export interface CachedValidator {
-  (data: unknown): boolean;
-  errors?: unknown[] | null;
-}
 
 const require = createRequire(import.meta.url);
 const FILE_SUFFIX = ".cjs";
@@ -54,7 +49,7 @@ export class ToolValidatorCache {
   }
 
   /** The validator kept for `key`, or undefined (none, or unusable). */
-  read(key: string): CachedValidator | undefined {
+  read(key: string): CompiledSchema | undefined {
     const source = readOwnFile(this.fileOf(key));
     if (source === undefined) return undefined;
     try {
@@ -62,7 +57,7 @@ export class ToolValidatorCache {
       // ajv's standalone code is a CommonJS module requiring ajv's run-time helpers and ajv-formats' formats.
       new Function("require", "module", "exports", source.toString("utf8"))(require, module, module.exports);
       const validate = (module.exports as { default?: unknown }).default ?? module.exports;
-      return typeof validate === "function" ? (validate as CachedValidator) : undefined;
+      return typeof validate === "function" ? (validate as CompiledSchema) : undefined;
     } catch {
       return undefined;
     }

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { existsSync } from "node:fs";
 import { createSocket } from "node:dgram";
-import { expectSoundStore, writeExpiredPair } from "../helpers/cert-store.js";
+import { expectSoundStore, opensslEd25519Ca, writeExpiredPair } from "../helpers/cert-store.js";
 import { CLI, cliEnvironment, requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 import { connectBridge, textOf, waitFor } from "../helpers/transport.js";
 
@@ -170,25 +170,7 @@ describe("certs show flags the stores serve refuses, with fixes that work withou
   it("a CA certificate whose keyUsage lacks keyCertSign: show names keyUsage, serve refuses it naming both possible reasons", async () => {
     // An Ed25519 CA (CA:TRUE) that may not sign certificates, made with openssl.
     const dir = join(await temp(), "no-cert-sign");
-    await mkdir(dir, { mode: 0o700 });
-    execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
-    execFileSync("openssl", [
-      "req",
-      "-x509",
-      "-key",
-      join(dir, "ca.key"),
-      "-out",
-      join(dir, "ca.crt"),
-      "-subj",
-      "/CN=no-cert-sign",
-      "-days",
-      "30",
-      "-addext",
-      "basicConstraints=critical,CA:true",
-      "-addext",
-      "keyUsage=critical,digitalSignature",
-    ]);
-    await chmod(join(dir, "ca.key"), 0o600);
+    await opensslEd25519Ca(dir, { name: "no-cert-sign", days: 30, keyUsage: "digitalSignature" });
     const show = await runCli(["certs", "show", "--certs-dir", dir]);
     expect(show.stdout).toContain(`${join(dir, "ca.crt")} is not a CA certificate (keyUsage lacks keyCertSign)`);
     const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);

@@ -1,8 +1,9 @@
 /**
  * Assertions on a cert store directory (src/pki/store.ts layout) for tests.
  */
+import { execFileSync } from "node:child_process";
 import { KeyObject, X509Certificate, createPrivateKey, webcrypto } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "vitest";
 
@@ -43,4 +44,17 @@ export async function writeExpiredPair(d: string, name: string): Promise<void> {
   });
   await writeFile(join(d, `${name}.crt`), cert.toString("pem"));
   await writeFile(join(d, `${name}.key`), KeyObject.from(keys.privateKey).export({ format: "pem", type: "pkcs8" }) as string, { mode: 0o600 });
+}
+
+/**
+ * Makes `dir` (0700) hold a self-signed Ed25519 CA made with openssl: `ca.key` (PKCS#8, 0600) and
+ * `ca.crt` with subject `CN=<name>`, valid `days`, basicConstraints CA:true and `keyUsage`
+ * (critical). Needs openssl on PATH.
+ */
+export async function opensslEd25519Ca(dir: string, { name, days, keyUsage }: { name: string; days: number; keyUsage: string }): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
+  await chmod(join(dir, "ca.key"), 0o600);
+  const extensions = ["basicConstraints=critical,CA:true", `keyUsage=critical,${keyUsage}`].flatMap((e) => ["-addext", e]);
+  execFileSync("openssl", ["req", "-x509", "-key", join(dir, "ca.key"), "-out", join(dir, "ca.crt"), "-subj", `/CN=${name}`, "-days", String(days), ...extensions]);
 }

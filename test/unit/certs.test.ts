@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { X509Certificate, createPrivateKey } from "node:crypto";
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { expectSoundStore } from "../helpers/cert-store.js";
+import { expectSoundStore, opensslEd25519Ca } from "../helpers/cert-store.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BRIDGE_CERT_NAME, CertStoreError, defaultCertsDir, ensureCertStore, ORCHESTRATOR_CERT_NAME } from "../../src/pki/store.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
@@ -274,25 +274,7 @@ describe("ensureCertStore", () => {
   it.skipIf(opensslMissing !== undefined)(
     skipTitle("a pair issued by a CA that expires sooner than a year ends when the CA does (third new-user trial)", opensslMissing),
     async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      execFileSync("openssl", ["genpkey", "-algorithm", "ed25519", "-out", join(dir, "ca.key")]);
-      await chmod(join(dir, "ca.key"), 0o600);
-      execFileSync("openssl", [
-        "req",
-        "-x509",
-        "-key",
-        join(dir, "ca.key"),
-        "-out",
-        join(dir, "ca.crt"),
-        "-days",
-        "30",
-        "-subj",
-        "/CN=short-lived CA",
-        "-addext",
-        "basicConstraints=critical,CA:true",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-      ]);
+      await opensslEd25519Ca(dir, { name: "short-lived CA", days: 30, keyUsage: "keyCertSign,cRLSign" });
       const store = await ensureCertStore(dir, BRIDGE_CERT_NAME);
       const ca = new X509Certificate(await readFile(store.paths.ca));
       const leaf = new X509Certificate(await readFile(store.paths.cert));

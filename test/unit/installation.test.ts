@@ -2,7 +2,9 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { installationFault, missingPart, PACKAGE_ROOT } from "../../src/installation.js";
+import { installationFault, missingPart, packageRoot } from "../../src/installation.js";
+
+const PACKAGE_ROOT = packageRoot();
 
 const fault = (code: string, message: string, extra: object = {}) => Object.assign(new Error(message), { code }, extra);
 
