@@ -15,6 +15,8 @@ import { join, resolve } from "node:path";
 import { Writable, type Readable } from "node:stream";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
+import { defaultCertsDir } from "../pki/default-certs-dir.js";
+import type { TlsMaterial } from "../pki/store.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
 import { childLogger, holdLogging, startLogging } from "../log.js";
 import { addLogOptions, namingVariable, optionOrigin, withEnvironment } from "./environment.js";
@@ -203,20 +205,11 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   // Loaded here, not at the top, so that `--help` and the other commands start fast.
-  const [
-    { StdioBridge },
-    { CaptureWriter },
-    { PACKAGE_NAME, PACKAGE_VERSION },
-    { parseHostPort },
-    { advisedDir, BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, tildeSentence },
-    { STDIO_MAX_LINE_BYTES },
-    { DeferredSender },
-  ] = await Promise.all([
+  const [{ StdioBridge }, { CaptureWriter }, { PACKAGE_NAME, PACKAGE_VERSION }, { parseHostPort }, { STDIO_MAX_LINE_BYTES }, { DeferredSender }] = await Promise.all([
     import("../bridge/stdio-bridge.js"),
     import("../bridge/capture.js"),
     import("../version.js"),
     import("../quic/address.js"),
-    import("../pki/store.js"),
     import("../framing/line-splitter.js"),
     import("../transport/deferred-sender.js"),
   ]);
@@ -224,10 +217,13 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   const cleanups: Array<() => Promise<void>> = [];
   /** Embedded: settles once the orchestrator is up (undefined) or could not start (the message). */
   let embeddedStart: Promise<string | undefined> | undefined;
+  /** With an address: checks the cert store once (see below); undefined without one. */
+  let checkStore: (() => Promise<TlsMaterial>) | undefined;
+  /** The cert store's fault, once {@link checkStore} found one (exit 2). */
+  let storeFailure: string | undefined;
   let abandoned = false;
   try {
     let sender: Sender;
-    let preparedTls: import("../pki/store.js").TlsMaterial | undefined;
     let bridgeOutput: Writable = process.stdout;
     let capture: InstanceType<typeof CaptureWriter> | undefined;
     // Opened once the options are known good and before anything starts or logs that it serves:
@@ -246,32 +242,36 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     try {
       if (opts.orchestratorAddr !== undefined) {
         const { host, port } = parseHostPort(opts.orchestratorAddr);
-        // An existing orchestrator's CA must be there: checked (and our pair issued) before initialize.
-        try {
-          // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
-          preparedTls = await ensureCertStore(origins.certsDirGiven ?? opts.certsDir ?? defaultCertsDir(), BRIDGE_CERT_NAME, { createCa: false });
-        } catch (err) {
-          log.error((err as Error).message);
-          return 2;
-        }
         if (!openCapture()) return 1;
-        const senderOptions = {
-          host,
-          port,
-          tls: preparedTls,
-          certsDir: opts.certsDir ?? defaultCertsDir(),
-          serverName: opts.serverName,
-          ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}),
-        };
+        const address = opts.orchestratorAddr;
+        const certsDir = opts.certsDir ?? defaultCertsDir();
+        // An existing orchestrator's CA must be there, and our pair is issued from it: checked
+        // after the `initialize` answer (it loads Node's crypto and the X.509 code), by the first
+        // call that needs the orchestrator or when start-up is over, whichever comes first, and
+        // at exit if neither came. A fault is logged as an `error`: calls in flight are answered
+        // -32603 naming it, and the process exits 2 (docs/cli.md "Exit status").
+        let checked: Promise<TlsMaterial> | undefined;
+        checkStore = () =>
+          (checked ??= (async () => {
+            const { BRIDGE_CERT_NAME, ensureCertStore } = await import("../pki/store.js");
+            // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
+            return ensureCertStore(origins.certsDirGiven ?? certsDir, BRIDGE_CERT_NAME, { createCa: false });
+          })().catch((err: unknown) => {
+            storeFailure = (err as Error).message;
+            log.error(storeFailure);
+            bridgeRef?.interrupt(`the cert store cannot be used: ${storeFailure}`);
+            process.stdin.destroy();
+            throw err;
+          }));
         // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
-        sender = new DeferredSender({ address: opts.orchestratorAddr, streams: opts.transport !== "tls", open: () => openSender(opts.transport, senderOptions) });
-        log.info(
-          { orchestrator: opts.orchestratorAddr, transport: opts.transport, certsDir: senderOptions.certsDir },
-          `MCP on stdin/stdout, bridged to the orchestrator at ${opts.orchestratorAddr} (${opts.transport})`,
-        );
+        const open = async () => {
+          const tls = await checkStore!();
+          return openSender(opts.transport, { host, port, tls, certsDir, serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) });
+        };
+        sender = new DeferredSender({ address, streams: opts.transport !== "tls", open });
+        log.info({ orchestrator: address, transport: opts.transport, certsDir }, `MCP on stdin/stdout, bridged to the orchestrator at ${address} (${opts.transport})`);
       } else {
-        const refusal =
-          opts.certsDir === undefined ? undefined : embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir, { tildeSentence, advisedDir });
+        const refusal = opts.certsDir === undefined ? undefined : await embeddedStoreRefusal(opts.certsDir, origins.certsDir, origins.certsDirGiven ?? opts.certsDir);
         if (refusal) {
           log.error(refusal);
           return 2;
@@ -353,11 +353,16 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
       bridge.interrupt(`the embedded orchestrator did not start: ${failure}`);
       process.stdin.destroy();
     });
-    afterStartUp(bridgeOutput, process.stdin, endStartUp);
+    afterStartUp(bridgeOutput, process.stdin, () => {
+      endStartUp();
+      void checkStore?.().catch(() => undefined);
+    });
     await bridge.run();
-    // stdin may end before a failing start settles: its failure is still the exit status.
+    // stdin may end before a failing start settles, or before the store was checked: either's failure is still the exit status.
     if (!stopRequested) await embeddedStart;
     if (startFailure !== undefined) return 1;
+    if (!stopRequested) await checkStore?.().catch(() => undefined);
+    if (storeFailure !== undefined) return 2;
     return stopRequested ? (process.exitCode as number) : 0;
   } finally {
     await runAll(cleanups, log);
@@ -425,17 +430,13 @@ async function openSender(transport: Transport, options: import("../quic/quic-li
  * most often the address was meant to be given and is missing or misspelt.
  * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
  * @param given the path as given (a literal `~` gets the cert store's `~` sentence beside the path it made, and the advice names the home directory)
- * @param store src/pki/store.ts's `~` sentence and advised directory (loaded with the store's module)
+ * (the cert store's module, for its `~` sentence and advised directory, is loaded only to refuse)
  */
-function embeddedStoreRefusal(
-  dir: string,
-  origin: string,
-  given: string,
-  store: { tildeSentence: (given: string) => string; advisedDir: (root: string, given: string) => string },
-): string | undefined {
+async function embeddedStoreRefusal(dir: string, origin: string, given: string): Promise<string | undefined> {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;
-  const tilde = store.tildeSentence(given);
-  const advised = store.advisedDir(dir, given);
+  const { tildeSentence, advisedDir } = await import("../pki/store.js");
+  const tilde = tildeSentence(given);
+  const advised = advisedDir(dir, given);
   return (
     `no --orchestrator-addr (nor ORCHESTRA_ORCHESTRATOR_ADDR): the embedded reference orchestrator would create a new CA in ${dir} (${origin}${tilde === "" ? "" : `; ${tilde}`}), which holds no ca.crt with its ca.key; refusing to write one there. ` +
     `To connect to your orchestrator, set --orchestrator-addr or ORCHESTRA_ORCHESTRATOR_ADDR (check its spelling); for the embedded orchestrator, leave out the cert store (the user's embedded store is used) or create the CA first with \`orchestra-stdio certs init --certs-dir ${advised}\``

@@ -167,10 +167,7 @@ export function advisedDir(root: string, given: string): string {
   return hasLiteralTilde(given) ? path.join(os.homedir(), given.slice(1)) : root;
 }
 
-/** `~/.orchestra/certs` for the current user. */
-export function defaultCertsDir(): string {
-  return path.join(os.homedir(), ".orchestra", "certs");
-}
+export { defaultCertsDir } from "./default-certs-dir.js";
 
 /**
  * A party name must be usable both as a file name and as a DNS SAN:

@@ -1,6 +1,6 @@
 /**
  * The cert store from the outside: `orchestra-stdio certs init|show`, `serve --orchestrator-addr`
- * without a CA (exit 2 before initialize), and concurrent first starts of real processes on one
+ * without a CA (exit 2 after answering initialize: the store is checked after the answer), and concurrent first starts of real processes on one
  * empty store.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -12,7 +12,7 @@ import { cleanupsAfterEach } from "../helpers/cleanups.js";
 import { existsSync } from "node:fs";
 import { createSocket } from "node:dgram";
 import { expectSoundStore, opensslEd25519Ca, writeExpiredPair } from "../helpers/cert-store.js";
-import { CLI, cliEnvironment, requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { CLI, cliEnvironment, expectStoreFaultAnswers, INITIALIZE_THEN_TOOLS_LIST, requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 import { connectBridge, textOf, waitFor } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
@@ -37,11 +37,11 @@ const initialize =
   JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) + "\n";
 
 describe("serve --orchestrator-addr without a CA", () => {
-  it("exits 2 before answering initialize, says where the orchestrator's CA is and what to copy, creates nothing", async () => {
+  it("answers initialize, then answers the call in flight -32603 and exits 2, saying where the orchestrator's CA is and what to copy; creates nothing", async () => {
     const dir = join(await temp(), "certs");
-    const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    const { stdout, stderr, code } = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], INITIALIZE_THEN_TOOLS_LIST);
     expect(code).toBe(2);
-    expect(stdout).toBe("");
+    expectStoreFaultAnswers(stdout, `no CA in ${dir} (${join(dir, "ca.crt")} is missing)`);
     expect(stderr).toContain(`${join(dir, "ca.crt")} is missing`);
     expect(stderr).toContain("cannot be verified: copy ca.crt from the orchestrator's cert store");
     expect(stderr).toContain("transport.stdio-client.crt/.key");
@@ -173,9 +173,9 @@ describe("certs show flags the stores serve refuses, with fixes that work withou
     await opensslEd25519Ca(dir, { name: "no-cert-sign", days: 30, keyUsage: "digitalSignature" });
     const show = await runCli(["certs", "show", "--certs-dir", dir]);
     expect(show.stdout).toContain(`${join(dir, "ca.crt")} is not a CA certificate (keyUsage lacks keyCertSign)`);
-    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], initialize);
+    const serve = await runCli(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir], INITIALIZE_THEN_TOOLS_LIST);
     expect(serve.code).toBe(2);
-    expect(serve.stdout).toBe("");
+    expectStoreFaultAnswers(serve.stdout, "is not a CA certificate");
     expect(serve.stderr).toContain(`${join(dir, "ca.crt")} is not a CA certificate (basicConstraints lacks CA:true, or keyUsage lacks keyCertSign)`);
   }, 60_000);
 

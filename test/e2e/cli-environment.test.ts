@@ -14,7 +14,7 @@ import { envVarName } from "../../src/cli/environment.js";
 import { registerOrchestratorCommand } from "../../src/cli/orchestrator.js";
 import { registerServeCommand } from "../../src/cli/serve.js";
 import { requireCommand, skipTitle } from "../helpers/requires.js";
-import { CLI, cliEnvironment, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { CLI, cliEnvironment, expectStoreFaultAnswers, INITIALIZE_THEN_TOOLS_LIST, requireBuiltCli, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`;
 
@@ -26,15 +26,23 @@ function jsonLogLines(stderr: string): Array<{ level: number; msg: string; certs
     .map((l) => JSON.parse(l) as { level: number; msg: string });
 }
 
-/** Runs `serve` with `initialize` on stdin, expects exit 2 with nothing on stdout and one JSON `error` line, and returns its message. */
-async function startRefusal(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const { stdout, stderr, code } = await runCli([...args], INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
+/**
+ * Runs `serve` with `initialize` on stdin and expects exit 2 with one JSON `error` line (whose
+ * message it returns) and nothing on stdout, or, with an address (the cert store is checked after
+ * the answer), the answers of {@link expectStoreFaultAnswers}.
+ */
+async function startRefusal(args: readonly string[], env: NodeJS.ProcessEnv, withAddress = false): Promise<string> {
+  const { stdout, stderr, code } = await runCli([...args], withAddress ? INITIALIZE_THEN_TOOLS_LIST : INITIALIZE, { ...env, ORCHESTRA_LOG_FORMAT: "json" });
   expect(code).toBe(2);
-  expect(stdout).toBe("");
-  const [line, ...rest] = jsonLogLines(stderr);
-  expect(rest).toEqual([]);
-  expect(line!.level).toBe(50);
-  return line!.msg;
+  const lines = jsonLogLines(stderr);
+  const errors = lines.filter((l) => l.level >= 50);
+  expect(errors).toHaveLength(1);
+  if (withAddress) expectStoreFaultAnswers(stdout, errors[0]!.msg);
+  else {
+    expect(lines).toEqual(errors);
+    expect(stdout).toBe("");
+  }
+  return errors[0]!.msg;
 }
 
 const TOOLS_LIST = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`;
@@ -268,7 +276,7 @@ describe("environment variables", () => {
       [["serve", "--orchestrator-addr", "127.0.0.1:51732", "--certs-dir", "~/.orchestra/certs"], {}],
       [["serve", "--orchestrator-addr", "127.0.0.1:51732"], { ORCHESTRA_CERTS_DIR: "~/.orchestra/certs" }],
     ] as const) {
-      const msg = await startRefusal(args, env);
+      const msg = await startRefusal(args, env, true);
       expect(msg).toContain('the path was given as "~/.orchestra/certs" and "~" is not expanded here');
       expect(msg).toContain(`Otherwise, copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${meant}, `);
       expect(msg).not.toMatch(/into \S*\/~\//);

@@ -101,7 +101,8 @@ describe("serve start-up", () => {
       const forCalls =
         /\/@bufbuild\/protobuf\/|\/node_modules\/uuid\/|\/dist\/(translate\/(tools|streams|prompts|resources|struct)|gen\/proto\/|quic\/(?!address)|tls\/|transport\/rpc-client)/;
       expect(modules.filter((m) => forCalls.test(m))).toEqual([]);
-      // The store holds the bridge's pair: reading it needs Node's X.509, not @peculiar/x509.
+      // The cert store is checked after the answer: none of its code (nor @peculiar/x509) loads before it.
+      expect(dist.filter((m) => /^dist\/pki\/(?!default-certs-dir\.js$)/.test(m))).toEqual([]);
       expect(modules.filter((m) => m.includes("/@peculiar/x509/"))).toEqual([]);
     },
     60_000,

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The package's `bin` (a CommonJS loader of the CLI bundle; dist/cli/main.js runs it too). */
@@ -46,6 +46,34 @@ export function runCli(args: string[], input = "", env: NodeJS.ProcessEnv = {}):
     child.stdin.on("error", () => {});
     child.stdin.end(input);
   });
+}
+
+/**
+ * `serve --orchestrator-addr` with a cert store it cannot use (it checks the store after its
+ * `initialize` answer): `initialize`, then `tools/list` (id 2, answered with the store's fault).
+ */
+export const INITIALIZE_THEN_TOOLS_LIST = [
+  { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+  { jsonrpc: "2.0", id: 2, method: "tools/list" },
+]
+  .map((m) => `${JSON.stringify(m)}\n`)
+  .join("");
+
+/**
+ * Expects `stdout` of a `serve --orchestrator-addr` given {@link INITIALIZE_THEN_TOOLS_LIST} whose
+ * cert store was refused: the `initialize` result, then `tools/list` answered -32603 with a
+ * message containing `fault`, and nothing else.
+ */
+export function expectStoreFaultAnswers(stdout: string, fault: string): void {
+  const messages = stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: number; result?: { protocolVersion?: string }; error?: { code: number; message: string } });
+  expect(messages).toHaveLength(2);
+  expect(messages[0]).toMatchObject({ id: 1, result: { protocolVersion: "2025-06-18" } });
+  expect(messages[1]).toMatchObject({ id: 2, error: { code: -32603 } });
+  expect(messages[1]!.error!.message).toContain(fault);
 }
 
 /**
