@@ -221,6 +221,8 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
   let checkStore: (() => Promise<TlsMaterial>) | undefined;
   /** The cert store's fault, once {@link checkStore} found one (exit 2). */
   let storeFailure: string | undefined;
+  /** A store check is running: a signal then abandons it (it may wait up to 10 s for the store's lock). */
+  let storeCheckPending = false;
   let abandoned = false;
   try {
     let sender: Sender;
@@ -247,25 +249,36 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
         const certsDir = opts.certsDir ?? defaultCertsDir();
         // An existing orchestrator's CA must be there, and our pair is issued from it: checked
         // after the `initialize` answer (it loads Node's crypto and the X.509 code), by the first
-        // call that needs the orchestrator or when start-up is over, whichever comes first, and
-        // at exit if neither came. A fault is logged as an `error`: calls in flight are answered
-        // -32603 naming it, and the process exits 2 (docs/cli.md "Exit status").
+        // request that needs the orchestrator or when start-up is over, whichever comes first,
+        // and at stdin EOF if neither came. A fault is logged as an `error`; the bridge serves on,
+        // every request that needs the orchestrator answered -32603 naming it (the sender's
+        // `connect` failure), and exits 2 at stdin EOF (docs/cli.md "Exit status").
         let checked: Promise<TlsMaterial> | undefined;
         checkStore = () =>
           (checked ??= (async () => {
+            storeCheckPending = true;
             const { BRIDGE_CERT_NAME, ensureCertStore } = await import("../pki/store.js");
             // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
             return ensureCertStore(origins.certsDirGiven ?? certsDir, BRIDGE_CERT_NAME, { createCa: false });
-          })().catch((err: unknown) => {
-            storeFailure = (err as Error).message;
-            log.error(storeFailure);
-            bridgeRef?.interrupt(`the cert store cannot be used: ${storeFailure}`);
-            process.stdin.destroy();
-            throw err;
-          }));
+          })().then(
+            (tls) => {
+              storeCheckPending = false;
+              return tls;
+            },
+            (err: unknown) => {
+              storeCheckPending = false;
+              // After a signal the process is ending: its exit status is the signal's, and nothing more is logged.
+              if (stopRequested) throw err;
+              storeFailure = (err as Error).message;
+              log.error(storeFailure);
+              throw err;
+            },
+          ));
         // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
         const open = async () => {
-          const tls = await checkStore!();
+          const tls = await checkStore!().catch((err: unknown) => {
+            throw new Error(`cannot load TLS material: ${(err as Error).message}`, { cause: err });
+          });
           return openSender(opts.transport, { host, port, tls, certsDir, serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) });
         };
         sender = new DeferredSender({ address, streams: opts.transport !== "tls", open });
@@ -365,6 +378,7 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
     if (storeFailure !== undefined) return 2;
     return stopRequested ? (process.exitCode as number) : 0;
   } finally {
+    if (stopRequested && storeCheckPending) abandoned = true;
     await runAll(cleanups, log);
     if (abandoned) emergencyExit(process.exitCode as number);
   }

@@ -138,7 +138,7 @@ export class DeferredSender implements StreamingSender {
       this.waiters.add(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
       if (timeoutMs !== undefined && timeoutMs > 0 && timeoutMs < 2 ** 31) {
-        timer = setTimeout(() => settle(() => reject(senderError(this.options.address, "timeout", `not started within ${timeoutMs} ms`))), timeoutMs);
+        timer = setTimeout(() => settle(() => reject(senderError(this.options.address, "timeout", `not ready within ${timeoutMs} ms`))), timeoutMs);
       }
     });
   }

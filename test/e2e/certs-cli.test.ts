@@ -3,9 +3,9 @@
  * without a CA (exit 2 after answering initialize: the store is checked after the answer), and concurrent first starts of real processes on one
  * empty store.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { chmod, copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { chmod, copyFile, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cleanupsAfterEach } from "../helpers/cleanups.js";
@@ -47,7 +47,52 @@ describe("serve --orchestrator-addr without a CA", () => {
     expect(stderr).toContain("transport.stdio-client.crt/.key");
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   }, 60_000);
+
+  it("serves on after finding the fault: a request sent once the fault is logged is answered -32603 naming it, and the exit at EOF is 2", async () => {
+    const dir = join(await temp(), "certs");
+    const serve = liveServe(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
+    const [initialize, , toolsList] = INITIALIZE_THEN_TOOLS_LIST.split("\n");
+    serve.child.stdin.write(`${initialize}\n`);
+    await waitFor(() => serve.stdout().includes('"id":1'), "the initialize answer", 30_000);
+    // Found by the tools subscription the bridge starts after initialize, else at the end of start-up.
+    await waitFor(() => serve.stderr().includes(`${join(dir, "ca.crt")} is missing`), "the store fault's error line", 30_000);
+    serve.child.stdin.end(`${toolsList}\n`);
+    expect(await serve.exited).toBe(2);
+    expectStoreFaultAnswers(serve.stdout(), `cannot load TLS material: no CA in ${dir}`);
+  }, 60_000);
+
+  it("SIGTERM while the check waits for another process's lock on the store ends at once: exit 143, no store fault logged after it", async () => {
+    const dir = join(await temp(), "locked");
+    await mkdir(dir, { mode: 0o700 });
+    // A live holder (this test process) of the lock of a CA being created: the check waits for it.
+    await writeFile(join(dir, ".ca.lock"), `${process.pid} ${hostname()} test-token`);
+    const serve = liveServe(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
+    serve.child.stdin.write(INITIALIZE_THEN_TOOLS_LIST);
+    await waitFor(() => serve.stdout().includes('"id":1'), "the initialize answer", 30_000);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(143);
+    const answers = serve
+      .stdout()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: number; error?: { code: number; message: string } });
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1]!.error).toMatchObject({ code: -32603, message: expect.stringContaining("SIGTERM") });
+    expect(serve.stderr()).not.toContain("ca.crt");
+  }, 60_000);
 });
+
+/** A `serve` process whose stdin the test writes; its output so far, and its exit status (a signal's as 128 + n). */
+function liveServe(args: string[]): { child: ReturnType<typeof spawn>; stdout(): string; stderr(): string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cliEnvironment({ ORCHESTRA_LOG_FORMAT: "json" }), stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code, signal) => resolve(signal ? 128 + (signal === "SIGTERM" ? 15 : 2) : code)));
+  cleanups.push(async () => void child.kill("SIGKILL"));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
 
 describe("orchestra-stdio certs", () => {
   it("init creates the CA and both parties' pairs; show reports them and a key readable by others", async () => {
