@@ -15,6 +15,7 @@ import { join, resolve } from "node:path";
 import { Writable, type Readable } from "node:stream";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Sender } from "../transport/sender.js";
+import { tlsMaterialDetail } from "../transport/errors.js";
 import { defaultCertsDir } from "../pki/default-certs-dir.js";
 import type { TlsMaterial } from "../pki/store.js";
 import { orchestratorAddress, serverNameOption } from "./address-option.js";
@@ -257,27 +258,22 @@ async function serve(opts: ServeOptions, origins: { certsDir: string; certsDirGi
         checkStore = () =>
           (checked ??= (async () => {
             storeCheckPending = true;
-            const { BRIDGE_CERT_NAME, ensureCertStore } = await import("../pki/store.js");
-            // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
-            return ensureCertStore(origins.certsDirGiven ?? certsDir, BRIDGE_CERT_NAME, { createCa: false });
-          })().then(
-            (tls) => {
-              storeCheckPending = false;
-              return tls;
-            },
-            (err: unknown) => {
-              storeCheckPending = false;
+            try {
+              const { BRIDGE_CERT_NAME, ensureCertStore } = await import("../pki/store.js");
+              // The path as given (it resolves to opts.certsDir): a literal `~` gets the store's `~` hint.
+              return await ensureCertStore(origins.certsDirGiven ?? certsDir, BRIDGE_CERT_NAME, { createCa: false });
+            } catch (err) {
               // After a signal the process is ending: its exit status is the signal's, and nothing more is logged.
-              if (stopRequested) throw err;
-              storeFailure = (err as Error).message;
-              log.error(storeFailure);
+              if (!stopRequested) log.error((storeFailure = (err as Error).message));
               throw err;
-            },
-          ));
+            } finally {
+              storeCheckPending = false;
+            }
+          })());
         // The transport's code loads with the first call that needs the orchestrator, after `initialize`.
         const open = async () => {
           const tls = await checkStore!().catch((err: unknown) => {
-            throw new Error(`cannot load TLS material: ${(err as Error).message}`, { cause: err });
+            throw new Error(tlsMaterialDetail(err), { cause: err });
           });
           return openSender(opts.transport, { host, port, tls, certsDir, serverName: opts.serverName, ...(opts.idleTimeout ? { idleTimeoutMs: opts.idleTimeout } : {}) });
         };
@@ -441,10 +437,10 @@ async function openSender(transport: Transport, options: import("../quic/quic-li
  * It may when `dir` already holds a CA with its key (`ca.crt` and `ca.key`, as `certs init` or
  * `orchestrator` create them). Otherwise it would create a new CA there, and a bridge store
  * meant for another orchestrator (its `ca.crt`, no `ca.key`) would then trust the wrong CA:
- * most often the address was meant to be given and is missing or misspelt.
+ * most often the address was meant to be given and is missing or misspelt. The cert store's
+ * module (its `~` sentence and advised directory) is loaded only to refuse.
  * @param origin how the store was given (`--certs-dir` or `ORCHESTRA_CERTS_DIR="/x"`)
  * @param given the path as given (a literal `~` gets the cert store's `~` sentence beside the path it made, and the advice names the home directory)
- * (the cert store's module, for its `~` sentence and advised directory, is loaded only to refuse)
  */
 async function embeddedStoreRefusal(dir: string, origin: string, given: string): Promise<string | undefined> {
   if (existsSync(join(dir, "ca.crt")) && existsSync(join(dir, "ca.key"))) return undefined;

@@ -40,6 +40,11 @@ export function senderError(address: string, kind: SenderErrorKind, detail: stri
   return new SenderError(kind, text, cause === undefined ? undefined : { cause });
 }
 
+/** The detail of a {@link SenderError} of kind `connect` when the bridge's TLS material (its cert store) cannot be had: `cannot load TLS material: <e's message>`. */
+export function tlsMaterialDetail(e: unknown): string {
+  return `cannot load TLS material: ${messageOf(e)}`;
+}
+
 /** The message of `e` (an Error's message, else its string form). */
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

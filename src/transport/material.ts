@@ -3,7 +3,7 @@
  * the cert store (created on first use). A failed read is retried on the next dial.
  */
 import { BRIDGE_CERT_NAME, defaultCertsDir, ensureCertStore, type TlsMaterial } from "../pki/store.js";
-import { messageOf, senderError, type SenderError, type SenderErrorKind } from "./errors.js";
+import { senderError, tlsMaterialDetail, type SenderError, type SenderErrorKind } from "./errors.js";
 import { formatHostPort, type Resolver } from "../quic/address.js";
 
 /** The orchestrator a sender talks to, and who it is to the orchestrator: options every link takes. */
@@ -60,7 +60,7 @@ export class MaterialLoader {
     try {
       return await this.pending;
     } catch (e) {
-      throw senderError(this.address, "connect", `cannot load TLS material: ${messageOf(e)}`, e);
+      throw senderError(this.address, "connect", tlsMaterialDetail(e), e);
     }
   }
 }

@@ -3,7 +3,7 @@
  * without a CA (exit 2 after answering initialize: the store is checked after the answer), and concurrent first starts of real processes on one
  * empty store.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmod, copyFile, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { existsSync } from "node:fs";
 import { createSocket } from "node:dgram";
 import { expectSoundStore, opensslEd25519Ca, writeExpiredPair } from "../helpers/cert-store.js";
 import { CLI, cliEnvironment, expectStoreFaultAnswers, INITIALIZE_THEN_TOOLS_LIST, requireBuiltCli, ROOT, runCli, startOrchestratorProcess, tempDir } from "../helpers/cli.js";
+import { LineClient } from "../helpers/mcp-lines.js";
 import { connectBridge, textOf, waitFor } from "../helpers/transport.js";
 
 beforeAll(() => requireBuiltCli());
@@ -50,15 +51,15 @@ describe("serve --orchestrator-addr without a CA", () => {
 
   it("serves on after finding the fault: a request sent once the fault is logged is answered -32603 naming it, and the exit at EOF is 2", async () => {
     const dir = join(await temp(), "certs");
-    const serve = liveServe(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
+    const serve = liveServe(["--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
     const [initialize, , toolsList] = INITIALIZE_THEN_TOOLS_LIST.split("\n");
-    serve.child.stdin.write(`${initialize}\n`);
-    await waitFor(() => serve.stdout().includes('"id":1'), "the initialize answer", 30_000);
+    serve.write(initialize);
+    await waitFor(() => serve.responsesTo(1).length > 0, "the initialize answer", 30_000);
     // Found by the tools subscription the bridge starts after initialize, else at the end of start-up.
-    await waitFor(() => serve.stderr().includes(`${join(dir, "ca.crt")} is missing`), "the store fault's error line", 30_000);
-    serve.child.stdin.end(`${toolsList}\n`);
-    expect(await serve.exited).toBe(2);
-    expectStoreFaultAnswers(serve.stdout(), `cannot load TLS material: no CA in ${dir}`);
+    await waitFor(() => serve.stderr.includes(`${join(dir, "ca.crt")} is missing`), "the store fault's error line", 30_000);
+    serve.write(toolsList);
+    expect(await serve.end()).toBe(2);
+    expectStoreFaultAnswers(stdoutOf(serve), `cannot load TLS material: no CA in ${dir}`);
   }, 60_000);
 
   it("SIGTERM while the check waits for another process's lock on the store ends at once: exit 143, no store fault logged after it", async () => {
@@ -66,33 +67,27 @@ describe("serve --orchestrator-addr without a CA", () => {
     await mkdir(dir, { mode: 0o700 });
     // A live holder (this test process) of the lock of a CA being created: the check waits for it.
     await writeFile(join(dir, ".ca.lock"), `${process.pid} ${hostname()} test-token`);
-    const serve = liveServe(["serve", "--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
-    serve.child.stdin.write(INITIALIZE_THEN_TOOLS_LIST);
-    await waitFor(() => serve.stdout().includes('"id":1'), "the initialize answer", 30_000);
-    serve.child.kill("SIGTERM");
+    const serve = liveServe(["--orchestrator-addr", "127.0.0.1:9", "--certs-dir", dir]);
+    for (const line of INITIALIZE_THEN_TOOLS_LIST.trim().split("\n")) serve.write(line);
+    await waitFor(() => serve.responsesTo(1).length > 0, "the initialize answer", 30_000);
+    process.kill(serve.pid, "SIGTERM");
     expect(await serve.exited).toBe(143);
-    const answers = serve
-      .stdout()
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { id: number; error?: { code: number; message: string } });
+    const answers = serve.lines as Array<{ id: number; error?: { code: number; message: string } }>;
     expect(answers.map((a) => a.id)).toEqual([1, 2]);
     expect(answers[1]!.error).toMatchObject({ code: -32603, message: expect.stringContaining("SIGTERM") });
-    expect(serve.stderr()).not.toContain("ca.crt");
+    expect(serve.stderr).not.toContain("ca.crt");
   }, 60_000);
 });
 
-/** A `serve` process whose stdin the test writes; its output so far, and its exit status (a signal's as 128 + n). */
-function liveServe(args: string[]): { child: ReturnType<typeof spawn>; stdout(): string; stderr(): string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [CLI, ...args], { env: cliEnvironment({ ORCHESTRA_LOG_FORMAT: "json" }), stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code, signal) => resolve(signal ? 128 + (signal === "SIGTERM" ? 15 : 2) : code)));
-  cleanups.push(async () => void child.kill("SIGKILL"));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+/** `serve ARGS` spoken to line by line (JSON log lines on stderr), killed after the test if still running. */
+function liveServe(args: string[]): LineClient {
+  const client = new LineClient(args, undefined, cliEnvironment({ ORCHESTRA_LOG_FORMAT: "json" }));
+  cleanups.push(() => client.kill());
+  return client;
 }
+
+/** What `client`'s bridge wrote on stdout, a line per message. */
+const stdoutOf = (client: LineClient): string => client.lines.map((l) => JSON.stringify(l)).join("\n");
 
 describe("orchestra-stdio certs", () => {
   it("init creates the CA and both parties' pairs; show reports them and a key readable by others", async () => {
