@@ -4,7 +4,7 @@
  * files that make creation exclusive across processes.
  */
 import { randomBytes } from "node:crypto";
-import { promises as fs, constants as fsConstants, statSync } from "node:fs";
+import { promises as fs, constants as fsConstants, statSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CertStoreError } from "./error.js";
@@ -123,6 +123,9 @@ export async function ensureDir(
   warn: (message: string) => void,
   warning: { what: string; advice: string } = { what: "cert store", advice: `run chmod go-w ${dir} or use a private --certs-dir` },
 ): Promise<void> {
+  // An existing directory (every start after the first) costs one `stat`.
+  const existing = await fs.stat(dir).catch(() => undefined);
+  if (existing !== undefined) return checkDirStat(dir, existing, warn, warning);
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
   try {
     await fs.mkdir(dir, { mode: 0o700 });
@@ -133,7 +136,10 @@ export async function ensureDir(
       throw new CertStoreError(`cannot create ${dir}: ${(err as Error).message}`, { cause: err });
     }
   }
-  const st = await fs.stat(dir);
+  checkDirStat(dir, await fs.stat(dir), warn, warning);
+}
+
+function checkDirStat(dir: string, st: Stats, warn: (message: string) => void, warning: { what: string; advice: string }): void {
   if (!st.isDirectory()) throw new CertStoreError(`${dir} is not a directory`);
   const mode = st.mode & 0o7777;
   if ((mode & 0o022) !== 0) {

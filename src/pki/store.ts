@@ -246,7 +246,12 @@ async function openStore(root: string, given: string, name: string, warn: (messa
     cert: path.join(root, `${name}.crt`),
     key: path.join(root, `${name}.key`),
   };
+  // The pair is read alongside the CA (each read is several round trips to the thread pool); it is
+  // used only when the CA was there at the first look, and its fault, if any, is reported where it was read before.
+  const pairAtStart = readPair(paths);
+  pairAtStart.catch(() => {});
   let caPem = await readOptional(paths.ca);
+  const caAtStart = caPem !== undefined;
   // Without a CA to trust, nothing is created, not even the directory.
   if (mayCreateCa || caPem !== undefined) await ensureDir(root, warn);
 
@@ -283,7 +288,7 @@ async function openStore(root: string, given: string, name: string, warn: (messa
     throw new CertStoreError(`${paths.ca} is not a CA certificate (${notCa}): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`);
   }
 
-  let pair = await readPair(paths);
+  let pair = caAtStart ? await pairAtStart : await readPair(paths);
   // A leaf older than a CA created just now fails the signature check (new CA key).
   let problem = pairProblem(pair, caCert);
   let createdCert = false;
@@ -334,8 +339,12 @@ interface Pair {
   keyPem?: string | undefined;
 }
 
+/** Both files of a pair, read at once; a fault of the certificate's file is reported before one of the key's. */
 async function readPair(paths: { cert: string; key: string }): Promise<Pair> {
-  return { certPem: await readOptional(paths.cert), keyPem: await readOptional(paths.key) };
+  const [cert, key] = await Promise.allSettled([readOptional(paths.cert), readOptional(paths.key)]);
+  if (cert.status === "rejected") throw cert.reason;
+  if (key.status === "rejected") throw key.reason;
+  return { certPem: cert.value, keyPem: key.value };
 }
 
 /**

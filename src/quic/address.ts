@@ -2,7 +2,7 @@
  * `host:port` parsing and formatting, and name resolution to every address, for the QUIC and
  * TLS transports.
  */
-import { lookup } from "node:dns/promises";
+import { createRequire } from "node:module";
 import net from "node:net";
 
 /**
@@ -85,7 +85,11 @@ export class ResolveError extends Error {
 /** Resolves a host name to every address (`all`, the resolver's order). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+/** `dns.lookup` of every address; `node:dns` is loaded by the first name resolved (an IP address needs none). */
+const systemResolver: Resolver = async (host) => {
+  const { lookup } = createRequire(import.meta.url)("node:dns/promises") as typeof import("node:dns/promises");
+  return (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
 
 /**
  * The addresses to try for `host`: an IP literal as it is, else every address the resolver

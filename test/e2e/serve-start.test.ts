@@ -197,9 +197,11 @@ describe("serve start-up, embedded orchestrator", () => {
   });
   afterAll(() => cache?.remove());
 
-  /** One embedded `serve` with the module report: initialize, one tools/call, stdin closed. */
-  async function embeddedSession(): Promise<{ lines: Array<Record<string, unknown>>; modules: string[]; code: number | null }> {
-    const child = spawn(process.execPath, ["--import", LOADED_MODULES_HOOK, CLI, "serve"], {
+  /** One embedded `serve` (with the module report unless `nodeArgs` are given): initialize, one tools/call, stdin closed. */
+  async function embeddedSession(
+    nodeArgs: readonly string[] = ["--import", LOADED_MODULES_HOOK],
+  ): Promise<{ lines: Array<Record<string, unknown>>; modules: string[]; stderr: string; code: number | null }> {
+    const child = spawn(process.execPath, [...nodeArgs, CLI, "serve"], {
       env: cliEnvironment({ ORCHESTRA_LOG_LEVEL: "warn", XDG_CACHE_HOME: cache.path }),
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -222,7 +224,7 @@ describe("serve start-up, embedded orchestrator", () => {
       .split("\n")
       .filter((l) => l !== "")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    return { lines, modules: loadedModules(stderr), code };
+    return { lines, modules: loadedModules(stderr), stderr, code };
   }
 
   it("makes its cert store once per user: a later start creates no certificate (no @peculiar/x509)", async () => {
@@ -242,6 +244,22 @@ describe("serve start-up, embedded orchestrator", () => {
     expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
     expect(modules.some((m) => m.endsWith("/dist/gen/proto/orchestra/plugin/v1/plugin_codec.js"))).toBe(true);
     expect(modules.filter((m) => m.includes("/@bufbuild/") || m.endsWith("_pb.js"))).toEqual([]);
+  }, 60_000);
+
+  it("carries its first tools/call over QUIC without Node's ES module resolver or node:dns (the binding found without @matrixai/quic's exports map, an IP address not looked up)", async () => {
+    // A CommonJS preload (an --import one would load the ES module loader itself) that reports
+    // at the exit which of Node's own modules the process loaded.
+    const preload = join(cache.path, "builtins-probe.cjs");
+    await writeFile(
+      preload,
+      'process.on("exit", () => process.stderr.write(`BUILTINS ${JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice(13)))}\\n`));\n',
+    );
+    const { lines, stderr, code } = await embeddedSession(["--require", preload]);
+    expect(code).toBe(0);
+    expect(lines[1]).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "hi" }] } });
+    const builtins = JSON.parse(/^BUILTINS (.*)$/m.exec(stderr)![1]!) as string[];
+    expect(builtins).toContain("dgram"); // the probe sees what QUIC loaded
+    expect(builtins.filter((m) => m === "internal/modules/esm/resolve" || m === "dns" || m === "dns/promises")).toEqual([]);
   }, 60_000);
 
   it("a later session calls the tool with the argument validator an earlier one compiled: no ajv", async () => {

@@ -265,6 +265,33 @@ describe("ensureCertStore", () => {
     });
   });
 
+  it("reads the pair alongside the CA: an unreadable certificate is reported before an unreadable key", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await ensureCertStore(dir, ORCHESTRATOR_CERT_NAME);
+    await mkdir(join(dir, `${BRIDGE_CERT_NAME}.crt`));
+    await mkdir(join(dir, `${BRIDGE_CERT_NAME}.key`));
+    for (let round = 0; round < 5; round++) {
+      await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(
+        `cannot read ${join(dir, `${BRIDGE_CERT_NAME}.crt`)}: ${join(dir, `${BRIDGE_CERT_NAME}.crt`)} is not a regular file`,
+      );
+    }
+  });
+
+  it("without a CA, an unreadable pair read alongside it is no unhandled rejection: the missing CA is the error", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(dir, `${BRIDGE_CERT_NAME}.crt`), { recursive: true });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await expect(ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false })).rejects.toThrow(/^no CA in /);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it("rejects names that cannot be file names or DNS names", async () => {
     for (const bad of ["", "../x", "a/b", "ca", ".hidden", "has space"]) {
       await expect(ensureCertStore(dir, bad)).rejects.toBeInstanceOf(CertStoreError);

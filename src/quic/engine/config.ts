@@ -2,7 +2,9 @@
  * Engine configuration: what an endpoint needs to build a quiche `Config` (TLS 1.3 via
  * BoringSSL, ALPN, transport parameters of RFC 9000 §18.2), and the shared native handle.
  */
+import { existsSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import type { Config as QuicheConfig, Quiche } from "@matrixai/quic/native/index.js";
 
 /**
@@ -17,7 +19,7 @@ import type { Config as QuicheConfig, Quiche } from "@matrixai/quic/native/index
 export const quiche: Quiche = requireBinding();
 
 function requireBinding(): Quiche {
-  const fromQuic = createRequire(createRequire(import.meta.url).resolve("@matrixai/quic/package.json"));
+  const fromQuic = createRequire(quicPackageJson());
   const targets = [`${process.platform}-${process.arch}`, ...(process.platform === "darwin" ? ["darwin-universal"] : [])];
   for (const target of targets) {
     try {
@@ -27,6 +29,23 @@ function requireBinding(): Quiche {
     }
   }
   throw new Error(`no QUIC native binding for ${targets[0]}: @matrixai/quic-${targets[0]} (an optional dependency of @matrixai/quic) is not installed`);
+}
+
+/**
+ * The path of @matrixai/quic's package.json, where Node's CommonJS resolution finds the package
+ * (the first `node_modules` of the lookup paths from here that holds it; its real path, so that
+ * its own dependencies resolve from where it is installed, as with pnpm's links). Not
+ * `require.resolve("@matrixai/quic/package.json")`: the package has an `exports` map, and
+ * resolving through it loads Node's ES module resolver (`internal/modules/esm/resolve` and the
+ * modules it needs, ~3 ms) on the first call of a `serve` that has no other use for it.
+ */
+function quicPackageJson(): string {
+  const fromHere = createRequire(import.meta.url);
+  for (const dir of fromHere.resolve.paths("@matrixai/quic") ?? []) {
+    const file = join(dir, "@matrixai", "quic", "package.json");
+    if (existsSync(file)) return realpathSync(file);
+  }
+  return fromHere.resolve("@matrixai/quic/package.json"); // MODULE_NOT_FOUND, as Node words it
 }
 
 /** Length of every connection ID this engine issues (bytes; RFC 9000 §5.1, max 20). */
