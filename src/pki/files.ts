@@ -67,22 +67,24 @@ export async function withLock<T>(dir: string, label: string, fn: () => Promise<
 }
 
 /** How long a party that may not create the CA waits for one that another process is creating (ms). */
-const CA_CREATION_WAIT_MS = 10_000;
+export const CA_CREATION_WAIT_MS = 10_000;
 
 /**
  * The CA certificate once another live process creating it (holding `<root>/.ca.lock`) has
- * written it; undefined at once when no such process exists, or after {@link CA_CREATION_WAIT_MS}.
+ * written it (`caPem`); `caPem` undefined at once when no such process exists, or after
+ * {@link CA_CREATION_WAIT_MS}, with `heldBy` then naming the lock's holder (`process 123 on host`).
  */
-export async function caBeingCreated(root: string, caPath: string): Promise<string | undefined> {
+export async function caBeingCreated(root: string, caPath: string): Promise<{ caPem: string | undefined; heldBy?: string }> {
   const lock = path.join(root, ".ca.lock");
   const deadline = Date.now() + CA_CREATION_WAIT_MS;
   for (;;) {
-    const held = await fs.stat(lock).then(
-      async () => (await lockHolder(lock)) !== "stale",
-      () => false,
+    const holder = await fs.stat(lock).then(
+      () => lockHolder(lock),
+      () => "stale",
     );
     const caPem = await readOptional(caPath);
-    if (caPem !== undefined || !held || Date.now() > deadline) return caPem;
+    if (caPem !== undefined || holder === "stale") return { caPem };
+    if (Date.now() > deadline) return { caPem, heldBy: holder };
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -147,13 +149,21 @@ function checkDirStat(dir: string, st: Stats, warn: (message: string) => void, w
   }
 }
 
+/** What to do about a store file that cannot be read, by the `open`/`read` error code ("" when there is nothing to add). */
+function readFix(file: string, code: string | undefined): string {
+  if (code === "EACCES" || code === "EPERM")
+    return `; this user may not read it: check the permissions of the file and of the directories above it (ls -ld ${path.dirname(file)} ${file})`;
+  if (code === "ENOTREG") return "; put the file itself at that path";
+  return "";
+}
+
 /** The text of store file `file`, undefined when it is missing. @throws CertStoreError when it cannot be read or is not a regular file (a FIFO is not waited on) */
 export async function readOptional(file: string): Promise<string | undefined> {
   try {
     return await readRegularFile(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new CertStoreError(`cannot read ${file}: ${(err as Error).message}`, { cause: err });
+    throw new CertStoreError(`cannot read ${file}: ${(err as Error).message}${readFix(file, (err as NodeJS.ErrnoException).code)}`, { cause: err });
   }
 }
 

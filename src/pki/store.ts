@@ -19,7 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { childLogger } from "../log.js";
 import { CertStoreError } from "./error.js";
-import { caBeingCreated, checkKeyMode, ensureDir, readOptional, readRequired, replaceFile, withLock } from "./files.js";
+import { CA_CREATION_WAIT_MS, caBeingCreated, checkKeyMode, ensureDir, readOptional, readRequired, replaceFile, withLock } from "./files.js";
 import { buildCa, createLeaf, exportKeyPem, importPrivateKey, loadX509 } from "./x509.js";
 
 export { CertStoreError } from "./error.js";
@@ -256,13 +256,18 @@ async function openStore(root: string, given: string, name: string, warn: (messa
   if (mayCreateCa || caPem !== undefined) await ensureDir(root, warn);
 
   let createdCa = false;
-  if (caPem === undefined && !mayCreateCa) caPem = await caBeingCreated(root, paths.ca);
+  let creator: string | undefined;
+  if (caPem === undefined && !mayCreateCa) ({ caPem, heldBy: creator } = await caBeingCreated(root, paths.ca));
   if (caPem === undefined && !mayCreateCa) {
+    const waited =
+      creator === undefined
+        ? ""
+        : `; ${creator} has held ${path.join(root, ".ca.lock")} for over ${CA_CREATION_WAIT_MS / 1000} s without writing it (if that process is not running, remove the lock)`;
     const err = new CertStoreError(
-      `no CA in ${root} (${paths.ca} is missing), so the orchestrator's certificate cannot be verified: ${tildeHint(given)}` +
+      `no CA in ${root} (${paths.ca} is missing${waited}), so the orchestrator's certificate cannot be verified: ${tildeHint(given)}` +
         `copy ca.crt from the orchestrator's cert store (its --certs-dir; default ~/.orchestra/certs on its host) into ${advisedDir(root, given)}, ` +
         `with either its ca.key (then a ${name} certificate is issued here) or a ${name}.crt/.key pair issued there ` +
-        `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir at that store. See ${CERTIFICATES_DOC}`,
+        `(orchestra-stdio certs init --name ${name} --certs-dir <its cert dir>); or point --certs-dir (or ORCHESTRA_CERTS_DIR) at that store. See ${CERTIFICATES_DOC}`,
     );
     err.code = "no-ca";
     throw err;
@@ -282,7 +287,15 @@ async function openStore(root: string, given: string, name: string, warn: (messa
       createdCa = true;
     });
   }
-  const caCert = parseCert(caPem!, paths.ca);
+  const caCert = parseCert(
+    caPem!,
+    paths.ca,
+    createdCa
+      ? "report this: the CA was created just now"
+      : mayCreateCa
+        ? `restore the ca.crt that belongs to ${paths.caKey}, or remove both to have a new CA created (every party's certificate must then be issued anew)`
+        : `copy the orchestrator's CA certificate again (the ca.crt of its cert store, default ~/.orchestra/certs on its host) into ${advisedDir(root, given)}`,
+  );
   const notCa = caFlagProblem(caCert);
   if (notCa !== undefined) {
     throw new CertStoreError(`${paths.ca} is not a CA certificate (${notCa}): copy the orchestrator's CA certificate, the ca.crt of its cert store, not a party's certificate`);
@@ -401,11 +414,12 @@ export async function createEphemeralPki(names: string[]): Promise<{ caPem: stri
   return { caPem: ca.cert.toString("pem"), caKeyPem: await exportKeyPem(ca.keys.privateKey), leaves };
 }
 
-function parseCert(pem: string, file: string): NodeX509Certificate {
+/** @param fix what the user can do when `pem` is not a certificate, appended to the error */
+function parseCert(pem: string, file: string, fix: string): NodeX509Certificate {
   try {
     return new NodeX509Certificate(pem);
   } catch (err) {
-    throw new CertStoreError(`${file} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    throw new CertStoreError(`${file} is not a PEM certificate (${(err as Error).message}): ${fix}`, { cause: err });
   }
 }
 

@@ -188,6 +188,22 @@ describe("ensureCertStore", () => {
     expect(store.caPem).toBe(await readFile(join(other, "ca.crt"), "utf8"));
   });
 
+  it("a party that may not create the CA names the lock's live holder after waiting for it in vain", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const lock = join(dir, ".ca.lock");
+    // A live holder whose lock stays fresh for the whole wait.
+    const keepFresh = setInterval(() => void writeFile(lock, `${process.pid} ${hostname()} 2222`), 1_000);
+    await writeFile(lock, `${process.pid} ${hostname()} 2222`);
+    try {
+      await expect(ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false })).rejects.toThrow(
+        `no CA in ${dir} (${join(dir, "ca.crt")} is missing; process ${process.pid} on ${hostname()} has held ${lock} for over 10 s without writing it (if that process is not running, remove the lock)), so`,
+      );
+    } finally {
+      clearInterval(keepFresh);
+    }
+  }, 20_000);
+
   it("two parties racing on an empty directory end up with one CA", async () => {
     const [a, b] = await Promise.all([ensureCertStore(dir, ORCHESTRATOR_CERT_NAME), ensureCertStore(dir, BRIDGE_CERT_NAME)]);
     expect(a.caPem).toBe(b.caPem);
@@ -272,9 +288,40 @@ describe("ensureCertStore", () => {
     await mkdir(join(dir, `${BRIDGE_CERT_NAME}.key`));
     for (let round = 0; round < 5; round++) {
       await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(
-        `cannot read ${join(dir, `${BRIDGE_CERT_NAME}.crt`)}: ${join(dir, `${BRIDGE_CERT_NAME}.crt`)} is not a regular file`,
+        `cannot read ${join(dir, `${BRIDGE_CERT_NAME}.crt`)}: ${join(dir, `${BRIDGE_CERT_NAME}.crt`)} is not a regular file; put the file itself at that path`,
       );
     }
+  });
+
+  it("a ca.crt that is no certificate names the fix: another copy of the orchestrator's, or, in a store of our own, the ca.crt of its ca.key", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "ca.crt"), "not a certificate\n");
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false })).rejects.toThrow(
+      new RegExp(
+        `^${join(dir, "ca.crt")} is not a PEM certificate \\(.+\\): copy the orchestrator's CA certificate again \\(the ca\\.crt of its cert store, default ~/\\.orchestra/certs on its host\\) into ${dir}$`,
+      ),
+    );
+    await writeFile(join(dir, "ca.key"), "a key\n");
+    await expect(ensureCertStore(dir, ORCHESTRATOR_CERT_NAME)).rejects.toThrow(`is not a PEM certificate`);
+    await expect(ensureCertStore(dir, ORCHESTRATOR_CERT_NAME)).rejects.toThrow(
+      `: restore the ca.crt that belongs to ${join(dir, "ca.key")}, or remove both to have a new CA created`,
+    );
+  });
+
+  it("a store file that is a directory gets the fix: the file itself at that path", async () => {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(dir, "ca.crt"), { recursive: true });
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME, { createCa: false })).rejects.toThrow(`${join(dir, "ca.crt")} is not a regular file; put the file itself at that path`);
+  });
+
+  it.skipIf(process.getuid?.() === 0)(skipTitle("a store file this user may not read names the permissions to check", "running as root, which reads any file"), async () => {
+    const { chmod } = await import("node:fs/promises");
+    await ensureCertStore(dir, BRIDGE_CERT_NAME);
+    await chmod(join(dir, `${BRIDGE_CERT_NAME}.key`), 0o000);
+    await expect(ensureCertStore(dir, BRIDGE_CERT_NAME)).rejects.toThrow(
+      `this user may not read it: check the permissions of the file and of the directories above it (ls -ld ${dir} ${join(dir, `${BRIDGE_CERT_NAME}.key`)})`,
+    );
   });
 
   it("without a CA, an unreadable pair read alongside it is no unhandled rejection: the missing CA is the error", async () => {
